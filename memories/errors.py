@@ -1,0 +1,27 @@
+"""The one domain error family. Services raise these; the API maps them to 4xx responses."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    code = "invalid"
+    http_status = 400
+
+    def __init__(self, message: str, extra: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    http_status = 404
+
+
+class PayloadTooLarge(DomainError):
+    code = "payload_too_large"
+    http_status = 413
+
+
+class ConfigError(DomainError):
+    code = "invalid_config"

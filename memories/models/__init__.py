@@ -1,0 +1,26 @@
+from .agents import Agent
+from .audit import AuditEntry
+from .base import EMBEDDING_DIMENSIONS
+from .entities import Entity, EntityAlias
+from .events import Event
+from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
+from .relationships import Relationship
+from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
+
+__all__ = [
+    "EMBEDDING_DIMENSIONS",
+    "Agent",
+    "AuditEntry",
+    "Entity",
+    "EntityAlias",
+    "Event",
+    "Fact",
+    "FactEntityLink",
+    "ImportanceCategory",
+    "PipelineRun",
+    "PipelineStep",
+    "Relationship",
+    "RunKind",
+    "RunStatus",
+    "SourceContext",
+]

@@ -1,0 +1,16 @@
+from django.db import models
+
+
+class Agent(models.Model):
+    """A tenant: one AI agent (or app) whose memories are kept apart from every other's.
+    Every other memory row points at exactly one agent, and every query is scoped by it."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug

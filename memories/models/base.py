@@ -1,0 +1,47 @@
+"""Shared pieces of the memory models."""
+
+from django.db import models
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class AgentScoped(models.Model):
+    """Every row belongs to exactly one agent (the tenant)."""
+
+    agent = models.ForeignKey("memories.Agent", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        abstract = True
+
+
+class BiTemporal(models.Model):
+    """Two time axes: when a statement was true in the world (valid_*), and when the system
+    believed it (recorded_at / invalidated_at). Open ends are NULL."""
+
+    valid_from = models.DateTimeField(db_index=False)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    recorded_at = models.DateTimeField()
+    invalidated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_active(self) -> bool:
+        return self.valid_to is None and self.invalidated_at is None
+
+
+def bitemporal_constraints(prefix: str) -> list[models.CheckConstraint]:
+    return [
+        models.CheckConstraint(
+            condition=models.Q(valid_to__isnull=True) | models.Q(valid_to__gte=models.F("valid_from")),
+            name=f"{prefix}_valid_window",
+            violation_error_message="valid_to must not be before valid_from",
+        ),
+        models.CheckConstraint(
+            condition=models.Q(invalidated_at__isnull=True)
+            | models.Q(invalidated_at__gte=models.F("recorded_at")),
+            name=f"{prefix}_recorded_window",
+            violation_error_message="invalidated_at must not be before recorded_at",
+        ),
+    ]

@@ -1,0 +1,3 @@
+"""WebSocket routes (live updates for the dashboards)."""
+
+websocket_urlpatterns: list = []
