@@ -54,6 +54,10 @@ class Fact(AgentScoped, BiTemporal):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="superseded_by"
     )
     invalidation_reason = models.CharField(max_length=500, blank=True, default="")
+    # The attribute this fact fills ("lives_in") and its value ("Austin"), when known: a new value
+    # for the same slot supersedes the old version without needing an LLM.
+    slot = models.CharField(max_length=64, blank=True, default="")
+    slot_value = models.CharField(max_length=255, blank=True, default="")
 
     class Meta:
         ordering = ["-recorded_at", "-id"]

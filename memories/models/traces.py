@@ -27,6 +27,7 @@ class PipelineRun(models.Model):
         "memories.Event", null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
     )
     input_ref = models.CharField(max_length=500, blank=True, default="")
+    params = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -86,7 +86,9 @@ if DATABASE_URL:
 else:
     DATABASES = {
         "default": embedded_pg.django_database(
-            EMBEDDED_PGDATA, autostart=env_bool("ANAMNESIS_DB_AUTOSTART", True)
+            EMBEDDED_PGDATA,
+            autostart=env_bool("ANAMNESIS_DB_AUTOSTART", True),
+            name=os.environ.get("ANAMNESIS_DB_NAME", "anamnesis"),
         )
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,0 +1,51 @@
+# Anamnesis — `make run` serves the product, `make test` runs the tests.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install run serve worker beat migrate demo test lint bench stop-db vendor clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+# Web (ASGI, uvicorn), one Celery worker and beat; Ctrl-C stops all three.
+run: demo
+	@echo "Serving on http://127.0.0.1:$(PORT)/  (admin: http://127.0.0.1:$(PORT)/admin/)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(VENV)/bin/celery -A memory_project worker --loglevel=INFO --concurrency=1 & \
+	$(VENV)/bin/celery -A memory_project beat --loglevel=INFO & \
+	$(VENV)/bin/uvicorn memory_project.asgi:application --host 127.0.0.1 --port $(PORT) & \
+	wait
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+bench: install
+	$(PY) bench/write_throughput.py
+
+stop-db:
+	$(PY) manage.py embedded_db stop
+
+clean: stop-db
+	rm -rf var

@@ -1,0 +1,79 @@
+"""Declarative pipeline configuration: typed dataclasses with the reference defaults, and
+per-call overrides validated by type (unknown keys and wrong types are a clear error)."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+
+from memories.errors import ConfigError
+from memories.extraction.schema import IMPORTANCE_CATEGORY_MAP
+
+
+def apply_overrides(config, overrides: dict | None):
+    """Return a copy of `config` with `overrides` applied, checking names and types."""
+    if not overrides:
+        return config
+    if not isinstance(overrides, dict):
+        raise ConfigError("config_overrides must be an object of setting names to values")
+    hints = typing.get_type_hints(type(config))
+    known = {f.name for f in dataclasses.fields(config)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown setting(s): {', '.join(unknown)}",
+            {"unknown": unknown, "allowed": sorted(known)},
+        )
+    changes = {}
+    for name, value in overrides.items():
+        changes[name] = _coerce(name, value, hints[name])
+    return dataclasses.replace(config, **changes)
+
+
+def _coerce(name: str, value, hint):
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif hint is str:
+        if isinstance(value, str):
+            return value
+    elif origin is dict:
+        if isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
+            return {k: float(v) for k, v in value.items()}
+    elif origin is tuple:
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+    else:
+        return value
+    type_name = getattr(hint, "__name__", str(hint))
+    raise ConfigError(f"setting '{name}' must be of type {type_name}", {name: f"expected {type_name}"})
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    """Settings of the write pipeline (defaults from the reference)."""
+
+    max_message_bytes: int = 32 * 1024
+    extraction_timeout_sec: float = 30.0
+    enable_informed_extraction: bool = True
+    informed_extraction_topk: int = 10
+    informed_extraction_context_budget_tokens: int = 800
+    semantic_dedup_threshold: float = 0.85
+    fuzzy_threshold: float = 0.85
+    fuzzy_ambiguous_floor: float = 0.50
+    enable_llm_resolution: bool = True
+    reconcile_fast_path_below: float = 0.50
+    reconcile_noop_above: float = 0.92
+    relationship_initial_strength: float = 0.8
+    relationship_reinforcement: float = 0.1
+    mirror_fact_confidence: float = 0.60
+    min_link_name_length: int = 3
+    importance_category_map: dict[str, float] = field(default_factory=lambda: dict(IMPORTANCE_CATEGORY_MAP))

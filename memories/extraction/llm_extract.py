@@ -1,0 +1,164 @@
+"""LLM extraction: informed (one call with existing knowledge), blind fallback (entity scan,
+then facts and relations concurrently), and batched reconciliation of ambiguous facts."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from memories.errors import DomainError
+from memories.extraction.schema import (
+    EXTRACTION_JSON_SCHEMA,
+    Extraction,
+    extraction_from_json,
+)
+from memories.providers.llm import LLMClient, LLMError
+from memories.reconcile import Decision, decision_from_llm
+
+
+class ExtractionFailed(Exception):
+    pass
+
+
+RULES = """Rules:
+- Extract ALL factual information; keep specific details (proper nouns, titles, places, dates, numbers).
+- Each fact is about ONE subject and its text always names the subject (never "is an engineer").
+- First-person statements are about the speaker: write the speaker's name, never "I" or "user".
+- Resolve relative dates ("yesterday", "last week") against the message time and state the date.
+- Use one canonical (most complete) name per entity and list other names as aliases.
+- Relation types are snake_case (works_at, lives_in, spouse_of, friend_of, former_employee_of, hired).
+- Every relation also has a fact stating it.
+- Fact confidence: 0.95 explicit, 0.80 strong inference, 0.60 weak inference, 0.40 speculation.
+- importance_category: biographical_milestone, relationship_change, stable_preference, specific_event,
+  routine_activity or conversational.
+- action: UPDATE when the fact changes something in the existing knowledge, else NEW.
+- Profiles are concise English summaries of the entity after this message."""
+
+
+def _message_block(ctx) -> str:
+    recent = "\n".join(f"- {m}" for m in ctx.recent_messages[-5:]) or "(none)"
+    return (
+        f"Speaker: {ctx.speaker}\nMessage time: {ctx.occurred_at.isoformat()}\n"
+        f"Recent messages (for pronouns only):\n{recent}\n\nMessage:\n{ctx.message}"
+    )
+
+
+def _call(llm: LLMClient, *, system: str, user: str, schema: dict, name: str, timeout: float, usage_sink):
+    try:
+        reply = llm.complete_json(system=system, user=user, schema=schema, schema_name=name, timeout=timeout)
+    except LLMError as exc:
+        usage_sink(exc.usage)
+        raise ExtractionFailed(f"{type(exc).__name__}: {exc}") from exc
+    usage_sink(reply.usage)
+    return reply.data
+
+
+def informed(llm: LLMClient, ctx, *, usage_sink) -> Extraction:
+    """One call: message + speaker + time + what we already know → entities, facts, relations,
+    profiles."""
+    knowledge = ctx.knowledge or "(nothing known yet)"
+    data = _call(
+        llm,
+        system="You extract long-term memories from one chat message as JSON.\n" + RULES,
+        user=f"{_message_block(ctx)}\n\nExisting knowledge:\n{knowledge}",
+        schema=EXTRACTION_JSON_SCHEMA, name="informed_extraction",
+        timeout=ctx.config.extraction_timeout_sec, usage_sink=usage_sink,
+    )
+    try:
+        return extraction_from_json(data)
+    except DomainError as exc:
+        raise ExtractionFailed(exc.message) from exc
+
+
+def _sub_schema(*keys: str) -> dict:
+    return {
+        "type": "object",
+        "required": list(keys),
+        "properties": {k: EXTRACTION_JSON_SCHEMA["properties"][k] for k in keys},
+    }
+
+
+def blind(llm: LLMClient, ctx, *, usage_sink) -> tuple[Extraction, bool]:
+    """Legacy flow: entity scan, then facts and relations in two concurrent calls; relations are
+    asked again once when ≥ 2 entities came back with 0 relations."""
+    timeout = ctx.config.extraction_timeout_sec
+    system = "You extract long-term memories from one chat message as JSON.\n" + RULES
+    base = _message_block(ctx)
+    scan = _call(llm, system=system, user=f"{base}\n\nList the entities only.",
+                 schema=_sub_schema("entities"), name="entity_scan", timeout=timeout, usage_sink=usage_sink)
+    entities_json = json.dumps(scan.get("entities", []), ensure_ascii=False)
+
+    def facts():
+        return _call(llm, system=system, user=f"{base}\n\nEntities: {entities_json}\nExtract the facts.",
+                     schema=_sub_schema("facts"), name="fact_extraction", timeout=timeout, usage_sink=usage_sink)
+
+    def relations():
+        return _call(llm, system=system, user=f"{base}\n\nEntities: {entities_json}\nExtract the relations.",
+                     schema=_sub_schema("relations"), name="relation_extraction", timeout=timeout,
+                     usage_sink=usage_sink)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        facts_future, relations_future = pool.submit(facts), pool.submit(relations)
+        fact_data, relation_data = facts_future.result(), relations_future.result()
+    retried = False
+    if len(scan.get("entities", [])) >= 2 and not relation_data.get("relations"):
+        retried = True
+        relation_data = relations()
+    try:
+        merged = extraction_from_json({**scan, **fact_data, **relation_data})
+    except DomainError as exc:
+        raise ExtractionFailed(exc.message) from exc
+    return merged, retried
+
+
+RECONCILE_SCHEMA = {
+    "type": "object",
+    "required": ["decisions"],
+    "properties": {
+        "decisions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["index", "action"],
+                "properties": {
+                    "index": {"type": "integer"},
+                    "action": {"type": "string", "enum": ["ADD", "UPDATE", "NOOP", "DELETE"]},
+                    "target_id": {"type": ["integer", "null"]},
+                    "reason": {"type": "string"},
+                },
+            },
+        }
+    },
+}
+
+
+def reconcile_with_llm(llm: LLMClient, pending, ctx, *, usage_sink) -> dict[int, Decision]:
+    """One call for all ambiguous facts of a write. A failure keeps every fact (ADD)."""
+    blocks = []
+    for index, fact, existing in pending:
+        known = "\n".join(f"  [{e.id}] {e.text}" for e in existing[:10])
+        blocks.append(f"#{index} new fact: {fact.text}\n  existing facts:\n{known}")
+    try:
+        data = _call(
+            llm,
+            system="For each new fact decide against the existing facts of the same entity: ADD (new "
+            "information), UPDATE (replaces the existing fact target_id), NOOP (already known as "
+            "target_id) or DELETE (retracts target_id). Reply as JSON.",
+            user=f"Message time: {ctx.occurred_at.isoformat()}\n\n" + "\n\n".join(blocks),
+            schema=RECONCILE_SCHEMA, name="reconciliation", timeout=ctx.config.extraction_timeout_sec,
+            usage_sink=usage_sink,
+        )
+    except ExtractionFailed as exc:
+        return {i: Decision("ADD", None, f"reconciliation failed ({exc}): keep the fact", "fallback")
+                for i, _, _ in pending}
+    verdicts = {item.get("index"): item for item in data.get("decisions", []) if isinstance(item, dict)}
+    out = {}
+    for index, _fact, existing in pending:
+        ids = {e.id for e in existing}
+        item = verdicts.get(index, {})
+        decision = decision_from_llm(item, None, 0.0)
+        if decision.target_id is not None and decision.target_id not in ids:
+            decision = Decision("ADD", None, "LLM named a fact of another entity: keep the fact", "fallback")
+        out[index] = decision
+    return out
+

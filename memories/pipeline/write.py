@@ -1,0 +1,388 @@
+"""The write pipeline as a list of named steps over a `WriteContext`.
+
+Steps before `resolve_entities` only read (and may call the LLM); the rest run inside one
+transaction opened by the caller, with a savepoint per fact, so a failure leaves the event
+(already committed) and nothing half-written.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db import DatabaseError, transaction
+from pgvector.django import CosineDistance
+
+from memories.config import WriteConfig
+from memories.extraction import llm_extract
+from memories.extraction.offline import extract_offline
+from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
+from memories.models import Agent, Entity, EntityAlias, Event, Fact
+from memories.naming import is_speaker_reference, ngrams, normalize_alias
+from memories.pipeline.results import FactChange, WriteResult
+from memories.pipeline.trace import StepRecord, Tracer
+from memories.providers.embeddings import EmbedderClient
+from memories.providers.llm import LLMClient
+from memories.reconcile import ADD, DELETE, NOOP, UPDATE, Candidate, Decision, ExistingFact, decide, semantic_dedup
+from memories.services import entities as entity_services
+from memories.services import facts as fact_services
+from memories.services.relationships import relationship_upsert
+from memories.tokens import count_tokens
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WriteContext:
+    agent: Agent
+    event: Event
+    speaker: str
+    config: WriteConfig
+    llm: LLMClient
+    embedder: EmbedderClient
+    tracer: Tracer
+    recent_messages: tuple[str, ...] = ()
+    known: dict[int, Entity] = field(default_factory=dict)
+    knowledge: str = ""
+    extraction: Extraction = field(default_factory=Extraction)
+    extraction_path: str = ""
+    fact_vectors: list[np.ndarray] = field(default_factory=list)
+    resolved: dict[str, Entity] = field(default_factory=dict)  # normalized name → entity
+    names_by_entity: dict[int, set[str]] = field(default_factory=dict)
+    decisions: list[tuple[ExtractedFact, np.ndarray, Decision]] = field(default_factory=list)
+    result: WriteResult = field(default_factory=WriteResult)
+
+    @property
+    def message(self) -> str:
+        return self.event.text
+
+    @property
+    def occurred_at(self) -> datetime:
+        return self.event.occurred_at
+
+    def usage_sink(self, step: StepRecord):
+        return lambda usage: self.tracer.add_usage(step, usage)
+
+
+# --- read-only steps -------------------------------------------------------------------------
+
+def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
+    """Entities the message names already: word-boundary match of its n-grams against aliases."""
+    grams = ngrams(ctx.message)
+    rows = EntityAlias.objects.filter(agent=ctx.agent, alias__in=grams).select_related("entity")
+    for row in rows:
+        ctx.known[row.entity.id] = row.entity
+    step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
+    step.data["entities"] = sorted(e.key for e in ctx.known.values())
+
+
+def pre_retrieval(ctx: WriteContext, step: StepRecord) -> None:
+    """What we already know about those entities (profile, else top-K facts), within budget."""
+    if not ctx.llm.enabled:
+        step.status = "skipped"
+        step.data["reason"] = "no LLM: the offline extractor needs no knowledge context"
+        return
+    budget, lines, used = ctx.config.informed_extraction_context_budget_tokens, [], 0
+    for entity in ctx.known.values():
+        if entity.profile_text:
+            chunk = [f"[{entity.display_name} profile] {entity.profile_text}"]
+        else:
+            facts = (
+                Fact.objects.filter(entity=entity, valid_to__isnull=True, invalidated_at__isnull=True)
+                .order_by(CosineDistance("embedding", ctx.event.embedding))
+                .values_list("text", "confidence")[: ctx.config.informed_extraction_topk]
+            )
+            chunk = [f"[{entity.display_name} fact] {text} ({conf:.2f})" for text, conf in facts]
+        for line in chunk:
+            cost = count_tokens(line)
+            if used + cost > budget:
+                break
+            lines.append(line)
+            used += cost
+    ctx.knowledge = "\n".join(lines)
+    step.candidates_out, step.data["context_tokens"] = len(lines), used
+
+
+def extract(ctx: WriteContext, step: StepRecord) -> None:
+    """Informed extraction (one LLM call); blind extraction when it fails; the offline
+    extractor when there is no LLM or both LLM paths fail, so the event is never lost."""
+    sink = ctx.usage_sink(step)
+    known_names = [e.display_name for e in ctx.known.values()]
+    if ctx.llm.enabled:
+        if ctx.config.enable_informed_extraction:
+            try:
+                ctx.extraction = llm_extract.informed(ctx.llm, ctx, usage_sink=sink)
+                ctx.extraction_path = "informed"
+            except llm_extract.ExtractionFailed as exc:
+                step.data["informed_error"] = str(exc)
+        if not ctx.extraction_path:
+            try:
+                ctx.extraction, retried = llm_extract.blind(ctx.llm, ctx, usage_sink=sink)
+                ctx.extraction_path = "blind"
+                step.data["relation_retry_triggered"] = retried
+            except llm_extract.ExtractionFailed as exc:
+                step.data["blind_error"] = str(exc)
+    if not ctx.extraction_path:
+        ctx.extraction = extract_offline(
+            ctx.message, speaker=ctx.speaker, recent_messages=ctx.recent_messages, known_names=known_names
+        )
+        ctx.extraction_path = "offline"
+    step.data["path"] = ctx.extraction_path
+    step.candidates_out = len(ctx.extraction.facts)
+    step.data["entities"] = [e.name for e in ctx.extraction.entities]
+    step.data["relations"] = [f"{r.source} -[{r.rel_type}]-> {r.target}" for r in ctx.extraction.relations]
+
+
+def normalize(ctx: WriteContext, step: StepRecord) -> None:
+    """Rewrite aliases to canonical names, drop identity relations, dedup near-identical facts."""
+    ex = ctx.extraction
+    canonical = {}
+    for entity in ex.entities:
+        for alias in entity.aliases:
+            canonical[normalize_alias(alias)] = entity.name
+    for fact in ex.facts:
+        fact.subject = canonical.get(normalize_alias(fact.subject), fact.subject)
+    for rel in ex.relations:
+        rel.source = canonical.get(normalize_alias(rel.source), rel.source)
+        rel.target = canonical.get(normalize_alias(rel.target), rel.target)
+    ex.relations = [r for r in ex.relations if normalize_alias(r.source) != normalize_alias(r.target)]
+    seen, facts = set(), []
+    for fact in ex.facts:
+        key = (normalize_alias(fact.subject), normalize_alias(fact.text), fact.negated)
+        if key not in seen:
+            seen.add(key)
+            facts.append(fact)
+    vectors = ctx.embedder.embed([f.text for f in facts]) if facts else []
+    kept = []
+    for negated in (False, True):
+        group = [i for i, f in enumerate(facts) if f.negated == negated]
+        kept += [group[i] for i in semantic_dedup([vectors[i] for i in group], ctx.config.semantic_dedup_threshold)]
+    kept.sort()
+    step.candidates_in, step.candidates_out = len(ex.facts), len(kept)
+    ex.facts = [facts[i] for i in kept]
+    ctx.fact_vectors = [vectors[i] for i in kept]
+
+
+READ_STEPS = [
+    ("alias_lookup", alias_lookup),
+    ("pre_retrieval", pre_retrieval),
+    ("extraction", extract),
+    ("normalize_dedup", normalize),
+]
+
+
+# --- steps inside the write transaction -------------------------------------------------------
+
+def _names_to_resolve(ex: Extraction) -> list[ExtractedEntity]:
+    by_name: dict[str, ExtractedEntity] = {}
+    for entity in ex.entities:
+        by_name.setdefault(normalize_alias(entity.name), entity)
+    for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)]:
+        by_name.setdefault(normalize_alias(name), ExtractedEntity(name=name, type="person" if is_speaker_reference(
+            name) else "concept"))
+    return sorted(by_name.values(), key=lambda e: normalize_alias(e.name))  # fixed order: no lock cycles
+
+
+def resolve_entities(ctx: WriteContext, step: StepRecord) -> None:
+    """Exact → fuzzy → LLM → create, for every name the extraction used."""
+    todo = _names_to_resolve(ctx.extraction)
+    vectors = ctx.embedder.embed([e.name for e in todo]) if todo else []
+    resolutions = []
+    for entity, vector in zip(todo, vectors, strict=True):
+        res = entity_services.entity_resolve(
+            agent=ctx.agent, name=entity.name, entity_type=entity.type, aliases=entity.aliases,
+            speaker=ctx.speaker, message=ctx.message, embed=ctx.embedder.embed, llm=ctx.llm,
+            config=ctx.config, usage_sink=ctx.usage_sink(step), vector=vector,
+        )
+        resolutions.append(res)
+        for name in [entity.name, *entity.aliases]:
+            ctx.resolved[normalize_alias(name)] = res.entity
+        ctx.names_by_entity.setdefault(res.entity.id, set()).update([entity.name, *entity.aliases])
+    step.candidates_in, step.candidates_out = len(todo), len({r.entity.id for r in resolutions})
+    step.data["resolutions"] = [r.as_dict() for r in resolutions]
+    ctx.result.entities_resolved = [
+        {"id": r.entity.id, "key": r.entity.key, "name": r.entity.display_name, "method": r.method}
+        for r in resolutions
+    ]
+
+
+def _existing_facts(entity: Entity) -> list[ExistingFact]:
+    rows = Fact.objects.filter(entity=entity, valid_to__isnull=True, invalidated_at__isnull=True).values_list(
+        "id", "text", "embedding", "slot", "slot_value"
+    )
+    return [ExistingFact(i, t, np.asarray(e, dtype=np.float32), s, v) for i, t, e, s, v in rows]
+
+
+def reconcile(ctx: WriteContext, step: StepRecord) -> None:
+    """Decide ADD / UPDATE / NOOP / DELETE for every fact; ambiguous ones go to the LLM in one call."""
+    pending = []
+    for fact, vector in zip(ctx.extraction.facts, ctx.fact_vectors, strict=True):
+        entity = ctx.resolved[normalize_alias(fact.subject)]
+        existing = _existing_facts(entity)
+        decision = decide(
+            Candidate(fact.text, vector, fact.slot, fact.value, fact.negated), existing,
+            fast_path_below=ctx.config.reconcile_fast_path_below, noop_above=ctx.config.reconcile_noop_above,
+            llm_available=ctx.llm.enabled,
+        )
+        ctx.decisions.append((fact, vector, decision))
+        if decision.needs_llm:
+            pending.append((len(ctx.decisions) - 1, fact, [e for e in existing]))
+    if pending:
+        verdicts = llm_extract.reconcile_with_llm(ctx.llm, pending, ctx, usage_sink=ctx.usage_sink(step))
+        for index, decision in verdicts.items():
+            fact, vector, _ = ctx.decisions[index]
+            ctx.decisions[index] = (fact, vector, decision)
+    step.candidates_in = len(ctx.decisions)
+    step.data["decisions"] = [{"fact": f.text, **d.as_dict()} for f, _, d in ctx.decisions]
+    step.data["llm_reconciled"] = len(pending)
+
+
+def upsert(ctx: WriteContext, step: StepRecord) -> None:
+    """Apply each decision in its own savepoint; then relationships (with evidence or mirror
+    facts) and seed profiles."""
+    persisted: list[Fact] = []
+    for fact, vector, decision in ctx.decisions:
+        try:
+            with transaction.atomic():
+                stored = _apply(ctx, fact, vector, decision)
+        except DatabaseError as exc:
+            logger.warning("fact upsert failed: %s", exc)
+            step.data.setdefault("failures", []).append({"fact": fact.text, "error": str(exc)[:200]})
+            continue
+        if stored is not None:
+            persisted.append(stored)
+    _relationships(ctx, step, persisted)
+    _seed_profiles(ctx, persisted)
+    step.candidates_out = len(persisted)
+
+
+def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision: Decision) -> Fact | None:
+    entity = ctx.resolved[normalize_alias(fact.subject)]
+    change = FactChange(fact_id=None, text=fact.text, entity=entity.key, reason=decision.reason)
+    if decision.action in {UPDATE, NOOP, DELETE}:
+        target = Fact.objects.select_for_update().filter(
+            pk=decision.target_id, agent=ctx.agent, valid_to__isnull=True, invalidated_at__isnull=True
+        ).first()
+        if target is None:  # closed meanwhile by a concurrent write: treat as new information
+            decision = Decision(ADD, None, "target fact no longer active", "fallback", decision.similarity)
+    if decision.action == NOOP:
+        fact_services.fact_reinforce(fact=target)
+        change.fact_id, change.text = target.id, target.text
+        ctx.result.facts_unchanged.append(change)
+        return target
+    if decision.action == DELETE:
+        fact_services.fact_close(fact=target, valid_to=ctx.occurred_at, reason=f"retracted: {decision.reason}")
+        change.fact_id, change.text, change.previous_fact_id = target.id, target.text, target.id
+        ctx.result.facts_deleted.append(change)
+        return None
+    fields = dict(
+        entity=entity, confidence=fact.confidence,
+        importance=ctx.config.importance_category_map.get(fact.importance_category, 0.5),
+        importance_category=fact.importance_category if fact.importance_category in
+        ctx.config.importance_category_map else "", source_context=fact.source_context,
+        speaker=ctx.speaker, source_event=ctx.event, slot=fact.slot, slot_value=fact.value,
+    )
+    if decision.action == UPDATE:
+        stored = fact_services.fact_supersede(
+            old=target, new_text=fact.text, embedding=vector, valid_from=ctx.occurred_at,
+            reason=f"superseded: {decision.reason}", **fields,
+        )
+        change.previous_fact_id = target.id
+        ctx.result.facts_updated.append(change)
+    else:
+        stored = fact_services.fact_add(agent=ctx.agent, text=fact.text, embedding=vector,
+                                        valid_from=ctx.occurred_at, **fields)
+        ctx.result.facts_added.append(change)
+    change.fact_id = stored.id
+    fact_services.fact_links_create(
+        fact=stored, entities=[(e, sorted(ctx.names_by_entity.get(e.id, ()))) for e in _entities(ctx)],
+        min_length=ctx.config.min_link_name_length,
+    )
+    return stored
+
+
+def _entities(ctx: WriteContext) -> list[Entity]:
+    unique = {e.id: e for e in ctx.resolved.values()}
+    unique.update(ctx.known)
+    return list(unique.values())
+
+
+def _evidence(ctx: WriteContext, persisted: list[Fact], source: Entity, target: Entity) -> Fact | None:
+    def names(e: Entity) -> list[str]:
+        return [e.display_name, *ctx.names_by_entity.get(e.id, ())]
+
+    from memories.naming import mentions
+
+    matches = [
+        f for f in persisted
+        if any(mentions(f.text, n) for n in names(source)) and any(mentions(f.text, n) for n in names(target))
+    ]
+    return max(matches, key=lambda f: f.confidence, default=None)
+
+
+def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -> None:
+    for rel in ctx.extraction.relations:
+        source = ctx.resolved.get(normalize_alias(rel.source))
+        target = ctx.resolved.get(normalize_alias(rel.target))
+        if source is None or target is None or source.id == target.id:
+            continue
+        evidence = _evidence(ctx, persisted, source, target)
+        if evidence is None:
+            evidence = _mirror_fact(ctx, source, rel.rel_type, target)
+        edge, outcome = relationship_upsert(
+            agent=ctx.agent, source=source, target=target, rel_type=rel.rel_type, valid_from=ctx.occurred_at,
+            evidence=evidence, source_event=ctx.event,
+            initial_strength=ctx.config.relationship_initial_strength,
+            reinforcement=ctx.config.relationship_reinforcement,
+        )
+        if edge is not None:
+            ctx.result.relationships.append(
+                {"id": edge.id, "source": source.key, "rel_type": rel.rel_type, "target": target.key,
+                 "strength": edge.strength, "outcome": outcome, "evidence_fact_id": edge.evidence_fact_id}
+            )
+    step.data["relationships"] = ctx.result.relationships
+
+
+def _mirror_fact(ctx: WriteContext, source: Entity, rel_type: str, target: Entity) -> Fact | None:
+    """No stored fact states the relation: create one through the same reconcile/apply path."""
+    text = f"{source.display_name} {rel_type.replace('_', ' ')} {target.display_name}"
+    vector = ctx.embedder.embed([text])[0]
+    fact = ExtractedFact(subject=source.display_name, text=text, confidence=ctx.config.mirror_fact_confidence,
+                         source_context="inferred_from_relation")
+    ctx.resolved.setdefault(normalize_alias(source.display_name), source)
+    decision = decide(Candidate(text, vector), _existing_facts(source),
+                      fast_path_below=ctx.config.reconcile_fast_path_below,
+                      noop_above=ctx.config.reconcile_noop_above, llm_available=False)
+    if decision.action not in {ADD, NOOP}:
+        decision = Decision(ADD, None, "mirror fact", "rule", decision.similarity)
+    ctx.decisions.append((fact, vector, decision))
+    try:
+        with transaction.atomic():
+            return _apply(ctx, fact, vector, decision)
+    except DatabaseError:
+        return None
+
+
+def _seed_profiles(ctx: WriteContext, persisted: list[Fact]) -> None:
+    from django.utils import timezone
+
+    profiles = {normalize_alias(k): v for k, v in ctx.extraction.profiles.items()}
+    for entity in {e.id: e for e in ctx.resolved.values()}.values():
+        if entity.profile_text:
+            continue
+        text = profiles.get(normalize_alias(entity.display_name)) or " ".join(
+            f.text.rstrip(".") + "." for f in persisted if f.entity_id == entity.id
+        )[:1200]
+        if text:
+            Entity.objects.filter(pk=entity.pk, profile_text="").update(
+                profile_text=text, profile_refreshed_at=timezone.now()
+            )
+
+
+WRITE_STEPS = [
+    ("resolve_entities", resolve_entities),
+    ("reconcile", reconcile),
+    ("upsert", upsert),
+]

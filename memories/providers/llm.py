@@ -1,0 +1,256 @@
+"""Injected LLM client used by the extraction pipeline.
+
+Code that needs an LLM asks for an ``LLMClient`` (normally via ``get_llm_client()``) and calls
+``complete_json``, which returns schema-validated JSON plus token usage. The OpenAI-compatible
+implementation negotiates the structured-output mode the server supports (json_schema, then
+json_object, then plain text with a JSON-only instruction) and remembers what worked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import jsonschema
+import openai
+
+MODES = ("json_schema", "json_object", "text")
+
+
+@dataclass
+class TokenUsage:
+    """Tokens spent on one or more LLM calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass
+class LLMReply:
+    """A parsed, schema-valid reply: ``data`` is the JSON value, ``raw`` the text the model sent."""
+
+    data: Any
+    usage: TokenUsage
+    mode: str
+    raw: str
+
+
+class LLMError(Exception):
+    """Base LLM failure; ``usage`` holds the tokens already spent before the failure."""
+
+    def __init__(self, message: str, *, usage: TokenUsage | None = None):
+        super().__init__(message)
+        self.usage = usage if usage is not None else TokenUsage()
+
+
+class LLMUnavailable(LLMError):
+    """No LLM is configured, or the server cannot be reached."""
+
+
+class LLMTimeout(LLMError):
+    """The LLM did not answer within the timeout."""
+
+
+class LLMInvalidReply(LLMError):
+    """The reply was not parseable JSON, or the JSON did not match the schema."""
+
+
+class LLMClient(Protocol):
+    """What callers depend on: an ``enabled`` flag and ``complete_json``."""
+
+    enabled: bool
+
+    def complete_json(
+        self, *, system: str, user: str, schema: dict, schema_name: str, timeout: float | None = None
+    ) -> LLMReply: ...
+
+
+class NoLLM:
+    """Placeholder client used when no LLM is configured; every call raises ``LLMUnavailable``."""
+
+    enabled = False
+
+    def complete_json(
+        self, *, system: str, user: str, schema: dict, schema_name: str, timeout: float | None = None
+    ) -> LLMReply:
+        raise LLMUnavailable("no LLM configured")
+
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def parse_json_text(text: str) -> Any:
+    """Extract JSON from a reply: plain JSON, a ```json fenced block, or the first {...} object in prose."""
+    stripped = (text or "").strip()
+    if not stripped:
+        raise LLMInvalidReply("reply is not valid JSON: empty reply")
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        pass
+    for block in _FENCE_RE.findall(stripped):
+        try:
+            return json.loads(block.strip())
+        except ValueError:
+            continue
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise LLMInvalidReply(f"reply is not valid JSON: {stripped[:200]!r}")
+
+
+def validate_against_schema(data: Any, schema: dict) -> None:
+    """Raise ``LLMInvalidReply`` naming the failing path if ``data`` does not match ``schema``."""
+    validator_cls = jsonschema.validators.validator_for(schema)
+    errors = sorted(
+        validator_cls(schema).iter_errors(data), key=lambda e: (len(e.path), list(map(str, e.path)))
+    )
+    if errors:
+        error = errors[0]
+        raise LLMInvalidReply(f"reply does not match schema at {error.json_path}: {error.message}")
+
+
+class OpenAICompatibleLLM:
+    """Client for any server speaking the OpenAI chat-completions API (OpenAI, vLLM, llama.cpp, Ollama...)."""
+
+    enabled = True
+
+    def __init__(self, *, base_url: str, model: str, api_key: str = "", timeout: float = 30.0):
+        self.base_url = base_url
+        self.model = model
+        self.timeout = timeout
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
+        )
+        self._mode_lock = threading.Lock()
+        self._mode_index = 0
+
+    @property
+    def mode(self) -> str:
+        """The structured-output mode the next call will try first."""
+        with self._mode_lock:
+            return MODES[self._mode_index]
+
+    def _remember_mode(self, index: int) -> None:
+        with self._mode_lock:
+            self._mode_index = max(self._mode_index, index)
+
+    @staticmethod
+    def _request_args(mode: str, system: str, schema: dict, schema_name: str) -> tuple[str, dict]:
+        if mode == "json_schema":
+            fmt = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": False},
+            }
+            return system, {"response_format": fmt}
+        hint = (
+            "\n\nReply with a single JSON object only (no prose, no code fences) matching this JSON schema:\n"
+            + json.dumps(schema, separators=(",", ":"))
+        )
+        if mode == "json_object":
+            return system + hint, {"response_format": {"type": "json_object"}}
+        return system + hint, {}
+
+    def complete_json(
+        self, *, system: str, user: str, schema: dict, schema_name: str, timeout: float | None = None
+    ) -> LLMReply:
+        usage = TokenUsage()
+        with self._mode_lock:
+            start = self._mode_index
+        for index in range(start, len(MODES)):
+            mode = MODES[index]
+            system_text, extra = self._request_args(mode, system, schema, schema_name)
+            try:
+                response = self._client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "system", "content": system_text}, {"role": "user", "content": user}],
+                    temperature=0,
+                    timeout=timeout if timeout is not None else self.timeout,
+                    **extra,
+                )
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if index + 1 < len(MODES):
+                    continue
+                raise LLMError(f"LLM rejected the request: {exc}", usage=usage) from exc
+            except openai.APITimeoutError as exc:
+                raise LLMTimeout(f"LLM timed out: {exc}", usage=usage) from exc
+            except openai.APIConnectionError as exc:
+                raise LLMUnavailable(f"LLM unreachable at {self.base_url}: {exc}", usage=usage) from exc
+            except openai.APIError as exc:
+                raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
+            self._remember_mode(index)
+            if response.usage is not None:
+                usage = usage + TokenUsage(
+                    response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0
+                )
+            raw = (response.choices[0].message.content or "") if response.choices else ""
+            try:
+                data = parse_json_text(raw)
+                validate_against_schema(data, schema)
+            except LLMInvalidReply as exc:
+                exc.usage = usage
+                raise
+            return LLMReply(data=data, usage=usage, mode=mode, raw=raw)
+        raise LLMError("no structured-output mode available", usage=usage)  # pragma: no cover
+
+
+def build_llm_client(*, provider: str, base_url: str, model: str, api_key: str, timeout: float) -> LLMClient:
+    """Build a client for ``provider`` ("none" or "openai")."""
+    provider = (provider or "none").strip().lower()
+    if provider == "none":
+        return NoLLM()
+    if provider == "openai":
+        if not base_url:
+            raise ValueError("ANAMNESIS_LLM='openai' requires ANAMNESIS_LLM_BASE_URL to be set")
+        return OpenAICompatibleLLM(base_url=base_url, model=model, api_key=api_key, timeout=float(timeout))
+    raise ValueError(f"unknown LLM provider {provider!r}: expected 'none' or 'openai' (ANAMNESIS_LLM)")
+
+
+_cached_client: LLMClient | None = None
+_cache_lock = threading.Lock()
+
+
+def get_llm_client() -> LLMClient:
+    """Return the process-wide client built from the ``ANAMNESIS_LLM*`` Django settings."""
+    global _cached_client
+    with _cache_lock:
+        if _cached_client is None:
+            from django.conf import settings
+
+            _cached_client = build_llm_client(
+                provider=getattr(settings, "ANAMNESIS_LLM", "none"),
+                base_url=getattr(settings, "ANAMNESIS_LLM_BASE_URL", ""),
+                model=getattr(settings, "ANAMNESIS_LLM_MODEL", ""),
+                api_key=getattr(settings, "ANAMNESIS_LLM_API_KEY", ""),
+                timeout=getattr(settings, "ANAMNESIS_LLM_TIMEOUT", 30.0),
+            )
+        return _cached_client
+
+
+def reset_llm_client() -> None:
+    """Forget the cached client (call after changing settings)."""
+    global _cached_client
+    with _cache_lock:
+        _cached_client = None

@@ -1,0 +1,1 @@
+"""Every change to the database goes through a function in this package."""

@@ -1,0 +1,178 @@
+"""Entities and aliases: creation (idempotent under concurrency), alias registration
+(first write wins) and the three-phase resolution of extracted names."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection
+from django.db.models import Q
+from pgvector.django import CosineDistance
+
+from memories.models import Agent, Entity, EntityAlias
+from memories.naming import entity_key, is_speaker_reference, normalize_alias, normalize_type
+from memories.providers.llm import LLMClient, LLMError
+
+logger = logging.getLogger(__name__)
+
+
+def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
+    """Register normalized aliases for an entity; an alias already taken (by anyone, even
+    concurrently) keeps its first owner. Returns how many were new."""
+    rows = sorted({normalize_alias(n) for n in names if normalize_alias(n)})
+    if not rows:
+        return 0
+    table = EntityAlias._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (agent_id, alias, entity_id, created_at) "
+            "SELECT %s, alias, %s, now() FROM unnest(%s::text[]) AS alias "
+            "ON CONFLICT (agent_id, alias) DO NOTHING RETURNING id",
+            [agent.id, entity.id, rows],
+        )
+        return len(cursor.fetchall())
+
+
+def entity_get_or_create(
+    *, agent: Agent, name: str, entity_type: str, name_embedding: np.ndarray | None = None
+) -> Entity:
+    """The entity for (type, name), inserted with ON CONFLICT DO NOTHING so concurrent writers
+    mentioning the same new name end up with one row."""
+    key = entity_key(entity_type, name)
+    existing = Entity.objects.filter(agent=agent, key=key).first()
+    if existing:
+        return existing
+    Entity.objects.bulk_create(
+        [Entity(agent=agent, key=key, type=normalize_type(entity_type), display_name=name.strip(),
+                name_embedding=name_embedding)],
+        ignore_conflicts=True,
+    )
+    return Entity.objects.get(agent=agent, key=key)
+
+
+@dataclass
+class Resolution:
+    name: str
+    entity: Entity | None
+    method: str  # speaker | alias | key | display_name | prefix | fuzzy | llm | created | would_create
+    score: float = 1.0
+    candidates: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "entity_id": self.entity.id if self.entity else None,
+            "key": self.entity.key if self.entity else None,
+            "method": self.method,
+            "score": round(self.score, 4),
+        }
+
+
+def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
+    entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).first()
+    if entity is None:
+        entity = entity_get_or_create(agent=agent, name=speaker, entity_type="person",
+                                      name_embedding=embed([speaker])[0])
+    alias_register(agent=agent, entity=entity, names=[speaker])
+    return entity
+
+
+def _live(entity: Entity) -> Entity:
+    seen = set()
+    while entity.merged_into_id and entity.id not in seen:
+        seen.add(entity.id)
+        entity = entity.merged_into
+    return entity
+
+
+def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity | None, str]:
+    """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars)."""
+    norm = normalize_alias(name)
+    alias = EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity").first()
+    if alias:
+        return _live(alias.entity), "alias"
+    slug = entity_key("x", name).split(":", 1)[1]
+    by_key = Entity.objects.filter(agent=agent, key__endswith=f":{slug}").order_by("id")
+    typed = [e for e in by_key if e.type == normalize_type(entity_type)] or list(by_key)
+    if typed:
+        return _live(typed[0]), "key"
+    by_name = Entity.objects.filter(agent=agent, display_name__iexact=name.strip()).first()
+    if by_name:
+        return _live(by_name), "display_name"
+    if normalize_type(entity_type) == "person" and len(norm) >= 3 and " " not in norm:
+        prefixed = list(
+            Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+            .filter(Q(display_name__istartswith=name.strip()))[:2]
+        )
+        if len(prefixed) == 1:
+            return prefixed[0], "prefix"
+    return None, ""
+
+
+def resolve_fuzzy(*, agent: Agent, vector: np.ndarray, entity_type: str, limit: int = 3) -> list[tuple[Entity, float]]:
+    """Phase 2 candidates: nearest entity names by cosine, same type (or untyped concepts)."""
+    etype = normalize_type(entity_type)
+    rows = (
+        Entity.objects.filter(agent=agent, merged_into__isnull=True, name_embedding__isnull=False)
+        .filter(Q(type=etype) | Q(type="concept") if etype != "concept" else Q())
+        .annotate(distance=CosineDistance("name_embedding", vector))
+        .order_by("distance")[:limit]
+    )
+    return [(e, 1.0 - float(e.distance)) for e in rows]
+
+
+def llm_disambiguate(*, llm: LLMClient, name: str, candidates: list[tuple[Entity, float]], context: str,
+                     timeout: float, tracer_usage) -> Entity | None:
+    """Phase 3: ask the LLM which candidate (if any) `name` refers to."""
+    schema = {
+        "type": "object",
+        "required": ["match"],
+        "properties": {"match": {"type": ["string", "null"]}, "reason": {"type": "string"}},
+    }
+    listing = "\n".join(f"- {e.key}: {e.display_name} ({e.type})" for e, _ in candidates)
+    try:
+        reply = llm.complete_json(
+            system="You decide whether a name mentioned in a message refers to an already known entity. "
+            "Reply with JSON {\"match\": <entity key or null>, \"reason\": <short reason>}.",
+            user=f"Message: {context}\nName: {name}\nKnown candidates:\n{listing}",
+            schema=schema, schema_name="entity_match", timeout=timeout,
+        )
+    except LLMError as exc:
+        tracer_usage(exc.usage)
+        return None
+    tracer_usage(reply.usage)
+    match = reply.data.get("match")
+    return next((e for e, _ in candidates if e.key == match), None)
+
+
+def entity_resolve(
+    *, agent: Agent, name: str, entity_type: str, aliases: list[str], speaker: str, message: str,
+    embed, llm: LLMClient, config, usage_sink, vector: np.ndarray | None = None,
+) -> Resolution:
+    """Exact → fuzzy (≥ fuzzy_threshold resolves; the ambiguous band asks the LLM) → create.
+    Every discovered alias is registered first-write-wins."""
+    if is_speaker_reference(name) or normalize_alias(name) == normalize_alias(speaker):
+        return Resolution(name, _speaker_entity(agent, speaker, embed), "speaker")
+    for candidate_name in [name, *aliases]:
+        entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type)
+        if entity:
+            alias_register(agent=agent, entity=entity, names=[name, *aliases])
+            return Resolution(name, entity, method)
+    vector = vector if vector is not None else embed([name])[0]
+    candidates = resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
+    if candidates and candidates[0][1] >= config.fuzzy_threshold:
+        entity, score = candidates[0]
+        alias_register(agent=agent, entity=entity, names=[name, *aliases])
+        return Resolution(name, entity, "fuzzy", score)
+    ambiguous = [c for c in candidates if c[1] >= config.fuzzy_ambiguous_floor]
+    if ambiguous and llm.enabled and config.enable_llm_resolution:
+        chosen = llm_disambiguate(llm=llm, name=name, candidates=ambiguous, context=message,
+                                  timeout=config.extraction_timeout_sec, tracer_usage=usage_sink)
+        if chosen:
+            alias_register(agent=agent, entity=chosen, names=[name, *aliases])
+            return Resolution(name, chosen, "llm", dict((e.id, s) for e, s in ambiguous)[chosen.id])
+    entity = entity_get_or_create(agent=agent, name=name, entity_type=entity_type, name_embedding=vector)
+    alias_register(agent=agent, entity=entity, names=[name, *aliases])
+    return Resolution(name, entity, "created", 1.0, [e.key for e, _ in ambiguous])

@@ -1,0 +1,70 @@
+"""The event log: store a message (idempotently) together with its write job."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memories.errors import DomainError, PayloadTooLarge
+from memories.models import Agent, Event, PipelineRun, RunKind, RunStatus
+from memories.providers.embeddings import EmbedderClient
+
+
+def message_validate(*, message: str, speaker_name: str, max_bytes: int) -> str:
+    """Guard: returns the stripped message ("" means nothing to store); too large → 413."""
+    if not isinstance(message, str):
+        raise DomainError("message must be a string", {"message": "expected a string"})
+    if not isinstance(speaker_name, str) or not speaker_name.strip():
+        raise DomainError("speaker is required", {"speaker": "must be a non-empty string"})
+    size = len(message.encode("utf-8"))
+    if size > max_bytes:
+        raise PayloadTooLarge(
+            f"message is {size} bytes; the limit is {max_bytes} bytes", {"message": f"at most {max_bytes} bytes"}
+        )
+    return message.strip()
+
+
+def event_log(
+    *, agent: Agent, speaker: str, text: str, occurred_at: datetime | None, embedder: EmbedderClient,
+    idempotency_key: str | None = None, external_id: str | None = None, metadata: dict | None = None,
+    params: dict | None = None,
+) -> tuple[Event, PipelineRun, bool]:
+    """Store the event and its queued write job in one transaction. A repeated idempotency key
+    or external id returns the stored pair instead (created=False)."""
+    existing = _existing(agent, idempotency_key, external_id)
+    if existing:
+        return (*existing, False)
+    now = timezone.now()
+    vector = embedder.embed([text])[0]
+    try:
+        with transaction.atomic():
+            event = Event.objects.create(
+                agent=agent, speaker=speaker.strip(), text=text, occurred_at=occurred_at or now, recorded_at=now,
+                embedding=vector, idempotency_key=idempotency_key or None, external_id=external_id or None,
+                metadata=metadata or {},
+            )
+            run = PipelineRun.objects.create(
+                agent=agent, kind=RunKind.WRITE, name="write", status=RunStatus.QUEUED, event=event,
+                input_ref=f"event:{event.id}", params=params or {},
+            )
+    except IntegrityError:
+        existing = _existing(agent, idempotency_key, external_id)
+        if not existing:
+            raise
+        return (*existing, False)
+    return event, run, True
+
+
+def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
+    query = Event.objects.filter(agent=agent)
+    event = None
+    if idempotency_key:
+        event = query.filter(idempotency_key=idempotency_key).first()
+    if event is None and external_id:
+        event = query.filter(external_id=external_id).first()
+    if event is None:
+        return None
+    run = PipelineRun.objects.filter(event=event, kind=RunKind.WRITE).first()
+    return event, run

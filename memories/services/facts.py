@@ -1,0 +1,80 @@
+"""Fact versions: add, supersede, reinforce, close (with cascade to relationships), links."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+from django.db.models import F
+from django.utils import timezone
+
+from memories.models import Agent, Entity, Event, Fact, FactEntityLink, Relationship
+from memories.naming import mentions
+
+
+def fact_add(
+    *, agent: Agent, entity: Entity, text: str, embedding: np.ndarray, valid_from: datetime,
+    confidence: float = 0.95, importance: float = 0.5, importance_category: str = "",
+    source_context: str = "extracted", speaker: str = "", source_event: Event | None = None,
+    slot: str = "", slot_value: str = "", supersedes: Fact | None = None,
+) -> Fact:
+    """Insert one fact version (valid from `valid_from`, recorded now)."""
+    return Fact.objects.create(
+        agent=agent, entity=entity, text=text, embedding=embedding, valid_from=valid_from,
+        recorded_at=timezone.now(), confidence=confidence, importance=importance,
+        importance_category=importance_category, source_context=source_context, speaker=speaker,
+        source_event=source_event, slot=slot, slot_value=slot_value[:255], supersedes=supersedes,
+        last_confirmed_at=timezone.now(),
+    )
+
+
+def fact_close(*, fact: Fact, valid_to: datetime, reason: str) -> int:
+    """Close a version on both time axes and cascade: relationships it evidences close too.
+    Returns how many relationships were closed."""
+    now = timezone.now()
+    fact.valid_to = max(valid_to, fact.valid_from)
+    fact.invalidated_at = max(now, fact.recorded_at)
+    fact.invalidation_reason = reason[:500]
+    fact.save(update_fields=["valid_to", "invalidated_at", "invalidation_reason"])
+    return relationships_close_for_fact(fact=fact, valid_to=fact.valid_to)
+
+
+def relationships_close_for_fact(*, fact: Fact, valid_to: datetime) -> int:
+    now = timezone.now()
+    closed = 0
+    for rel in Relationship.objects.filter(evidence_fact=fact, valid_to__isnull=True, invalidated_at__isnull=True):
+        rel.valid_to = max(valid_to, rel.valid_from)
+        rel.invalidated_at = max(now, rel.recorded_at)
+        rel.save(update_fields=["valid_to", "invalidated_at"])
+        closed += 1
+    return closed
+
+
+def fact_supersede(*, old: Fact, new_text: str, embedding: np.ndarray, valid_from: datetime, reason: str,
+                   **fields) -> Fact:
+    """Close `old` at `valid_from` and insert the new version pointing back at it."""
+    fact_close(fact=old, valid_to=valid_from, reason=reason)
+    return fact_add(agent=old.agent, entity=fields.pop("entity", old.entity), text=new_text, embedding=embedding,
+                    valid_from=valid_from, supersedes=old, **fields)
+
+
+def fact_reinforce(*, fact: Fact) -> None:
+    """The same statement was heard again: count it and note when."""
+    Fact.objects.filter(pk=fact.pk).update(
+        reinforcement_count=F("reinforcement_count") + 1, last_confirmed_at=timezone.now()
+    )
+
+
+def fact_links_create(*, fact: Fact, entities: list[tuple[Entity, list[str]]], min_length: int = 3) -> int:
+    """Link a fact to its primary entity and to every other entity whose name or alias it
+    mentions (names shorter than `min_length` are skipped)."""
+    linked = {fact.entity_id}
+    rows = [FactEntityLink(fact=fact, entity_id=fact.entity_id, is_primary=True)]
+    for entity, names in entities:
+        if entity.id in linked:
+            continue
+        if any(mentions(fact.text, n, min_length) for n in [entity.display_name, *names]):
+            linked.add(entity.id)
+            rows.append(FactEntityLink(fact=fact, entity=entity, is_primary=False))
+    FactEntityLink.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)

@@ -1,0 +1,51 @@
+"""Relationship edges: upsert with strength reinforcement."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memories.models import Agent, Entity, Event, Fact, Relationship
+
+
+def relationship_upsert(
+    *, agent: Agent, source: Entity, target: Entity, rel_type: str, valid_from: datetime,
+    evidence: Fact | None, source_event: Event | None, initial_strength: float = 0.8,
+    reinforcement: float = 0.1,
+) -> tuple[Relationship | None, str]:
+    """Create the active edge, or reinforce it (strength + `reinforcement`, capped at 1.0).
+    Self-references are dropped. Returns (edge, "created" | "reinforced" | "self_reference")."""
+    if source.id == target.id:
+        return None, "self_reference"
+    active = Q(valid_to__isnull=True, invalidated_at__isnull=True)
+    existing = (
+        Relationship.objects.select_for_update()
+        .filter(active, agent=agent, source=source, target=target, rel_type=rel_type)
+        .first()
+    )
+    if existing:
+        existing.strength = min(1.0, existing.strength + reinforcement)
+        fields = ["strength"]
+        if evidence is not None and existing.evidence_fact_id != evidence.id:
+            existing.evidence_fact = evidence
+            fields.append("evidence_fact")
+        existing.save(update_fields=fields)
+        return existing, "reinforced"
+    try:
+        with transaction.atomic():
+            rel = Relationship.objects.create(
+                agent=agent, source=source, target=target, rel_type=rel_type, strength=initial_strength,
+                valid_from=valid_from, recorded_at=timezone.now(), evidence_fact=evidence,
+                source_event=source_event,
+            )
+    except IntegrityError:
+        # A concurrent writer created the same active edge first: reinforce that one.
+        return relationship_upsert(
+            agent=agent, source=source, target=target, rel_type=rel_type, valid_from=valid_from,
+            evidence=evidence, source_event=source_event, initial_strength=initial_strength,
+            reinforcement=reinforcement,
+        )
+    return rel, "created"

@@ -1,0 +1,163 @@
+"""`memory_write`: a message in, versioned entities / facts / relationships out.
+
+Two entry points share one implementation:
+- `memory_write(...)` runs everything in the caller's process and returns a WriteResult;
+- `event_submit(...)` logs the event and queues the Celery job; the worker calls `event_process`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memories.config import WriteConfig, apply_overrides
+from memories.models import Agent, Event, PipelineRun, PipelineStep, RunStatus
+from memories.pipeline import write as pipeline
+from memories.pipeline.results import WriteResult
+from memories.pipeline.trace import Tracer, run_steps
+from memories.providers.embeddings import EmbedderClient, get_embedder
+from memories.providers.llm import LLMClient, get_llm_client
+from memories.services.events import event_log, message_validate
+
+logger = logging.getLogger(__name__)
+
+
+class _DryRunRollback(Exception):
+    pass
+
+
+def _params(recent_messages, config_overrides) -> dict:
+    return {"recent_messages": list(recent_messages or ()), "config_overrides": config_overrides or {}}
+
+
+def event_submit(
+    *, agent: Agent, message: str, speaker_name: str, occurred_at: datetime | None = None,
+    recent_messages=(), idempotency_key: str | None = None, external_id: str | None = None,
+    config_overrides: dict | None = None, metadata: dict | None = None, enqueue: bool = True,
+    embedder: EmbedderClient | None = None,
+) -> tuple[Event | None, PipelineRun | None, bool]:
+    """Validate, log the event with a queued job and (on commit) enqueue the worker task.
+    Returns (event, run, created); (None, None, False) for an empty message."""
+    config = apply_overrides(WriteConfig(), config_overrides)
+    text = message_validate(message=message, speaker_name=speaker_name, max_bytes=config.max_message_bytes)
+    if not text:
+        return None, None, False
+    event, run, created = event_log(
+        agent=agent, speaker=speaker_name, text=text, occurred_at=occurred_at,
+        embedder=embedder or get_embedder(), idempotency_key=idempotency_key, external_id=external_id,
+        metadata=metadata, params=_params(recent_messages, config_overrides),
+    )
+    if created and enqueue:
+        from memories.tasks import process_event_task
+
+        transaction.on_commit(lambda: process_event_task.delay(run.id))
+    return event, run, created
+
+
+def memory_write(
+    *, agent: Agent, message: str, speaker_name: str, occurred_at: datetime | None = None,
+    recent_messages=(), idempotency_key: str | None = None, external_id: str | None = None,
+    dry_run: bool = False, config_overrides: dict | None = None,
+    llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
+) -> WriteResult:
+    """Run the whole write pipeline now. A repeated idempotency key returns the first result."""
+    started = time.perf_counter()
+    apply_overrides(WriteConfig(), config_overrides)  # reject bad overrides before storing anything
+    if dry_run:
+        return _dry_run(agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
+                        recent_messages=recent_messages, config_overrides=config_overrides, llm=llm,
+                        embedder=embedder, started=started)
+    event, run, created = event_submit(
+        agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
+        recent_messages=recent_messages, idempotency_key=idempotency_key, external_id=external_id,
+        config_overrides=config_overrides, enqueue=False, embedder=embedder,
+    )
+    if event is None:
+        return WriteResult(success=True, duration_ms=_ms(started))
+    if not created and run.status == RunStatus.SUCCEEDED:
+        return WriteResult.from_dict(run.result)
+    result = event_process(run_id=run.id, llm=llm, embedder=embedder)
+    result.duration_ms = _ms(started)
+    return result
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, config_overrides, llm, embedder,
+             started) -> WriteResult:
+    """Everything a write would do, inside a transaction that is then rolled back."""
+    holder: dict = {}
+    try:
+        with transaction.atomic():
+            event, run, _ = event_submit(
+                agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
+                recent_messages=recent_messages, config_overrides=config_overrides, enqueue=False,
+                embedder=embedder,
+            )
+            if event is not None:
+                holder["result"] = _process_locked(run, llm=llm, embedder=embedder, persist_trace=False)
+            raise _DryRunRollback
+    except _DryRunRollback:
+        pass
+    result = holder.get("result") or WriteResult(success=True)
+    result.dry_run, result.event_id, result.run_id = True, None, None
+    result.duration_ms = _ms(started)
+    return result
+
+
+def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: EmbedderClient | None = None) -> WriteResult:
+    """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
+    job's `succeeded` status commit together, so a re-run after a crash starts clean and a
+    re-run after success returns the stored result."""
+    PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
+        status=RunStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    try:
+        with transaction.atomic():
+            run = PipelineRun.objects.select_for_update().select_related("event", "agent").get(pk=run_id)
+            if run.status == RunStatus.SUCCEEDED:
+                return WriteResult.from_dict(run.result)
+            return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True)
+    except Exception as exc:
+        PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
+            status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
+        )
+        raise
+
+
+def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> WriteResult:
+    started = time.perf_counter()
+    params = run.params or {}
+    ctx = pipeline.WriteContext(
+        agent=run.agent, event=run.event, speaker=run.event.speaker,
+        config=apply_overrides(WriteConfig(), params.get("config_overrides")),
+        llm=llm or get_llm_client(), embedder=embedder or get_embedder(), tracer=Tracer(),
+        recent_messages=tuple(params.get("recent_messages") or ()),
+    )
+    run_steps(ctx, ctx.tracer, pipeline.READ_STEPS + pipeline.WRITE_STEPS)
+    result = ctx.result
+    result.success, result.event_id, result.run_id = True, run.event_id, run.id
+    result.extraction_path = ctx.extraction_path
+    result.tokens_used = ctx.tracer.usage.as_dict()
+    result.trace = [s.as_dict() for s in ctx.tracer.steps]
+    result.duration_ms = _ms(started)
+    run.status, run.finished_at, run.error = RunStatus.SUCCEEDED, timezone.now(), ""
+    run.duration_ms = result.duration_ms
+    run.tokens_in, run.tokens_out = ctx.tracer.usage.input_tokens, ctx.tracer.usage.output_tokens
+    run.result = result.as_dict()
+    run.save()
+    if persist_trace:
+        PipelineStep.objects.bulk_create(
+            [PipelineStep(run=run, attempt=run.attempts, order=s.order, name=s.name, status=s.status,
+                          duration_ms=s.duration_ms, candidates_in=s.candidates_in,
+                          candidates_out=s.candidates_out, tokens_in=s.tokens_in, tokens_out=s.tokens_out,
+                          data=s.data) for s in ctx.tracer.steps]
+        )
+    return result

@@ -1,0 +1,228 @@
+"""LLM client tests: the real OpenAI client against a real local HTTP server (no mocks, no database)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from memories.providers.llm import (
+    LLMError,
+    LLMInvalidReply,
+    LLMTimeout,
+    LLMUnavailable,
+    NoLLM,
+    OpenAICompatibleLLM,
+    TokenUsage,
+    build_llm_client,
+    get_llm_client,
+    reset_llm_client,
+)
+from tests.support.fake_openai import FakeOpenAIServer, Reply
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}, "confidence": {"type": "number"}},
+                "required": ["text", "confidence"],
+            },
+        }
+    },
+    "required": ["facts"],
+}
+GOOD = {"facts": [{"text": "User likes tea", "confidence": 0.9}]}
+
+
+def call(client, **kwargs):
+    return client.complete_json(
+        system="Extract facts.", user="I like tea.", schema=SCHEMA, schema_name="facts", **kwargs
+    )
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(server):
+    return OpenAICompatibleLLM(base_url=server.base_url, model="test-model", timeout=5)
+
+
+def modes_of(server):
+    return [(body.get("response_format") or {}).get("type", "text") for body in server.chat_requests]
+
+
+def test_token_usage_arithmetic():
+    total = TokenUsage(3, 4) + TokenUsage(1, 2)
+    assert total == TokenUsage(4, 6)
+    assert total.as_dict() == {"input_tokens": 4, "output_tokens": 6, "total_tokens": 10}
+
+
+def test_schema_valid_reply(server, client):
+    server.script(Reply(content=json.dumps(GOOD), prompt_tokens=17, completion_tokens=9))
+    reply = call(client)
+    assert reply.data == GOOD
+    assert reply.mode == "json_schema"
+    assert reply.usage == TokenUsage(input_tokens=17, output_tokens=9)
+    assert reply.usage.total_tokens == 26
+    assert json.loads(reply.raw) == GOOD
+    body = server.chat_requests[0]
+    assert body["model"] == "test-model"
+    assert body["temperature"] == 0
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert body["response_format"]["json_schema"] == {"name": "facts", "schema": SCHEMA, "strict": False}
+
+
+def test_default_token_counts_are_reported(server, client):
+    server.script(json.dumps(GOOD))
+    reply = call(client)
+    assert reply.usage.input_tokens == 2 + 3  # words in system + user messages
+    assert reply.usage.output_tokens == len(json.dumps(GOOD).split())
+
+
+def test_invalid_json_reports_usage(server, client):
+    server.script({"content": "this is not json at all", "prompt_tokens": 11, "completion_tokens": 5})
+    with pytest.raises(LLMInvalidReply, match="not valid JSON") as info:
+        call(client)
+    assert info.value.usage == TokenUsage(11, 5)
+
+
+def test_schema_mismatch_names_field(server, client):
+    server.script(json.dumps({"facts": [{"text": "x", "confidence": "high"}]}))
+    with pytest.raises(LLMInvalidReply, match="does not match schema") as info:
+        call(client)
+    assert "confidence" in str(info.value)
+    assert info.value.usage.total_tokens > 0
+
+
+def test_missing_required_field(server, client):
+    server.script(json.dumps({"items": []}))
+    with pytest.raises(LLMInvalidReply, match="facts"):
+        call(client)
+
+
+def test_falls_back_to_json_object_and_remembers(server, client):
+    server.reject_modes = {"json_schema"}
+    server.script(Reply(content=json.dumps(GOOD), prompt_tokens=10, completion_tokens=4), json.dumps(GOOD))
+    reply = call(client)
+    assert reply.mode == "json_object"
+    assert reply.data == GOOD
+    assert reply.usage == TokenUsage(10, 4)
+    assert modes_of(server) == ["json_schema", "json_object"]
+    assert "JSON" in server.chat_requests[1]["messages"][0]["content"]
+
+    second = call(client)
+    assert second.mode == "json_object"
+    assert modes_of(server) == ["json_schema", "json_object", "json_object"]
+    assert server.pending == 0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "```json\n" + json.dumps(GOOD, indent=2) + "\n```",
+        "Sure! Here is the result:\n" + json.dumps(GOOD) + "\nLet me know if you need more {help}.",
+    ],
+    ids=["fenced", "prose"],
+)
+def test_falls_back_to_text(server, client, content):
+    server.reject_modes = {"json_schema", "json_object"}
+    server.script(content)
+    reply = call(client)
+    assert reply.mode == "text"
+    assert reply.data == GOOD
+    assert modes_of(server) == ["json_schema", "json_object", "text"]
+    assert "response_format" not in server.chat_requests[-1]
+    assert "JSON" in server.chat_requests[-1]["messages"][0]["content"]
+    assert client.mode == "text"
+
+
+def test_timeout_is_quick(server, client):
+    server.script(Reply(content=json.dumps(GOOD), delay=2))
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        call(client, timeout=0.5)
+    assert time.monotonic() - started < 1.8
+
+
+def test_server_error_is_llm_error(server, client):
+    server.script({"status": 500})
+    with pytest.raises(LLMError) as info:
+        call(client)
+    assert not isinstance(info.value, (LLMTimeout, LLMUnavailable, LLMInvalidReply))
+
+
+def test_responder_computes_reply(server, client):
+    server.responder = lambda body: json.dumps(
+        {"facts": [{"text": body["messages"][1]["content"], "confidence": 1}]}
+    )
+    assert call(client).data == {"facts": [{"text": "I like tea.", "confidence": 1}]}
+
+
+def test_no_llm():
+    client = NoLLM()
+    assert client.enabled is False
+    with pytest.raises(LLMUnavailable, match="no LLM configured"):
+        call(client)
+
+
+def test_connection_refused():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    client = OpenAICompatibleLLM(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=2)
+    with pytest.raises(LLMUnavailable):
+        call(client)
+
+
+def test_embeddings_are_deterministic(server):
+    import openai
+
+    api = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    first = api.embeddings.create(model="e", input=["hello", "world"])
+    again = api.embeddings.create(model="e", input="hello")
+    assert len(first.data) == 2 and len(first.data[0].embedding) == 384
+    assert first.data[0].embedding == again.data[0].embedding
+    assert first.data[0].embedding != first.data[1].embedding
+    assert abs(sum(v * v for v in first.data[0].embedding) - 1.0) < 1e-6
+    assert first.usage.prompt_tokens == 2
+    packed = api.embeddings.create(model="e", input="hello", encoding_format="base64")
+    assert packed.data[0].embedding is not None
+    assert len(server.embedding_requests) == 3
+
+
+def test_build_llm_client():
+    assert isinstance(build_llm_client(provider="none", base_url="", model="", api_key="", timeout=1), NoLLM)
+    built = build_llm_client(
+        provider="openai", base_url="http://127.0.0.1:1/v1", model="m", api_key="", timeout=3
+    )
+    assert isinstance(built, OpenAICompatibleLLM) and built.enabled
+    with pytest.raises(ValueError, match="unknown LLM provider"):
+        build_llm_client(provider="anthropic", base_url="", model="", api_key="", timeout=1)
+
+
+def test_get_llm_client_uses_settings(fake_llm):
+    fake_llm.script(json.dumps(GOOD))
+    client = get_llm_client()
+    assert client is get_llm_client()
+    assert isinstance(client, OpenAICompatibleLLM)
+    assert client.base_url == fake_llm.base_url
+    assert call(client).data == GOOD
+
+
+def test_get_llm_client_none(settings):
+    settings.ANAMNESIS_LLM = "none"
+    reset_llm_client()
+    try:
+        assert isinstance(get_llm_client(), NoLLM)
+    finally:
+        reset_llm_client()
