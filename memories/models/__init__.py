@@ -4,6 +4,7 @@ from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
+from .keyword import KeywordCorpus, KeywordTerm
 from .relationships import Relationship
 from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
 
@@ -17,6 +18,8 @@ __all__ = [
     "Fact",
     "FactEntityLink",
     "ImportanceCategory",
+    "KeywordCorpus",
+    "KeywordTerm",
     "PipelineRun",
     "PipelineStep",
     "Relationship",

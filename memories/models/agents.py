@@ -8,6 +8,8 @@ class Agent(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every write that changes relationships or fact links; graph caches key on it.
+    graph_version = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["slug"]

@@ -1,3 +1,5 @@
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -14,6 +16,12 @@ class Event(AgentScoped):
     occurred_at = models.DateTimeField()
     recorded_at = models.DateTimeField()
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # "speaker text", stemmed: the event's BM25 document.
+    search_vector = models.GeneratedField(
+        expression=SearchVector("speaker", "text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
     external_id = models.CharField(max_length=200, null=True, blank=True)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -35,6 +43,7 @@ class Event(AgentScoped):
         ]
         indexes = [
             models.Index(fields=["agent", "occurred_at"], name="event_agent_time"),
+            GinIndex(fields=["search_vector"], name="event_search_gin"),
             HnswIndex(
                 name="event_embedding_hnsw",
                 fields=["embedding"],

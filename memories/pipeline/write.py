@@ -28,6 +28,8 @@ from memories.providers.llm import LLMClient
 from memories.reconcile import ADD, DELETE, NOOP, UPDATE, Candidate, Decision, ExistingFact, decide, semantic_dedup
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
+from memories.services.agents import agent_graph_bump
+from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert
 from memories.tokens import count_tokens
 
@@ -255,6 +257,11 @@ def upsert(ctx: WriteContext, step: StepRecord) -> None:
             persisted.append(stored)
     _relationships(ctx, step, persisted)
     _seed_profiles(ctx, persisted)
+    new_ids = sorted(c.fact_id for c in ctx.result.facts_added + ctx.result.facts_updated)
+    keyword_stats_apply(agent_id=ctx.agent.id, kind="fact", ids=new_ids)
+    if new_ids or ctx.result.relationships or ctx.result.facts_deleted:
+        agent_id = ctx.agent.id
+        transaction.on_commit(lambda: agent_graph_bump(agent_id=agent_id))
     step.candidates_out = len(persisted)
 
 

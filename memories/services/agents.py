@@ -1,4 +1,5 @@
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils.text import slugify
 
 from memories.errors import DomainError
@@ -18,3 +19,8 @@ def agent_get_or_create(*, slug: str, name: str = "") -> Agent:
             return Agent.objects.create(slug=slug, name=name or slug)
     except IntegrityError:
         return Agent.objects.get(slug=slug)
+
+
+def agent_graph_bump(*, agent_id: int) -> None:
+    """Mark the agent's entity graph as changed, so cached graphs rebuild on next use."""
+    Agent.objects.filter(pk=agent_id).update(graph_version=F("graph_version") + 1)

@@ -10,6 +10,7 @@ from django.utils import timezone
 from memories.errors import DomainError, PayloadTooLarge
 from memories.models import Agent, Event, PipelineRun, RunKind, RunStatus
 from memories.providers.embeddings import EmbedderClient
+from memories.services.keyword import keyword_stats_apply
 
 
 def message_validate(*, message: str, speaker_name: str, max_bytes: int) -> str:
@@ -45,6 +46,7 @@ def event_log(
                 embedding=vector, idempotency_key=idempotency_key or None, external_id=external_id or None,
                 metadata=metadata or {},
             )
+            keyword_stats_apply(agent_id=agent.id, kind="event", ids=[event.id])
             run = PipelineRun.objects.create(
                 agent=agent, kind=RunKind.WRITE, name="write", status=RunStatus.QUEUED, event=event,
                 input_ref=f"event:{event.id}", params=params or {},

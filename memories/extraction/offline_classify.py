@@ -1,0 +1,99 @@
+"""Sentence-level judgements for the offline extractor: is it a question or filler, how hedged
+is it, and which importance category does a fact fall in."""
+
+from __future__ import annotations
+
+import re
+
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_PERIODS = "day|week|morning|afternoon|evening|night|weekend|month|year|summer|winter|spring|fall|time"
+
+_QUESTION_START = re.compile(
+    r"^(?:what|how|who|whom|whose|why|where|which|do you|did you|are you|can you|could you|would you|"
+    r"will you|have you|has anyone|is it|isn't it|any chance|wanna|want to)\b",
+    re.I,
+)
+DISCOURSE = re.compile(
+    r"^(?:(?:yeah|yes|yep|yup|oh|ooh|ah|aw+|wow|whoa|well|so|and|but|also|plus|anyway|anyways|actually|"
+    r"honestly|btw|by the way|ok|okay|hey|hi|hello|lol|haha\w*|hehe|hmm+|um+|uh+|totally|definitely|sure|"
+    r"right|true|no|nope|man|dude|gosh|omg|oh man|oh my|sadly|luckily|fortunately|unfortunately|thankfully|"
+    r"basically|on a (?:different|side|related|positive|lighter) note|speaking of which|as for me|in fact|"
+    r"of course|thanks|thank you|thx|congrats|congratulations|sorry|lmao|guess what|you know|"
+    r"believe it or not|funny enough)\b[\s,!.:;\-]*)+",
+    re.I,
+)
+_YOU_START = re.compile(r"^(?:you|your|you're|you've|you'll|you'd|u|ya|yours)\b", re.I)
+_YOU_ANY = re.compile(r"\b(?:you|your|you're|you've|you'll|you'd|yours)\b", re.I)
+_HEDGE = re.compile(
+    r"\b(?:think|thinks|guess|guesses|maybe|probably|perhaps|might|possibly|not sure|suppose|supposes|"
+    r"kind of|sort of|kinda|sorta|hopefully|hoping|hope|hopes|believes|seems|seem|apparently|may be)\b",
+    re.I,
+)
+
+_MILESTONE = re.compile(
+    r"\b(?:married|marry|marrying|wedding|engaged|born|graduat\w*|(?:moved|moving|relocated|relocating)\s+"
+    r"(?:to|in|out|back|away|from|here|there|house|abroad)|pregnant|divorc\w*|retired|retiring|passed away|"
+    r"died|adopted|gave birth|new baby|came out|coming out|transitioned|transitioning)\b",
+    re.I,
+)
+_CHANGE = re.compile(
+    r"\b(?:left|quit|joined|leaving|joining)\s+(?:the\s+)?\x02|\b(?:started dating|broke up|split up|got fired|"
+    r"was fired|laid off|got promoted|promoted|new job|resigned|stopped working|no longer|got a job|"
+    r"started a new job|hired by|dumped)\b",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:likes?|loves?|loved|enjoys?|enjoyed|prefers?|preferred|favou?rite|fan of|passionate about|"
+    r"obsessed with|hates?|can't stand|adores?|into)\b",
+    re.I,
+)
+_ROUTINE = re.compile(
+    rf"\b(?:every\s+(?:{_PERIODS}|{_DAYS})|usually|often|always|daily|weekly|monthly|regularly|"
+    rf"each\s+(?:{_PERIODS})|on\s+weekends|(?:once|twice|\w+\s+times)\s+a\s+(?:day|week|month|year)|"
+    rf"most\s+(?:days|weekends|mornings|nights|evenings)|routine|habit|(?:{_DAYS})s)\b",
+    re.I,
+)
+_TIME = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|last\s+(?:{_PERIODS}|{_DAYS})|this\s+(?:{_PERIODS})|"
+    rf"next\s+(?:{_PERIODS}|{_DAYS})|ago|recently|earlier|the other day|on\s+(?:{_DAYS})|"
+    rf"in\s+(?:19|20)\d\d|(?:{_MONTHS})\s+\d)\b",
+    re.I,
+)
+
+
+def is_question(sentence: str) -> bool:
+    text = sentence.strip()
+    return text.endswith("?") or bool(_QUESTION_START.match(DISCOURSE.sub("", text)))
+
+
+def strip_discourse(text: str) -> str:
+    return DISCOURSE.sub("", text.strip(), count=1).strip()
+
+
+def addresses_listener(text: str) -> bool:
+    """The clause is about "you" (the listener), not the speaker."""
+    return bool(_YOU_START.match(text))
+
+
+def mentions_listener(text: str) -> bool:
+    return bool(_YOU_ANY.search(text))
+
+
+def is_hedged(text: str) -> bool:
+    return bool(_HEDGE.search(text))
+
+
+def categorize(text: str, past: bool) -> str:
+    """Importance category of a fact from its (tagged) wording."""
+    if _MILESTONE.search(text):
+        return "biographical_milestone"
+    if _CHANGE.search(text):
+        return "relationship_change"
+    if _PREFERENCE.search(text):
+        return "stable_preference"
+    if _ROUTINE.search(text):
+        return "routine_activity"
+    if past or _TIME.search(text):
+        return "specific_event"
+    return "conversational"

@@ -1,0 +1,134 @@
+"""Clauses and their subjects, over tagged first-person-rewritten text.
+
+"⟨1⟩ left ⟨2⟩ and joined ⟨3⟩ as head of engineering" → two clauses, the second inheriting the
+subject ⟨1⟩. A clause's subject is the entity (or entities) it opens with; "⟨0⟩'s wife ⟨2⟩"
+makes ⟨2⟩ the subject; "⟨0⟩'s kids ..." is about the speaker but fills no slot ("owner").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memories.extraction.offline_classify import addresses_listener
+from memories.extraction.offline_entities import KIN_ALT, MOD_ALT, PET_ALT
+from memories.extraction.offline_grammar import is_adverb, is_past, third_person
+from memories.extraction.offline_text import PH, PH_RE, SPEAKER
+
+_E = r"\x02(?P<{}>\d+)\x03"
+_JOINER = re.compile(r"\s*;\s*|\s*,?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+")
+_SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
+_FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
+_LEAD = re.compile(
+    r"^(?:(?:yesterday|today|tonight|recently|lately|finally|now|earlier|later|then|also|last\s+\w+|this\s+\w+|"
+    r"next\s+\w+|on\s+\w+|in\s+\d{4}|(?:a\s+few|a\s+couple\s+of|\w+)\s+\w+\s+ago|after\s+\w+|over\s+the\s+\w+)"
+    r"\s*,?\s+)",
+    re.I,
+)
+_KIN_SUBJECT = re.compile(
+    rf"^{_E.format('own')}'s\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*,?\s*{_E.format('s')}\s*,?\s+", re.I
+)
+_APPOSITIVE = re.compile(rf"^{_E.format('s')}\s*,\s*(?:{PH}'s|an?|the)\s+[^,]{{1,40}},\s*")
+_COMPOUND = re.compile(rf"^{PH}(?:\s*,\s*{PH})*\s*,?\s+(?:and|&)\s+{PH}\s+")
+_IS_CONTRACTION = re.compile(
+    rf"^{_E.format('s')}'s\s+(?=(?:been|got|gone|going|moving|moved|leaving|left|working|living|not|now|also|an?|"
+    r"the|so|very|really|from|married|engaged|in|at|here|there|always|never|still|just|[a-z]+ing)\b)"
+)
+_OWNER = re.compile(rf"^{_E.format('s')}'s\s+")
+_DIRECT = re.compile(rf"^{_E.format('s')}\s+")
+_IMPLICIT_VERB = re.compile(r"^(?:(?:just|finally|recently|also|then|totally|really|actually)\s+)*([A-Za-z]+)\b")
+_NOT_IMPLICIT = frozenset({"was", "were", "did", "said", "thought", "felt", "seemed", "sounded", "looked"})
+_AUX_WORDS = frozenset("""
+is was has had will would can could does did doesn't didn't isn't wasn't hasn't won't can't couldn't
+wouldn't got gets just also now still never always
+""".split())
+_KNOWN_3SG = frozenset("""
+lives works loves likes enjoys prefers studies hates owns says goes makes takes moves joins leaves visits
+teaches runs manages plays writes reads wants needs thinks feels knows keeps spends starts helps
+""".split())
+
+
+@dataclass
+class Clause:
+    text: str  # tagged text to render
+    subjects: list[int]
+    predicate: str  # tagged text after the subject, where predicate rules match
+    kind: str  # direct | owner | elided | implicit
+
+
+def split_clauses(body: str) -> list[str]:
+    """Cut at "and"/"but"/";" when what follows opens a clause (a verb, or a subject + verb)."""
+    pieces, start = [], 0
+    for match in _JOINER.finditer(body):
+        if match.start() > start and _opens_clause(body[match.end() :]):
+            pieces.append(body[start : match.start()])
+            start = match.end()
+    pieces.append(body[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _opens_clause(rest: str) -> bool:
+    head = _SUBJECT_HEAD.match(rest)
+    word = _first_non_adverb(rest[head.end() :] if head else rest)
+    if not word:
+        return False
+    low = word.lower()
+    if low in _AUX_WORDS or is_past(low) or low in _KNOWN_3SG:
+        return True
+    return bool(head) and low.endswith("s") and not low.endswith("ss") and len(low) > 2
+
+
+def _first_non_adverb(text: str) -> str:
+    for match in _FIRST_WORDS.finditer(text[:80]):
+        if match.start() and text[match.start() - 1] not in " '":
+            return ""
+        word = match.group()
+        if not is_adverb(word.lower()):
+            return word
+    return ""
+
+
+def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | None:
+    """Subject and predicate of a clause; None when it has no subject we can name."""
+    if inherited and not _SUBJECT_HEAD.match(text) and _opens_clause(text) and not addresses_listener(text):
+        return Clause(text, inherited, text, "elided")
+    lead = _LEAD.match(text)
+    rest = text[lead.end() :] if lead else text
+    clause = _explicit_subject(text, rest)
+    if clause is None and first and not lead and _implicit_speaker(rest):
+        clause = Clause(text, [SPEAKER], rest[:1].lower() + rest[1:], "implicit")
+    return clause
+
+
+def _explicit_subject(text: str, rest: str) -> Clause | None:
+    if match := _KIN_SUBJECT.match(rest):
+        return Clause(text, [int(match.group("s"))], rest[match.end() :], "direct")
+    if match := _APPOSITIVE.match(rest):
+        return Clause(text, [int(match.group("s"))], rest[match.end() :], "direct")
+    if match := _COMPOUND.match(rest):
+        ids = list(dict.fromkeys(int(i) for i in PH_RE.findall(match.group())))
+        return Clause(text, ids, rest[match.end() :], "direct")
+    if match := _IS_CONTRACTION.match(rest):
+        after = rest[match.end() :]
+        verb = "has " if after.split(" ", 1)[0] in ("been", "got", "gone") else "is "
+        return Clause(text, [int(match.group("s"))], verb + after, "direct")
+    if match := _OWNER.match(rest):
+        return Clause(text, [int(match.group("s"))], rest[match.end() :], "owner")
+    if match := _DIRECT.match(rest):
+        return Clause(text, [int(match.group("s"))], rest[match.end() :], "direct")
+    return None
+
+
+def _implicit_speaker(rest: str) -> bool:
+    """"Talked to my friend...", "Went hiking yesterday": a chat sentence without "I"."""
+    match = _IMPLICIT_VERB.match(rest)
+    if not match or not match.group(1)[:1].isupper():
+        return False
+    low = match.group(1).lower()
+    return is_past(low) and low not in _NOT_IMPLICIT
+
+
+def singular_predicate(predicate: str) -> str:
+    """"live in ⟨2⟩" → "lives in ⟨2⟩": the predicate of a compound subject, for one member."""
+    head, sep, tail = predicate.partition(" ")
+    return third_person(head) + sep + tail

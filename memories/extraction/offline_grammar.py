@@ -1,0 +1,150 @@
+"""English morphology for the offline extractor: third-person conjugation and the first-person
+rewrite ("I'm moving to Austin with my wife" → "⟨speaker⟩ is moving to Austin with ⟨speaker⟩'s wife").
+"""
+
+from __future__ import annotations
+
+import re
+
+from memories.extraction.offline_lexicon import (
+    ADVERBS,
+    COLLOQUIAL_VERBS,
+    IRREGULAR_PAST,
+    LY_VERBS,
+    MODALS,
+    PAST_PARTICIPLES,
+    SAME_FORM_VERBS,
+)
+from memories.extraction.offline_text import SPEAKER, ph
+
+_IRREGULAR_3SG = {"am": "is", "are": "is", "be": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
+_NEGATIVE_3SG = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't"}
+_ES_ENDING = re.compile(r"(?:s|sh|ch|x|z|o)$")
+_Y_ENDING = re.compile(r"[^aeiou]y$")
+_TOKEN = re.compile(r"\x02\d+\x03|[^\W\d_]\w*(?:'\w+)*|\s+|.", re.S)
+_BY_MYSELF = re.compile(r"\bby (?:myself|ourselves)\b", re.I)
+_COMPOUND = frozenset({"and", "or", "nor", "&"})
+_CONTRACTIONS_3SG = {"m": "is", "re": "is", "ve": "has", "ll": "will"}
+_CONTRACTIONS_PLURAL = {"m": "am", "re": "are", "ve": "have", "ll": "will"}
+_POSSESSIVE = frozenset({"my", "mine", "our", "ours"})
+_OBJECT = frozenset({"me", "us"})
+
+
+def third_person(word: str) -> str:
+    """The he/she form of a verb that followed "I" or "we" ("love" → "loves", "am" → "is");
+    past tenses, modals and non-verbs come back unchanged."""
+    low = word.lower()
+    if low in _IRREGULAR_3SG:
+        return _IRREGULAR_3SG[low]
+    if low in _NEGATIVE_3SG:
+        return _NEGATIVE_3SG[low]
+    if low in COLLOQUIAL_VERBS:
+        return COLLOQUIAL_VERBS[low]
+    if not _is_present_base(low):
+        return word
+    if _ES_ENDING.search(low):
+        return word + "es"
+    if _Y_ENDING.search(low):
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _is_present_base(low: str) -> bool:
+    if "'" in low or not low.isalpha():
+        return False
+    if low in MODALS or low in IRREGULAR_PAST or low in SAME_FORM_VERBS or low in PAST_PARTICIPLES:
+        return False
+    return not (low.endswith("ed") and len(low) > 3) and not low.endswith("ing")
+
+
+def is_adverb(low: str) -> bool:
+    return low in ADVERBS or (low.endswith("ly") and low not in LY_VERBS and len(low) > 3)
+
+
+def is_past(low: str) -> bool:
+    return low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 3)
+
+
+class _Rewriter:
+    """One pass over the tokens of a tagged sentence."""
+
+    def __init__(self, text: str):
+        self.tokens = _TOKEN.findall(_BY_MYSELF.sub("alone", text))
+        self.used_we = False
+        self.used_first_person = False
+
+    def run(self) -> str:
+        out = []
+        for i, tok in enumerate(self.tokens):
+            out.append(self._token(i, tok))
+        return "".join(out)
+
+    def _token(self, i: int, tok: str) -> str:
+        low = tok.lower()
+        base, _, contraction = low.partition("'")
+        if (tok in ("I", "i") or base == "i" and tok[0] in "Ii") or base == "we":
+            return self._subject(i, base, contraction)
+        if low in _POSSESSIVE:
+            self._mark(low in ("our", "ours"))
+            return ph(SPEAKER) + "'s"
+        if tok in _OBJECT or tok in ("Me", "Us"):
+            self._mark(low == "us")
+            return ph(SPEAKER)
+        if low in ("myself", "ourselves"):
+            return "themself" if low == "myself" else "themselves"
+        return tok
+
+    def _mark(self, we: bool) -> None:
+        self.used_first_person = True
+        self.used_we = self.used_we or we
+
+    def _subject(self, i: int, base: str, contraction: str) -> str:
+        self._mark(base == "we")
+        compound = self._previous_word(i) in _COMPOUND
+        if contraction:
+            return ph(SPEAKER) + " " + self._expand(i, contraction, compound)
+        if not compound:
+            self._conjugate_next(i)
+        return ph(SPEAKER)
+
+    def _expand(self, i: int, contraction: str, compound: bool) -> str:
+        if contraction == "d":
+            nxt = self._next_word(i)
+            return "had" if nxt is not None and (self.tokens[nxt].lower() in PAST_PARTICIPLES
+                                                 or is_past(self.tokens[nxt].lower())) else "would"
+        table = _CONTRACTIONS_PLURAL if compound else _CONTRACTIONS_3SG
+        return table.get(contraction, contraction)
+
+    def _conjugate_next(self, i: int) -> None:
+        j = self._next_word(i)
+        if j is not None:
+            self.tokens[j] = third_person(self.tokens[j])
+
+    def _next_word(self, i: int) -> int | None:
+        """Index of the verb after token i, skipping spaces and adverbs; None at punctuation."""
+        for j in range(i + 1, len(self.tokens)):
+            tok = self.tokens[j]
+            if tok.isspace():
+                continue
+            low = tok.lower()
+            if not (tok[0].isalpha() and tok[0].islower()):
+                return None
+            if is_adverb(low):
+                continue
+            return j
+        return None
+
+    def _previous_word(self, i: int) -> str:
+        for j in range(i - 1, -1, -1):
+            if not self.tokens[j].isspace():
+                return self.tokens[j].lower()
+        return ""
+
+
+def rewrite_first_person(tagged: str) -> tuple[str, bool, bool]:
+    """I/me/my/we/our → the speaker placeholder, with verb agreement. Returns the new text,
+    whether "we/our/us" was used (a weaker, inferred attribution), and whether any first-person
+    word was seen."""
+    rewriter = _Rewriter(tagged)
+    text = rewriter.run()
+    return text, rewriter.used_we, rewriter.used_first_person

@@ -1,0 +1,242 @@
+"""Finding proper names in a sentence: capitalized runs, quoted titles, known names, aliases.
+
+A capitalized word at the start of a sentence ("Yesterday", "Talked") is only a name with some
+evidence: a known name, a common first name or place, a person verb after it ("Ana said"), or
+the same word capitalized mid-sentence elsewhere in the conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memories.extraction.offline_lexicon import (
+    AMBIGUOUS_NAMES,
+    FIRST_NAMES,
+    GREETING_WORDS,
+    HONORIFICS,
+    NAME_CONNECTORS,
+    OF_HEADS,
+    PLACES,
+    STOP_CAPS,
+)
+
+WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
+_CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
+_QUOTED = re.compile(r'"([^"\n]{2,80})"')
+_ALIAS_GAP = re.compile(r"^\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?$", re.I)
+_ALIAS_CLOSE = re.compile(r"^\s*\)")
+_PERSON_AFTER = re.compile(
+    r"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[A-Z]|(?:said|says|told|tells|asked|asks|"
+    r"texted|called|thinks|wants|wanted|is my|was my|who)\b)"
+)
+_GREETING_BEFORE = re.compile(
+    r"\b(?:hey|hi|hello|hiya|yo|thanks|thank you|thx|bye|goodbye|congrats|congratulations|dear|morning|night)"
+    r"[\s,!]*$",
+    re.I,
+)
+_VOCATIVE_FOLLOWERS = re.compile(
+    r"^\s*,\s*(?:you|your|i|i'm|we|let's|thanks|thank|that|that's|it|it's|this|what|how|so|yes|yeah|no|"
+    r"ok|okay|congrats|please|sorry|hope|have|good|great|wow|glad|nice)\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"^[\s!.?\"')]*$")
+_MID_CAPITAL = re.compile(r"(?<=[a-z,;] )([A-Z][^\W\d_]+)")
+
+
+@dataclass
+class Mention:
+    start: int
+    end: int
+    text: str
+    known: str = ""  # canonical spelling when it matched a known name (or the speaker)
+    title: bool = False  # a quoted title ("Becoming Nicole")
+    honorific: bool = False
+    vocative: bool = False
+
+
+class NameContext:
+    """Per-message lookups: the speaker, known names, and lazily the words seen capitalized
+    mid-sentence (evidence that a sentence-initial word is a name)."""
+
+    def __init__(self, speaker: str, known_names: Sequence[str], texts: Sequence[str]):
+        self.speaker = speaker
+        self.known = _known_matcher(tuple(dict.fromkeys([speaker, *known_names])))
+        self._texts = texts
+        self._mid_caps: frozenset[str] | None = None
+
+    def seen_mid_sentence(self, word: str) -> bool:
+        if self._mid_caps is None:
+            self._mid_caps = frozenset(w for t in self._texts for w in _MID_CAPITAL.findall(t))
+        return word in self._mid_caps
+
+
+@lru_cache(maxsize=64)
+def _known_matcher(names: tuple[str, ...]) -> tuple[re.Pattern | None, dict[str, str]]:
+    usable = sorted({n.strip() for n in names if len(n.strip()) >= 2}, key=len, reverse=True)
+    if not usable:
+        return None, {}
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in usable) + r")(?!\w)", re.I)
+    return pattern, {n.lower(): n for n in usable}
+
+
+def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
+    """All name mentions of one sentence, in order."""
+    titles = _titles(sentence)
+    spans = [(m.start, m.end) for m in titles]
+    mentions = titles + [m for m in _known(sentence, ctx) if not _inside(spans, m.start, m.end)]
+    taken = [(m.start, m.end) for m in mentions]
+    tokens = [(m.start(), m.end(), m.group()) for m in WORD_RE.finditer(sentence)]
+    for run in _capital_runs(sentence, tokens, taken):
+        mention = _run_to_mention(sentence, tokens, run, ctx)
+        if mention is not None:
+            mentions.append(mention)
+    mentions.sort(key=lambda m: m.start)
+    for mention in mentions:
+        mention.vocative = _is_vocative(sentence, mention, mentions)
+    return mentions
+
+
+def _titles(sentence: str) -> list[Mention]:
+    out = []
+    for match in _QUOTED.finditer(sentence):
+        words = match.group(1).split()
+        capitals = sum(1 for w in words if w[:1].isupper())
+        if words[0][:1].isupper() and len(words) <= 8 and capitals * 10 >= len(words) * 6:
+            out.append(Mention(match.start(1), match.end(1), match.group(1).strip(), title=True))
+    return out
+
+
+def _known(sentence: str, ctx: NameContext) -> list[Mention]:
+    pattern, canonical = ctx.known
+    if pattern is None:
+        return []
+    out = []
+    for match in pattern.finditer(sentence):
+        if match.group()[:1].isupper():
+            out.append(Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()]))
+    return out
+
+
+def _inside(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(s < end and start < e for s, e in taken)
+
+
+def _capital_runs(sentence: str, tokens: list, taken: list) -> list[list[int]]:
+    """Token index runs of capitalized words joined by single spaces (connectors allowed)."""
+    runs: list[list[int]] = []
+    current: list[int] = []
+    for k, (start, end, text) in enumerate(tokens):
+        if _inside(taken, start, end):
+            runs.append(current)
+            current = []
+            continue
+        capital = _is_capital(text)
+        if current and _joined(sentence, tokens[current[-1]], start) and (
+            capital or _connector(text, tokens[current[-1]][2])
+        ):
+            current.append(k)
+        else:
+            runs.append(current)
+            current = [k] if capital else []
+        if capital and text.endswith("'s"):
+            runs.append(current)
+            current = []
+    runs.append(current)
+    return [_trim_connectors(run, tokens) for run in runs if run]
+
+
+def _is_capital(text: str) -> bool:
+    if not text[:1].isupper():
+        return False
+    if "'" in text:
+        suffix = text.rsplit("'", 1)[1]
+        return suffix.lower() not in _CONTRACTION_SUFFIXES
+    return True
+
+
+def _connector(text: str, previous: str) -> bool:
+    return text in NAME_CONNECTORS or (text == "of" and previous.lower() in OF_HEADS)
+
+
+def _joined(sentence: str, previous: tuple, start: int) -> bool:
+    gap = sentence[previous[1] : start]
+    if gap in (" ", " & "):
+        return True
+    prev = previous[2]
+    return gap == ". " and (prev.lower() in HONORIFICS or (len(prev) == 1 and prev.isupper()))
+
+
+def _trim_connectors(run: list[int], tokens: list) -> list[int]:
+    while run and not _is_capital(tokens[run[-1]][2]):
+        run = run[:-1]
+    return run
+
+
+def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContext) -> Mention | None:
+    words = [_strip_possessive(tokens[k][2]) for k in run]
+    full = " ".join(words).lower()
+    first = 0
+    if full not in PLACES:
+        while first < len(run) and words[first].lower() in STOP_CAPS:
+            first += 1
+    last = len(run)
+    while last > first and words[last - 1].lower() in STOP_CAPS:
+        last -= 1
+    if first >= last:
+        return None
+    honorific = first > 0 and words[first - 1].lower() in HONORIFICS
+    kept = run[first:last]
+    start = tokens[run[first - 1]][0] if honorific and len(kept) == 1 else tokens[kept[0]][0]
+    end = tokens[kept[-1]][0] + len(words[last - 1])
+    if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
+        return None
+    return Mention(start, end, sentence[start:end], honorific=honorific)
+
+
+def _strip_possessive(word: str) -> str:
+    return word[:-2] if word.endswith("'s") else word
+
+
+def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx: NameContext) -> bool:
+    """A lone capitalized word is a name mid-sentence; at the start of a sentence (possibly after
+    a stripped "Yesterday"/"So") it needs evidence."""
+    if run[0] != 0:
+        return True
+    k = run[first]
+    if first > 0 and tokens[run[0]][2].lower() in GREETING_WORDS:
+        return True
+    word = _strip_possessive(tokens[k][2])
+    low = word.lower()
+    if low in AMBIGUOUS_NAMES:
+        return False
+    if low in FIRST_NAMES or low in PLACES or (word.isupper() and len(word) > 1):
+        return True
+    end = tokens[k][0] + len(word)
+    return bool(_PERSON_AFTER.match(sentence[end:])) or ctx.seen_mid_sentence(word)
+
+
+def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
+    """"Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you should...": the listener."""
+    if mention.title or " " in mention.text.strip() or mention.text.lower() in PLACES:
+        return False
+    before, after = sentence[: mention.start], sentence[mention.end :]
+    if _GREETING_BEFORE.search(before):
+        return True
+    if before.rstrip().endswith(",") and _SENTENCE_END.match(after):
+        head = before.rstrip()[:-1].rstrip()
+        return not any(m.end == len(head) for m in mentions if m is not mention)
+    if not before.strip(" \"'(") and _VOCATIVE_FOLLOWERS.match(after):
+        return True
+    return False
+
+
+def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
+    """"Guili (Guilherme Maturana)": adjacent mentions where the second is parenthesized."""
+    pairs = []
+    for first, second in zip(mentions, mentions[1:], strict=False):
+        if _ALIAS_GAP.match(sentence[first.end : second.start]) and _ALIAS_CLOSE.match(sentence[second.end :]):
+            pairs.append((first, second))
+    return pairs

@@ -1,0 +1,88 @@
+"""Text plumbing for the offline extractor: normalization, sentence splitting, entity placeholders.
+
+Inside the extractor every entity mention is replaced by a placeholder `\\x02<index>\\x03`
+(index 0 is always the speaker), so patterns can match "⟨entity⟩ moved to ⟨entity⟩" without
+caring how the names are spelled; `render` turns placeholders back into canonical names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memories.extraction.offline_lexicon import ABBREVIATIONS, CORP_ABBREVIATIONS
+
+SPEAKER = 0
+PH = r"\x02(\d+)\x03"
+PH_RE = re.compile(PH)
+
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "“": '"', "”": '"', "\u00a0": " ", "…": "..."})
+_EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+")
+_INLINE_SPACE = re.compile(r"[ \t\r\f\v]+")
+_BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
+_WORD_BEFORE = re.compile(r"(\w+(?:\.\w+)*)$")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)])")
+_TRAILING = re.compile(r"[\s,;:.!?\-–—]+$")
+_LEADING = re.compile(r"^[\s,;:.!?\-–—\"'(]+")
+_MULTI_SPACE = re.compile(r"\s{2,}")
+_NON_WORD = re.compile(r"[^\w\s]+")
+
+
+def ph(index: int) -> str:
+    return f"\x02{index}\x03"
+
+
+def normalize_message(text: str) -> str:
+    """Straight quotes, no emoji, single spaces (newlines kept: they end sentences)."""
+    text = _EMOJI.sub(" ", text.translate(_QUOTES))
+    return _INLINE_SPACE.sub(" ", text).strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a chat message; abbreviations ("Dr.", "e.g.") and initials do not split."""
+    sentences, start = [], 0
+    for match in _BOUNDARY.finditer(text):
+        if not _is_boundary(text, match):
+            continue
+        piece = text[start : match.end()].strip()
+        if piece:
+            sentences.append(piece)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def _is_boundary(text: str, match: re.Match) -> bool:
+    if match.group() != ".":
+        return True
+    before = _WORD_BEFORE.search(text, 0, match.start())
+    if not before:
+        return True
+    word = before.group(1)
+    if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper()):
+        return False
+    if word.lower() in CORP_ABBREVIATIONS:
+        following = text[match.end() :].lstrip()[:1]
+        return bool(following) and following.isupper()
+    return True
+
+
+def render(tagged: str, names: Sequence[str]) -> str:
+    """Placeholders → canonical names; tidy spacing and punctuation; capitalize the first letter."""
+    text = PH_RE.sub(lambda m: names[int(m.group(1))], tagged)
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = _MULTI_SPACE.sub(" ", text)
+    text = _TRAILING.sub("", _LEADING.sub("", text))
+    text = text.replace("( ", "(").replace(" )", ")")
+    return text[:1].upper() + text[1:]
+
+
+def fact_key(text: str) -> str:
+    """Dedup key: lower-case words only."""
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+def entity_ids(tagged: str) -> list[int]:
+    return [int(i) for i in PH_RE.findall(tagged)]

@@ -1,0 +1,46 @@
+"""BM25 statistics upkeep: document counts, lengths and per-term document frequencies per
+agent, changed in the same transaction as the rows they describe. Terms are upserted in sorted
+order so concurrent writers never deadlock on them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connection
+
+from memories.models import Event, Fact, KeywordCorpus, KeywordTerm
+
+_TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
+
+
+def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: int = 1) -> None:
+    """Add (sign=1) or remove (sign=-1) documents `ids` of `kind` to the agent's BM25 statistics."""
+    if not ids:
+        return
+    table = _TABLES[kind]
+    term_table, corpus_table = KeywordTerm._meta.db_table, KeywordCorpus._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {term_table} (agent_id, kind, term, df)
+            SELECT %s, %s, u.lexeme, %s * count(DISTINCT d.id)
+            FROM {table} d, unnest(d.search_vector) u
+            WHERE d.id = ANY(%s)
+            GROUP BY u.lexeme ORDER BY u.lexeme
+            ON CONFLICT (agent_id, kind, term) DO UPDATE SET df = {term_table}.df + EXCLUDED.df
+            """,
+            [agent_id, kind, sign, list(ids)],
+        )
+        cursor.execute(
+            f"""
+            INSERT INTO {corpus_table} (agent_id, kind, doc_count, total_length)
+            SELECT %s, %s, %s * count(DISTINCT d.id),
+                   %s * coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
+            FROM {table} d LEFT JOIN LATERAL unnest(d.search_vector) u ON true
+            WHERE d.id = ANY(%s)
+            ON CONFLICT (agent_id, kind) DO UPDATE SET
+                doc_count = {corpus_table}.doc_count + EXCLUDED.doc_count,
+                total_length = {corpus_table}.total_length + EXCLUDED.total_length
+            """,
+            [agent_id, kind, sign, sign, list(ids)],
+        )

@@ -1,0 +1,79 @@
+"""A small thread pool for concurrent signals and off-the-hot-path side effects.
+
+Work runs inline when the caller is inside a transaction (other connections could not see its
+uncommitted rows) or when there's nothing to gain; pool threads keep their own database
+connections, closed by `shutdown()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from django.db import connection, connections
+
+_pool: ThreadPoolExecutor | None = None
+_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
+        return _pool
+
+
+def can_offload() -> bool:
+    return not connection.in_atomic_block
+
+
+def run_all(tasks: dict[str, Callable[[], object]], *, parallel: bool = True) -> dict[str, object]:
+    """Run named callables, concurrently when allowed; exceptions propagate."""
+    if not parallel or not can_offload() or len(tasks) < 2:
+        return {name: fn() for name, fn in tasks.items()}
+    futures: dict[str, Future] = {name: _executor().submit(fn) for name, fn in tasks.items()}
+    return {name: future.result() for name, future in futures.items()}
+
+
+def fire_and_forget(fn: Callable[[], object]) -> None:
+    """Side effects the caller shouldn't wait for (inline inside a transaction)."""
+    if not can_offload():
+        fn()
+        return
+    _executor().submit(_logged, fn)
+
+
+def _logged(fn: Callable[[], object]) -> None:
+    import logging
+
+    try:
+        fn()
+    except Exception:  # a side effect must never break retrieval
+        logging.getLogger(__name__).exception("retrieval side effect failed")
+
+
+def shutdown() -> None:
+    """Wait for pending work and close the pool threads' database connections."""
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is None:
+        return
+    barrier = threading.Barrier(pool._max_workers + 1, timeout=10)
+
+    def close():
+        connections.close_all()
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass
+
+    for _ in range(pool._max_workers):
+        pool.submit(close)
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass
+    pool.shutdown(wait=True)

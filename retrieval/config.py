@@ -1,0 +1,85 @@
+"""RetrievalConfig: every weight and threshold of the read pipeline, with the reference
+defaults, named presets and validated per-call overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memories.config import apply_overrides
+from memories.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    # candidates and filters
+    topk_facts: int = 20
+    topk_events: int = 8
+    candidate_pool: int = 60  # per signal, before fusion
+    min_similarity: float = 0.20
+    min_confidence: float = 0.55
+    include_events: bool = True
+    parallel_signals: bool = True
+    # semantic search vs pgvector 0.6.2 (no iterative scans): exact scan below this many rows
+    # for the agent, else HNSW with ef_search scaled by the agent's share of the table, and an
+    # exact re-scan whenever the index returns fewer rows than exist.
+    exact_scan_max_rows: int = 20000
+    hnsw_ef_search_min: int = 40
+    hnsw_ef_search_max: int = 1000
+    # keyword (Okapi BM25)
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    bm25_common_term_df_ratio: float = 0.25  # such terms score but don't select candidates alone
+    # graph
+    ppr_alpha: float = 0.85
+    graph_hop_decay: tuple[float, ...] = (1.0, 0.5)
+    graph_query_bonus: float = 1.5
+    graph_max_hops: int = 2
+    # fusion
+    fusion: str = "rrf"  # "rrf" | "weighted"
+    rrf_k: int = 60
+    signal_weights: dict[str, float] = field(
+        default_factory=lambda: {"semantic": 1.0, "keyword": 1.0, "graph": 0.5, "event_semantic": 1.0,
+                                 "event_keyword": 1.0, "temporal": 0.5}
+    )
+    score_weights: dict[str, float] = field(
+        default_factory=lambda: {"semantic": 0.70, "recency": 0.20, "importance": 0.10}
+    )
+    recency_half_life_days: float = 14.0
+    confidence_half_life_days: float = 365.0
+    # enhancement
+    spreading_activation_hops: int = 2
+    spreading_decay_factor: float = 0.50
+    spreading_facts_per_entity: int = 3
+    spreading_related_entities: int = 5
+    pattern_boost_max: float = 0.10
+    # reranking (LLM)
+    enable_reranker: bool = True
+    reranker_weight: float = 0.70
+    reranker_veto: float = 0.10
+    reranker_timeout_sec: float = 5.0
+    reranker_top_n: int = 30
+    min_score: float = 0.15
+    # formatting
+    context_max_tokens: int = 2000
+    context_tiers: tuple[float, ...] = (0.5, 0.3, 0.2)  # facts, patterns, conversations
+    # planner
+    trivial_max_chars: int = 3
+
+
+PRESETS: dict[str, dict] = {
+    "default": {},
+    "weighted": {"fusion": "weighted"},
+    "keyword_only": {"signal_weights": {"keyword": 1.0, "event_keyword": 1.0}, "include_events": True},
+    "semantic_only": {"signal_weights": {"semantic": 1.0, "event_semantic": 1.0}, "include_events": True},
+    "fast": {"enable_reranker": False, "spreading_activation_hops": 0},
+}
+
+
+def retrieval_config(overrides: dict | None = None, preset: str = "default") -> RetrievalConfig:
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}", {"preset": sorted(PRESETS)})
+    config = apply_overrides(RetrievalConfig(), PRESETS[preset])
+    config = apply_overrides(config, overrides)
+    if config.fusion not in {"rrf", "weighted"}:
+        raise ConfigError("setting 'fusion' must be 'rrf' or 'weighted'", {"fusion": config.fusion})
+    return config

@@ -1,0 +1,58 @@
+"""Score fusion and decay: pure functions over plain data."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+
+def rrf(rankings: Mapping[str, Sequence[str]], *, k: int = 60, weights: Mapping[str, float] | None = None
+        ) -> dict[str, float]:
+    """Reciprocal Rank Fusion: Σ_signal weight / (k + rank), ranks starting at 1."""
+    fused: dict[str, float] = {}
+    for signal, ranked in rankings.items():
+        weight = 1.0 if weights is None else weights.get(signal, 0.0)
+        if weight <= 0:
+            continue
+        for rank, item in enumerate(ranked, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    return fused
+
+
+def recency(moment: datetime, reference: datetime, half_life_days: float) -> float:
+    """2^(-age / half_life), age measured against the query's reference time (not the wall
+    clock), so imported history is not scored as ancient; future items count as fresh."""
+    age_days = max(0.0, (reference - moment).total_seconds() / 86400)
+    return math.pow(0.5, age_days / half_life_days) if half_life_days > 0 else 1.0
+
+
+def decayed_confidence(confidence: float, moment: datetime, reference: datetime, half_life_days: float) -> float:
+    """Confidence fades slowly with age (a year's half-life by default) but never below half."""
+    return confidence * (0.5 + 0.5 * recency(moment, reference, half_life_days))
+
+
+def weighted(semantic: float, recency_score: float, importance: float, weights: Mapping[str, float]) -> float:
+    """The reference's formula: 0.70 semantic + 0.20 recency + 0.10 importance by default."""
+    return (weights.get("semantic", 0.0) * semantic + weights.get("recency", 0.0) * recency_score
+            + weights.get("importance", 0.0) * importance)
+
+
+def normalize_max(scores: Mapping[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    return {key: (value / top if top > 0 else 0.0) for key, value in scores.items()}
+
+
+def pattern_boost(reinforcement_count: int, max_boost: float = 0.10) -> float:
+    """Facts heard again and again get up to +max_boost (saturating: 1 → 0.05, 3 → 0.075 …)."""
+    if reinforcement_count <= 0:
+        return 0.0
+    return max_boost * (1 - 1 / (1 + reinforcement_count))
+
+
+def rerank_blend(formula: float, reranker: float, *, weight: float = 0.70, veto: float = 0.10) -> float:
+    """Multiplicative blend: the reranker can dampen or boost, never zero a fact out — unless it
+    scores it below the veto threshold."""
+    if reranker < veto:
+        return 0.0
+    return formula * ((1 - weight) + weight * reranker)

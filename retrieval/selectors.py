@@ -1,0 +1,100 @@
+"""Reads the read pipeline needs, all scoped by agent."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Max, Q
+
+from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
+from memories.naming import ngrams, normalize_alias
+from retrieval.timefilters import event_visible, fact_visible
+
+
+def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
+    """Entities the query names, by word-boundary match of its n-grams against the agent's
+    aliases (every entity's display name and key slug are registered as aliases)."""
+    grams = ngrams(query, max_len=4)
+    found: dict[int, str] = {}
+    rows = EntityAlias.objects.filter(agent=agent, alias__in=grams).select_related("entity")
+    for alias in rows.order_by("-alias"):
+        entity = alias.entity.merged_into or alias.entity
+        found.setdefault(entity.id, alias.alias)
+    return found
+
+
+def entities_for_hints(*, agent: Agent, hints: list[str]) -> list[int]:
+    """entity_hints may be keys ("person:ana") or names/aliases."""
+    keys = [h for h in hints if ":" in h]
+    names = [normalize_alias(h) for h in hints if ":" not in h]
+    ids = set(Entity.objects.filter(agent=agent, key__in=keys).values_list("id", flat=True))
+    ids |= set(EntityAlias.objects.filter(agent=agent, alias__in=names).values_list("entity_id", flat=True))
+    return sorted(ids)
+
+
+def known_types(*, agent: Agent) -> set[str]:
+    return set(Entity.objects.filter(agent=agent).values_list("type", flat=True).distinct())
+
+
+def one_hop(*, agent: Agent, entity_ids: list[int], as_of: datetime | None, limit: int = 10) -> list[int]:
+    """Neighbours of the entities through visible relationships (query expansion)."""
+    if not entity_ids:
+        return []
+    rels = Relationship.objects.filter(fact_visible(as_of), agent=agent).filter(
+        Q(source_id__in=entity_ids) | Q(target_id__in=entity_ids)
+    ).order_by("-strength").values_list("source_id", "target_id")[: limit * 2]
+    out: list[int] = []
+    for source, target in rels:
+        for node in (source, target):
+            if node not in entity_ids and node not in out:
+                out.append(node)
+    return out[:limit]
+
+
+def reference_time(*, agent: Agent, as_of: datetime | None) -> datetime | None:
+    """What "recent" is measured against: as_of, else the agent's latest event."""
+    if as_of is not None:
+        return as_of
+    return Event.objects.filter(agent=agent).aggregate(latest=Max("occurred_at"))["latest"]
+
+
+def facts_for_rows(*, agent: Agent, ids: list[int]) -> dict[int, Fact]:
+    rows = Fact.objects.filter(agent=agent, id__in=ids).select_related("entity", "source_event").defer(
+        "embedding", "search_vector", "source_event__embedding", "source_event__search_vector")
+    return {f.id: f for f in rows}
+
+
+def events_for_rows(*, agent: Agent, ids: list[int]) -> dict[int, Event]:
+    rows = Event.objects.filter(agent=agent, id__in=ids).defer("embedding", "search_vector")
+    return {e.id: e for e in rows}
+
+
+def pattern_facts(*, agent: Agent, entity_types: list[str], rel_types: list[str], speaker_entity_ids: list[int],
+                  as_of: datetime | None, limit: int) -> list[int]:
+    """Aggregation queries: facts about entities of the asked types, or related to the asking
+    entities by the asked relationship types; most reinforced and important first."""
+    query = Fact.objects.filter(fact_visible(as_of), agent=agent)
+    cond = Q()
+    if entity_types:
+        cond |= Q(entity__type__in=entity_types)
+    if rel_types:
+        rels = Relationship.objects.filter(fact_visible(as_of), agent=agent)
+        if "family" in rel_types:
+            rels = rels.filter(Q(rel_type__in=rel_types) | Q(rel_type__in=FAMILY_RELATIONS))
+        else:
+            rels = rels.filter(rel_type__in=rel_types)
+        if speaker_entity_ids:
+            rels = rels.filter(Q(source_id__in=speaker_entity_ids) | Q(target_id__in=speaker_entity_ids))
+        cond |= Q(id__in=rels.exclude(evidence_fact__isnull=True).values("evidence_fact_id"))
+    if not cond:
+        return []
+    return list(query.filter(cond).order_by("-reinforcement_count", "-importance", "-id").values_list(
+        "id", flat=True)[:limit])
+
+
+FAMILY_RELATIONS = ("spouse_of", "parent_of", "child_of", "sibling_of", "partner_of", "family_of")
+
+
+def visible_event_ids(*, agent: Agent, ids: list[int], as_of: datetime | None) -> set[int]:
+    return set(Event.objects.filter(event_visible(as_of), agent=agent, id__in=ids).values_list("id", flat=True))
+

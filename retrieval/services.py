@@ -1,0 +1,121 @@
+"""`memory_retrieve`: a query in, a ranked, cited, token-budgeted context out."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import F
+from django.utils import timezone
+
+from memories.errors import DomainError
+from memories.models import Agent, Fact, PipelineRun, PipelineStep, RunKind, RunStatus
+from memories.pipeline.trace import Tracer
+from memories.providers.embeddings import EmbedderClient, get_embedder
+from memories.providers.llm import LLMClient, get_llm_client
+from retrieval import pipeline
+from retrieval.concurrency import fire_and_forget
+from retrieval.config import retrieval_config
+from retrieval.results import Citation, RetrievedEvent, RetrievedFact, RetrieveResult
+
+MAX_QUERY_CHARS = 4000
+
+
+def memory_retrieve(
+    *, agent: Agent, query: str, as_of: datetime | None = None, limit: int = 10, entity_hints=(),
+    config_overrides: dict | None = None, preset: str = "default", now: datetime | None = None,
+    llm: LLMClient | None = None, embedder: EmbedderClient | None = None, record: bool = True,
+) -> RetrieveResult:
+    """Plan → signals (semantic, BM25, graph) → fusion → enhancement → rerank → format.
+    `as_of` shows the world as the agent knew it then; `now` is the time relative expressions
+    ("yesterday") are resolved against (default: as_of, else the wall clock)."""
+    started = time.perf_counter()
+    _validate(query, limit, as_of)
+    config = retrieval_config(config_overrides, preset)
+    ctx = pipeline.RetrieveContext(
+        agent=agent, query=query.strip(), as_of=as_of, now=now or as_of or timezone.now(), limit=limit,
+        hints=[str(h) for h in entity_hints], config=config, llm=llm or get_llm_client(),
+        embedder=embedder or get_embedder(), tracer=Tracer(),
+    )
+    ctx.tracer.run("plan", pipeline.plan, ctx)
+    if ctx.plan.strategy != "skip":
+        for name, fn in pipeline.STEPS[1:]:
+            ctx.tracer.run(name, fn, ctx)
+    result = _result(ctx)
+    result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+    if record:
+        result.trace_id = _reserve_run_id()
+        fire_and_forget(lambda: _record(agent, ctx, result))
+    return result
+
+
+def _validate(query, limit, as_of) -> None:
+    if not isinstance(query, str):
+        raise DomainError("query must be a string", {"query": "expected a string"})
+    if len(query) > MAX_QUERY_CHARS:
+        raise DomainError(f"query is longer than {MAX_QUERY_CHARS} characters", {"query": "too long"})
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
+        raise DomainError("limit must be an integer from 1 to 100", {"limit": "1..100"})
+    if as_of is not None and (not isinstance(as_of, datetime) or as_of.tzinfo is None):
+        raise DomainError("as_of must be a timezone-aware datetime", {"as_of": "ISO-8601 with timezone"})
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def _citation(event) -> list[Citation]:
+    if event is None:
+        return []
+    return [Citation(event.id, event.external_id, _iso(event.occurred_at), event.speaker)]
+
+
+def _result(ctx) -> RetrieveResult:
+    result = RetrieveResult(query=ctx.query, strategy=ctx.plan.strategy, as_of=_iso(ctx.as_of))
+    for rank, cand in enumerate(ctx.ordered, start=1):
+        result.ranking.append(cand.key)
+        if cand.kind == "fact":
+            f = ctx.facts[cand.id]
+            result.facts.append(RetrievedFact(
+                id=f.id, text=f.text, entity=f.entity.key, entity_name=f.entity.display_name,
+                score=round(cand.final, 6), rank=rank, scores=cand.scores, citations=_citation(f.source_event),
+                valid_from=_iso(f.valid_from), valid_to=_iso(f.valid_to), recorded_at=_iso(f.recorded_at),
+                invalidated_at=_iso(f.invalidated_at), source_context=f.source_context))
+        else:
+            e = ctx.events[cand.id]
+            result.events.append(RetrievedEvent(
+                id=e.id, text=e.text, speaker=e.speaker, occurred_at=_iso(e.occurred_at),
+                external_id=e.external_id, score=round(cand.final, 6), rank=rank, scores=cand.scores))
+    result.context, result.context_tokens = ctx.context, ctx.context_tokens
+    result.total_candidates = len(ctx.candidates)
+    result.tokens_used = ctx.tracer.usage.as_dict()
+    result.trace = [s.as_dict() for s in ctx.tracer.steps]
+    return result
+
+
+def _reserve_run_id() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id'))", [PipelineRun._meta.db_table])
+        return cursor.fetchone()[0]
+
+
+def _record(agent: Agent, ctx, result: RetrieveResult) -> None:
+    """Off the hot path: access statistics of the returned facts and the persisted trace."""
+    fact_ids = [f.id for f in result.facts]
+    if fact_ids:
+        Fact.objects.filter(agent=agent, id__in=fact_ids).update(
+            access_count=F("access_count") + 1, last_accessed_at=timezone.now())
+    now = timezone.now()
+    run = PipelineRun.objects.create(
+        id=result.trace_id, agent=agent, kind=RunKind.RETRIEVE, name="retrieve", status=RunStatus.SUCCEEDED,
+        input_ref=ctx.query[:500], params={"as_of": result.as_of, "limit": ctx.limit, "hints": ctx.hints},
+        started_at=now, finished_at=now, duration_ms=result.duration_ms, attempts=1,
+        tokens_in=ctx.tracer.usage.input_tokens, tokens_out=ctx.tracer.usage.output_tokens,
+        result={"ranking": result.ranking, "context_tokens": result.context_tokens,
+                "total_candidates": result.total_candidates},
+    )
+    PipelineStep.objects.bulk_create([
+        PipelineStep(run=run, order=s.order, name=s.name, status=s.status, duration_ms=s.duration_ms,
+                     candidates_in=s.candidates_in, candidates_out=s.candidates_out, tokens_in=s.tokens_in,
+                     tokens_out=s.tokens_out, data=s.data) for s in ctx.tracer.steps])

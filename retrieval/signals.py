@@ -1,0 +1,185 @@
+"""The retrieval signals: semantic (pgvector), keyword (Okapi BM25) and graph (PPR + hops).
+
+Each returns a ranked list of `Hit`s for one kind of document (`fact` or `event`), scoped by
+agent and by bi-temporal visibility. Ids and scores are selected in SQL; vectors are never
+loaded into Python here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.db import connection, transaction
+
+from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordTerm
+from retrieval.config import RetrievalConfig
+from retrieval.timefilters import event_visible_sql, fact_visible_sql
+
+TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
+
+
+@dataclass
+class Hit:
+    kind: str  # fact | event
+    id: int
+    score: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind[0]}:{self.id}"
+
+
+def _visibility(kind: str, as_of: datetime | None, min_confidence: float) -> tuple[str, list]:
+    if kind == "event":
+        return event_visible_sql(as_of)
+    sql, params = fact_visible_sql(as_of)
+    return f"{sql} AND d.confidence >= %s", [*params, min_confidence]
+
+
+def _window_sql(kind: str, window) -> tuple[str, list]:
+    if window is None:
+        return "", []
+    column = "d.occurred_at" if kind == "event" else "d.valid_from"
+    return f" AND {column} >= %s AND {column} < %s", [window.start, window.end]
+
+
+def corpus_size(agent_id: int, kind: str) -> int:
+    return KeywordCorpus.objects.filter(agent_id=agent_id, kind=kind).values_list("doc_count", flat=True).first() or 0
+
+
+def table_size(kind: str) -> int:
+    """Planner estimate of the table's rows (cheap; no count(*))."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [TABLES[kind]])
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+# --- semantic ----------------------------------------------------------------------------------
+
+def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
+             as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
+    """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
+    so `WHERE agent = X` can return fewer rows than exist. Strategy: agents with at most
+    `exact_scan_max_rows` documents get an exact scan (index scans disabled for the statement);
+    larger ones use HNSW with ef_search scaled by 1 / (agent's share of the table), and any
+    short answer is redone exactly. Either way the result is never short."""
+    visible, params = _visibility(kind, as_of, config.min_confidence)
+    extra, extra_params = _window_sql(kind, window)
+    sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
+           f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} "
+           f"ORDER BY distance LIMIT %s")
+    args = [_vec(vector), agent_id, *params, *extra_params, limit]
+    agent_rows = corpus_size(agent_id, kind)
+    info = {"agent_rows": agent_rows, "strategy": "exact"}
+    if window is not None or agent_rows <= config.exact_scan_max_rows:
+        rows = _run(sql, args, exact=True)
+    else:
+        share = max(agent_rows / max(table_size(kind), agent_rows), 1e-6)
+        ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit * 2 / share)))
+        info.update(strategy="hnsw", ef_search=ef)
+        rows = _run(sql, args, ef_search=ef)
+        if len(rows) < limit:
+            info["strategy"] = "hnsw+exact_rescan"
+            rows = _run(sql, args, exact=True)
+    hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
+    return [h for h in hits if h.score >= config.min_similarity], info
+
+
+def _vec(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def _run(sql: str, args: list, *, exact: bool = False, ef_search: int | None = None) -> list[tuple]:
+    with transaction.atomic(), connection.cursor() as cursor:
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        if ef_search:
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+        cursor.execute(sql, args)
+        rows = cursor.fetchall()
+        if exact:  # SET LOCAL outlives a savepoint: restore it for the rest of an outer transaction
+            cursor.execute("SET LOCAL enable_indexscan = on")
+        return rows
+
+
+# --- keyword (Okapi BM25) ----------------------------------------------------------------------
+
+def query_terms(query: str) -> list[str]:
+    """The query's lexemes under the same `english` configuration as the documents."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY lexeme", [query])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def bm25_idf(doc_count: int, df: int) -> float:
+    """ln(1 + (N − df + 0.5) / (df + 0.5)): always positive (Lucene's variant of Okapi IDF)."""
+    return math.log(1 + (doc_count - df + 0.5) / (df + 0.5))
+
+
+def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: RetrievalConfig,
+            as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
+    """Okapi BM25 over the agent's documents: candidates from the GIN full-text index, scored in
+    SQL from per-agent statistics (N, average length, df). Very common terms still score but
+    don't pull in candidates on their own."""
+    terms = query_terms(query)
+    corpus = KeywordCorpus.objects.filter(agent_id=agent_id, kind=kind).first()
+    if not terms or corpus is None or corpus.doc_count == 0:
+        return [], {"terms": terms}
+    dfs = dict(KeywordTerm.objects.filter(agent_id=agent_id, kind=kind, term__in=terms).values_list("term", "df"))
+    terms = [t for t in terms if dfs.get(t, 0) > 0]
+    if not terms:
+        return [], {"terms": []}
+    n, avgdl = corpus.doc_count, corpus.total_length / corpus.doc_count
+    idf = [bm25_idf(n, dfs[t]) for t in terms]
+    selective = [t for t in terms if dfs[t] / n <= config.bm25_common_term_df_ratio] or terms
+    tsquery = " | ".join("'" + t.replace("'", "''") + "'" for t in selective)
+    visible, params = _visibility(kind, as_of, config.min_confidence)
+    extra, extra_params = _window_sql(kind, window)
+    sql = f"""
+        WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
+        docs AS (
+            SELECT d.id, d.search_vector FROM {TABLES[kind]} d
+            WHERE d.agent_id = %s AND d.search_vector @@ %s::tsquery AND {visible}{extra}
+        )
+        SELECT docs.id,
+               sum(q.idf * tf.n * (%s + 1) / (tf.n + %s * (1 - %s + %s * len.n / %s))) AS score
+        FROM docs
+        CROSS JOIN LATERAL (SELECT sum(coalesce(array_length(positions, 1), 1))::float8 AS n
+                            FROM unnest(docs.search_vector)) len
+        JOIN LATERAL unnest(docs.search_vector) u ON true
+        JOIN q ON q.term = u.lexeme
+        CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1)::float8 AS n) tf
+        GROUP BY docs.id ORDER BY score DESC, docs.id LIMIT %s
+    """
+    k1, b = config.bm25_k1, config.bm25_b
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [terms, idf, agent_id, tsquery, *params, *extra_params, k1, k1, b, b, avgdl, limit])
+        rows = cursor.fetchall()
+    return [Hit(kind, row_id, float(score)) for row_id, score in rows], {"terms": terms, "selective": selective}
+
+
+# --- graph -------------------------------------------------------------------------------------
+
+def graph_facts(*, entity_scores: dict[int, float], vector: np.ndarray, limit: int, config: RetrievalConfig,
+                as_of: datetime | None = None) -> list[Hit]:
+    """Facts linked to the graph's top entities, scored by entity score × (0.5 + 0.5 cosine),
+    so a seed entity's many facts are ordered by relevance to the query."""
+    if not entity_scores:
+        return []
+    top = sorted(entity_scores, key=entity_scores.get, reverse=True)[: max(10, config.spreading_related_entities)]
+    visible, params = fact_visible_sql(as_of)
+    sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
+           f"JOIN {TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
+           f"AND d.confidence >= %s ORDER BY d.embedding <=> %s::vector LIMIT %s")
+    vec = _vec(vector)
+    rows = _run(sql, [vec, top, *params, config.min_confidence, vec, limit * 3], exact=True)
+    best: dict[int, float] = {}
+    for entity_id, fact_id, cosine in rows:
+        score = entity_scores[entity_id] * (0.5 + 0.5 * max(0.0, float(cosine)))
+        best[fact_id] = max(best.get(fact_id, 0.0), score)
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [Hit("fact", fact_id, score) for fact_id, score in ranked]

@@ -1,0 +1,97 @@
+"""Temporal expressions in a query ("yesterday", "last week", "in May 2023", "3 days ago")
+resolved against the query's reference time into a [start, end) window. Pure functions."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|" \
+         r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+            "ten": 10, "a": 1, "an": 1, "a couple of": 2, "a few": 3, "several": 3}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    start: datetime
+    end: datetime
+    expression: str
+
+    def as_dict(self) -> dict:
+        return {"start": self.start.isoformat(), "end": self.end.isoformat(), "expression": self.expression}
+
+
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month_window(year: int, month: int, tz) -> tuple[datetime, datetime]:
+    start = datetime(year, month, 1, tzinfo=tz)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=tz)
+    return start, end
+
+
+def _relative(text: str, now: datetime) -> TimeWindow | None:
+    today = _day(now)
+    simple = {
+        "today": (today, today + timedelta(days=1)),
+        "yesterday": (today - timedelta(days=1), today),
+        "last night": (today - timedelta(days=1), today),
+        "this week": (today - timedelta(days=today.weekday()), today + timedelta(days=1)),
+        "last week": (today - timedelta(days=today.weekday() + 7), today - timedelta(days=today.weekday())),
+        "last weekend": (today - timedelta(days=today.weekday() + 2), today - timedelta(days=today.weekday())),
+        "this month": (today.replace(day=1), today + timedelta(days=1)),
+        "this year": (today.replace(month=1, day=1), today + timedelta(days=1)),
+        "last year": (datetime(now.year - 1, 1, 1, tzinfo=now.tzinfo), datetime(now.year, 1, 1, tzinfo=now.tzinfo)),
+        "recently": (today - timedelta(days=14), today + timedelta(days=1)),
+    }
+    for phrase, (start, end) in simple.items():
+        if re.search(rf"\b{phrase}\b", text):
+            return TimeWindow(start, end, phrase)
+    if re.search(r"\blast month\b", text):
+        year, month = (now.year - 1, 12) if now.month == 1 else (now.year, now.month - 1)
+        return TimeWindow(*_month_window(year, month, now.tzinfo), "last month")
+    match = re.search(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few|several|an?)\s+"
+                      r"(day|week|month|year)s?\s+ago\b", text)
+    if match:
+        amount = int(match.group(1)) if match.group(1).isdigit() else _NUMBERS[match.group(1)]
+        span = _UNIT_DAYS[match.group(2)]
+        center = today - timedelta(days=amount * span)
+        slack = timedelta(days=max(1, span // 2))
+        return TimeWindow(center - slack, center + slack + timedelta(days=1), match.group(0))
+    return None
+
+
+def _absolute(text: str, now: datetime) -> TimeWindow | None:
+    tz = now.tzinfo
+    match = re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", text) or re.search(
+        rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", text)
+    if match:
+        groups = match.groups()
+        day, month, year = (groups[0], groups[1], groups[2]) if groups[0].isdigit() else (groups[1], groups[0],
+                                                                                          groups[2])
+        try:
+            start = datetime(int(year), MONTHS[month], int(day), tzinfo=tz)
+        except ValueError:
+            return None
+        return TimeWindow(start, start + timedelta(days=1), match.group(0))
+    match = re.search(rf"\b{_MONTH}\s+(?:of\s+)?(\d{{4}})\b", text)
+    if match:
+        return TimeWindow(*_month_window(int(match.group(2)), MONTHS[match.group(1)], tz), match.group(0))
+    match = re.search(r"\b(?:in|during|since|of)\s+((?:19|20)\d{2})\b", text)
+    if match:
+        year = int(match.group(1))
+        return TimeWindow(datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz), match.group(0))
+    return None
+
+
+def resolve_temporal(query: str, now: datetime) -> TimeWindow | None:
+    """The first temporal expression of the query as a window, or None."""
+    text = query.lower()
+    return _absolute(text, now) or _relative(text, now)

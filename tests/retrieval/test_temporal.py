@@ -1,0 +1,35 @@
+from datetime import UTC, datetime
+
+from retrieval.temporal import resolve_temporal
+
+NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
+
+
+def window(q):
+    w = resolve_temporal(q, NOW)
+    return (w.start.date().isoformat(), w.end.date().isoformat()) if w else None
+
+
+def test_relative_days():
+    assert window("what did I do yesterday?") == ("2024-06-11", "2024-06-12")
+    assert window("anything today") == ("2024-06-12", "2024-06-13")
+
+
+def test_last_week_is_the_previous_monday_to_monday():
+    assert window("where was I last week") == ("2024-06-03", "2024-06-10")
+
+
+def test_n_days_ago_is_a_window_around_that_day():
+    start, end = window("what happened 3 days ago")
+    assert start <= "2024-06-09" < end
+
+
+def test_month_and_year_expressions():
+    assert window("what happened in May 2023?") == ("2023-05-01", "2023-06-01")
+    assert window("trips in 2022") == ("2022-01-01", "2023-01-01")
+    assert window("on 8 May, 2023") == ("2023-05-08", "2023-05-09")
+    assert window("last month") == ("2024-05-01", "2024-06-01")
+
+
+def test_no_expression_gives_none():
+    assert window("where does Ricardo live?") is None
