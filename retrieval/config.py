@@ -28,7 +28,10 @@ class RetrievalConfig:
     # keyword (Okapi BM25)
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
-    bm25_common_term_df_ratio: float = 0.25  # such terms score but don't select candidates alone
+    # On large corpora, terms in more than this share of documents still score but don't pull in
+    # candidates on their own (exact scores, far fewer rows to score); small corpora score every match.
+    bm25_common_term_df_ratio: float = 0.25
+    bm25_prune_min_docs: int = 5000
     # graph
     ppr_alpha: float = 0.85
     graph_hop_decay: tuple[float, ...] = (1.0, 0.5)
@@ -39,7 +42,7 @@ class RetrievalConfig:
     rrf_k: int = 60
     signal_weights: dict[str, float] = field(
         default_factory=lambda: {"semantic": 1.0, "keyword": 1.0, "graph": 0.5, "event_semantic": 1.0,
-                                 "event_keyword": 1.0, "temporal": 0.5}
+                                 "event_keyword": 1.0, "temporal": 0.5, "event_temporal": 0.5, "pattern": 1.0}
     )
     score_weights: dict[str, float] = field(
         default_factory=lambda: {"semantic": 0.70, "recency": 0.20, "importance": 0.10}
@@ -52,6 +55,14 @@ class RetrievalConfig:
     spreading_facts_per_entity: int = 3
     spreading_related_entities: int = 5
     pattern_boost_max: float = 0.10
+    # temporal contiguity: the messages said right before / after a retrieved one are recalled
+    # with it (scored parent × decay), as neighbouring episodes are in human memory
+    contiguity_seeds: int = 5
+    contiguity_window: int = 1
+    contiguity_decay: float = 0.5
+    contiguity_max_gap_minutes: float = 30.0
+    # diversity: a second item citing the same source message is scored × this
+    diversity_penalty: float = 0.5
     # reranking (LLM)
     enable_reranker: bool = True
     reranker_weight: float = 0.70
@@ -69,8 +80,13 @@ class RetrievalConfig:
 PRESETS: dict[str, dict] = {
     "default": {},
     "weighted": {"fusion": "weighted"},
-    "keyword_only": {"signal_weights": {"keyword": 1.0, "event_keyword": 1.0}, "include_events": True},
-    "semantic_only": {"signal_weights": {"semantic": 1.0, "event_semantic": 1.0}, "include_events": True},
+    # single-signal baselines (what eval_locomo compares the pipeline with)
+    "keyword_only": {"signal_weights": {"keyword": 1.0, "event_keyword": 1.0, "pattern": 0.0},
+                     "spreading_activation_hops": 0, "enable_reranker": False, "pattern_boost_max": 0.0,
+                     "contiguity_seeds": 0, "diversity_penalty": 1.0},
+    "semantic_only": {"signal_weights": {"semantic": 1.0, "event_semantic": 1.0, "pattern": 0.0},
+                      "spreading_activation_hops": 0, "enable_reranker": False, "pattern_boost_max": 0.0,
+                     "contiguity_seeds": 0, "diversity_penalty": 1.0},
     "fast": {"enable_reranker": False, "spreading_activation_hops": 0},
 }
 
@@ -80,6 +96,6 @@ def retrieval_config(overrides: dict | None = None, preset: str = "default") -> 
         raise ConfigError(f"unknown preset {preset!r}", {"preset": sorted(PRESETS)})
     config = apply_overrides(RetrievalConfig(), PRESETS[preset])
     config = apply_overrides(config, overrides)
-    if config.fusion not in {"rrf", "weighted"}:
-        raise ConfigError("setting 'fusion' must be 'rrf' or 'weighted'", {"fusion": config.fusion})
+    if config.fusion not in {"rrf", "weighted", "convex"}:
+        raise ConfigError("setting 'fusion' must be 'rrf', 'weighted' or 'convex'", {"fusion": config.fusion})
     return config

@@ -131,14 +131,14 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     if window is not None and weights.get("temporal", 0) > 0:
         tasks["temporal"] = lambda: signals.semantic(agent_id=aid, kind="fact", vector=ctx.vector, limit=pool,
                                                      config=c, as_of=ctx.as_of, window=window)
-        if c.include_events:
-            tasks["event_temporal"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
-                                                               limit=pool, config=c, as_of=ctx.as_of, window=window)
+    if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
+        tasks["event_temporal"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
+                                                           limit=pool, config=c, as_of=ctx.as_of, window=window)
     results = run_all(tasks, parallel=c.parallel_signals)
     for name, (hits, info) in results.items():
         ctx.rankings[name] = hits
         step.data[name] = {"count": len(hits), **info}
-    if ctx.plan.pattern_types or ctx.plan.pattern_rel_types:
+    if (ctx.plan.pattern_types or ctx.plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
         ids = selectors.pattern_facts(agent=ctx.agent, entity_types=ctx.plan.pattern_types,
                                       rel_types=ctx.plan.pattern_rel_types, speaker_entity_ids=ctx.plan.entity_ids,
                                       as_of=ctx.as_of, limit=pool)
@@ -188,8 +188,9 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
     _load_rows(ctx, ctx.candidates)
     ctx.candidates = {k: v for k, v in ctx.candidates.items() if _row(ctx, v) is not None}
     fused = rrf({name: [h.key for h in hits] for name, hits in ctx.rankings.items()}, k=c.rrf_k,
-                weights=c.signal_weights | {"pattern": c.signal_weights.get("pattern", 1.0)})
+                weights=c.signal_weights)
     fused = normalize_max(fused)
+    convex = _convex(ctx) if c.fusion == "convex" else {}
     for cand in ctx.candidates.values():
         row = _row(ctx, cand)
         moment = row.valid_from if cand.kind == "fact" else row.occurred_at
@@ -198,7 +199,9 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
             cand.scores["importance"] = row.importance
             cand.scores["confidence"] = round(decayed_confidence(row.confidence, moment, ctx.reference,
                                                                  c.confidence_half_life_days), 6)
-        if c.fusion == "weighted":
+        if c.fusion == "convex":
+            cand.final = convex.get(cand.key, 0.0)
+        elif c.fusion == "weighted":
             relevance = max(cand.scores.get("semantic", 0.0), cand.scores.get("keyword", 0.0))
             cand.final = weighted(relevance, cand.scores["recency"], cand.scores.get("importance", 0.5),
                                   c.score_weights)
@@ -206,6 +209,20 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
             cand.final = fused.get(cand.key, 0.0)
     step.candidates_in = step.candidates_out = len(ctx.candidates)
     step.data["fusion"] = c.fusion
+
+
+def _convex(ctx: RetrieveContext) -> dict[str, float]:
+    """Σ weight × min-max-normalized score per signal: lets one strong signal win on its own."""
+    out: dict[str, float] = {}
+    for name, hits in ctx.rankings.items():
+        weight = ctx.config.signal_weights.get(name, 0.0)
+        if not hits or weight <= 0:
+            continue
+        hi, lo = max(h.score for h in hits), min(h.score for h in hits)
+        span = (hi - lo) or 1.0
+        for hit in hits:
+            out[hit.key] = out.get(hit.key, 0.0) + weight * (hit.score - lo) / span
+    return normalize_max(out)
 
 
 def _row(ctx: RetrieveContext, cand: Candidate):
@@ -241,6 +258,7 @@ def enhance(ctx: RetrieveContext, step: StepRecord) -> None:
             visited.update(neighbours)
             frontier = {n: parent * decay for n in neighbours}
         _load_rows(ctx, ctx.candidates)
+    added += _contiguity(ctx)
     for cand in ctx.candidates.values():
         if cand.kind == "fact" and cand.id in ctx.facts:
             boost = pattern_boost(ctx.facts[cand.id].reinforcement_count, c.pattern_boost_max)
@@ -249,6 +267,37 @@ def enhance(ctx: RetrieveContext, step: StepRecord) -> None:
                 cand.final += boost
     step.candidates_out = len(ctx.candidates)
     step.data["spreading_candidates_unique"] = added
+
+
+def _source_event_id(ctx: RetrieveContext, cand: Candidate) -> int | None:
+    return ctx.facts[cand.id].source_event_id if cand.kind == "fact" else cand.id
+
+
+def _contiguity(ctx: RetrieveContext) -> int:
+    """The messages said right before and after the top hits join the candidates."""
+    c = ctx.config
+    if c.contiguity_seeds <= 0:
+        return 0
+    top = sorted(ctx.candidates.values(), key=lambda x: (-x.final, x.key))[: c.contiguity_seeds]
+    parent = {}
+    for cand in top:
+        source = _source_event_id(ctx, cand)
+        if source is not None:
+            parent[source] = max(parent.get(source, 0.0), cand.final)
+    pairs = selectors.neighbour_events(agent=ctx.agent, event_ids=list(parent), window=c.contiguity_window,
+                                       max_gap_minutes=c.contiguity_max_gap_minutes, as_of=ctx.as_of)
+    added = 0
+    for seed, neighbour in pairs:
+        key, score = f"e:{neighbour}", parent[seed] * c.contiguity_decay
+        cand = ctx.candidates.get(key)
+        if cand is None:
+            cand = ctx.candidates[key] = Candidate(key, "event", neighbour, via="contiguity")
+            added += 1
+        if score > cand.final:
+            cand.final = score
+            cand.scores["contiguity"] = round(c.contiguity_decay, 6)
+    _load_rows(ctx, ctx.candidates)
+    return added
 
 
 RERANK_SCHEMA = {
@@ -302,8 +351,16 @@ def _text(ctx: RetrieveContext, cand: Candidate) -> str:
 def select(ctx: RetrieveContext, step: StepRecord) -> None:
     """min_score, then the limit; an event already cited by a higher-ranked fact is folded into it."""
     step.candidates_in = len(ctx.ordered)
+    seen: set[int] = set()
+    for cand in ctx.ordered:  # diversity: later items citing an already-cited message count less
+        source = _source_event_id(ctx, cand)
+        if source in seen:
+            cand.final *= ctx.config.diversity_penalty
+            cand.scores["diversity"] = ctx.config.diversity_penalty
+        seen.add(source)
+    ranked = sorted(ctx.ordered, key=lambda x: (-x.final, x.key))
     cited, out = set(), []
-    for cand in ctx.ordered:
+    for cand in ranked:
         if cand.final < ctx.config.min_score:
             continue
         if cand.kind == "fact":

@@ -98,3 +98,32 @@ FAMILY_RELATIONS = ("spouse_of", "parent_of", "child_of", "sibling_of", "partner
 def visible_event_ids(*, agent: Agent, ids: list[int], as_of: datetime | None) -> set[int]:
     return set(Event.objects.filter(event_visible(as_of), agent=agent, id__in=ids).values_list("id", flat=True))
 
+
+
+def neighbour_events(*, agent: Agent, event_ids: list[int], window: int, max_gap_minutes: float,
+                     as_of: datetime | None) -> list[tuple[int, int]]:
+    """(seed, neighbour) pairs: the `window` messages said just before and after each seed event
+    in the agent's timeline, at most `max_gap_minutes` apart."""
+    if not event_ids or window <= 0:
+        return []
+    from django.db import connection
+
+    table = Event._meta.db_table
+    visible = "e.redacted_at IS NULL" + (" AND e.occurred_at <= %(as_of)s AND e.recorded_at <= %(as_of)s"
+                                         if as_of else "")
+    sql = f"""
+        SELECT s.id, n.id FROM {table} s
+        CROSS JOIN LATERAL (
+            (SELECT e.id, e.occurred_at FROM {table} e WHERE e.agent_id = s.agent_id
+               AND e.occurred_at < s.occurred_at AND {visible} ORDER BY e.occurred_at DESC LIMIT %(w)s)
+            UNION ALL
+            (SELECT e.id, e.occurred_at FROM {table} e WHERE e.agent_id = s.agent_id
+               AND e.occurred_at > s.occurred_at AND {visible} ORDER BY e.occurred_at ASC LIMIT %(w)s)
+        ) n
+        WHERE s.id = ANY(%(ids)s) AND s.agent_id = %(agent)s
+          AND abs(extract(epoch FROM n.occurred_at - s.occurred_at)) <= %(gap)s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"ids": list(event_ids), "agent": agent.id, "w": window, "gap": max_gap_minutes * 60,
+                             "as_of": as_of})
+        return cursor.fetchall()

@@ -135,7 +135,9 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
         return [], {"terms": []}
     n, avgdl = corpus.doc_count, corpus.total_length / corpus.doc_count
     idf = [bm25_idf(n, dfs[t]) for t in terms]
-    selective = [t for t in terms if dfs[t] / n <= config.bm25_common_term_df_ratio] or terms
+    selective = terms
+    if n >= config.bm25_prune_min_docs:
+        selective = [t for t in terms if dfs[t] / n <= config.bm25_common_term_df_ratio] or terms
     tsquery = " | ".join("'" + t.replace("'", "''") + "'" for t in selective)
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)

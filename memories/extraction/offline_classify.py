@@ -18,29 +18,47 @@ DISCOURSE = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|ah|aw+|wow|whoa|well|so|and|but|also|plus|anyway|anyways|actually|"
     r"honestly|btw|by the way|ok|okay|hey|hi|hello|lol|haha\w*|hehe|hmm+|um+|uh+|totally|definitely|sure|"
     r"right|true|no|nope|man|dude|gosh|omg|oh man|oh my|sadly|luckily|fortunately|unfortunately|thankfully|"
-    r"basically|on a (?:different|side|related|positive|lighter) note|speaking of which|as for me|in fact|"
-    r"of course|thanks|thank you|thx|congrats|congratulations|sorry|lmao|guess what|you know|"
-    r"believe it or not|funny enough)\b[\s,!.:;\-]*)+",
+    r"basically|on (?:a|another)(?: \w+)? note|speaking of which|as for me|in fact|"
+    r"of course|thanks|thank you|thx|congrats|congratulations|sorry|lmao|guess what|you know|you know what|"
+    r"believe it or not|funny enough|speaking of [^,.!?]{1,40}|to be honest|tbh|ngl|not gonna lie|fun fact|"
+    r"i mean|i swear|"
+    r"i (?:gotta|have to|must|got to|need to) (?:say|admit|tell you|tell ya)(?: that)?|"
+    r"(?:i )?(?:just )?wanted to (?:say|tell (?:you|ya)|let you know|share)(?: that)?|"
+    r"i'm (?:so |really |super )?(?:excited|happy|glad|thrilled|stoked) to (?:tell|share with|let) (?:you|ya)"
+    r"(?: know)?(?: that)?)\b[\s,!.:;\-]*)+",
+    re.I,
+)
+_IMPERATIVE = re.compile(
+    r"^(?:let's|let us|keep|check|take|have|enjoy|stay|make sure|don't|do not|remember|hold|go|come|look|try|"
+    r"tell|give|be|feel free|imagine|trust|believe|wish|hope|good luck|congrats|please|never|always)\b",
     re.I,
 )
 _YOU_START = re.compile(r"^(?:you|your|you're|you've|you'll|you'd|u|ya|yours)\b", re.I)
 _YOU_ANY = re.compile(r"\b(?:you|your|you're|you've|you'll|you'd|yours)\b", re.I)
 _HEDGE = re.compile(
-    r"\b(?:think|thinks|guess|guesses|maybe|probably|perhaps|might|possibly|not sure|suppose|supposes|"
-    r"kind of|sort of|kinda|sorta|hopefully|hoping|hope|hopes|believes|seems|seem|apparently|may be)\b",
+    r"\b(?:maybe|probably|perhaps|might|possibly|not sure|kinda|sorta|hopefully|apparently|may be|seems|"
+    r"seem)\b|\x03\s+(?:\w+\s+)?(?:thinks|guesses|believes|supposes|hopes|is hoping|bets|assumes|reckons|"
+    r"doubts|is thinking)\b",
+    re.I,
+)
+_REACTION = re.compile(
+    r"^(?:(?:totally|really|completely|definitely|so|just)\s+)*(?:couldn't agree more|can't agree more|"
+    r"agrees?|sees|knows|understands|gets it|bets|guesses|hears you|feels you|feels the same|is sure|"
+    r"is so sure|is glad|is so glad|appreciates (?:it|that|you)|can't wait|will keep you (?:posted|updated)|"
+    r"will definitely keep you (?:posted|updated))\b\s*(?:[,.!;:-]|$|that\b|with you|so\b|too\b)",
     re.I,
 )
 
 _MILESTONE = re.compile(
-    r"\b(?:married|marry|marrying|wedding|engaged|born|graduat\w*|(?:moved|moving|relocated|relocating)\s+"
-    r"(?:to|in|out|back|away|from|here|there|house|abroad)|pregnant|divorc\w*|retired|retiring|passed away|"
-    r"died|adopted|gave birth|new baby|came out|coming out|transitioned|transitioning)\b",
+    r"\b(?:married|marry|marrying|wedding|engaged|born|graduat\w*|pregnant|divorc\w*|retired|retiring|"
+    r"passed away|died|adopted|gave birth|new baby|came out|coming out|transitioned|transitioning)\b|"
+    r"\x03\s+(?:\w+\s+){0,2}(?:moved|moving|relocated|relocating)\s+(?:to|in|out|back|away|from|here|there|house|abroad)\b",
     re.I,
 )
 _CHANGE = re.compile(
-    r"\b(?:left|quit|joined|leaving|joining)\s+(?:the\s+)?\x02|\b(?:started dating|broke up|split up|got fired|"
-    r"was fired|laid off|got promoted|promoted|new job|resigned|stopped working|no longer|got a job|"
-    r"started a new job|hired by|dumped)\b",
+    r"\b(?:left|quit|joined|leaving|joining)\s+(?:the\s+)?\x02|\b(?:started dating|broke up|split up|"
+    r"got fired|was fired|laid off|got promoted|promoted|new job|resigned|stopped working|no longer|"
+    r"got a job|started a new job|hired by|dumped)\b",
     re.I,
 )
 _PREFERENCE = re.compile(
@@ -78,6 +96,16 @@ def addresses_listener(text: str) -> bool:
 
 def mentions_listener(text: str) -> bool:
     return bool(_YOU_ANY.search(text))
+
+
+def is_imperative(text: str) -> bool:
+    """ "Let's keep going", "Keep it up", "Check out my painting": addressed to the listener."""
+    return bool(_IMPERATIVE.match(text))
+
+
+def is_reaction(predicate: str) -> bool:
+    """ "⟨0⟩ couldn't agree more", "⟨0⟩ sees, so...": conversational acknowledgements, not facts."""
+    return bool(_REACTION.match(predicate))
 
 
 def is_hedged(text: str) -> bool:

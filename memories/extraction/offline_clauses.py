@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from memories.extraction.offline_classify import addresses_listener
 from memories.extraction.offline_entities import KIN_ALT, MOD_ALT, PET_ALT
 from memories.extraction.offline_grammar import is_adverb, is_past, third_person
-from memories.extraction.offline_text import PH, PH_RE, SPEAKER
+from memories.extraction.offline_lexicon import word_set
+from memories.extraction.offline_text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
-_JOINER = re.compile(r"\s*;\s*|\s*,?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+")
+_JOINER = re.compile(r"\s*;\s*|\s*,?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+|,\s+(?=\x02)")
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
 _LEAD = re.compile(
@@ -26,26 +27,37 @@ _LEAD = re.compile(
     re.I,
 )
 _KIN_SUBJECT = re.compile(
-    rf"^{_E.format('own')}'s\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*,?\s*{_E.format('s')}\s*,?\s+", re.I
+    rf"^{_E.format('own')}'s\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*,?\s*{_E.format('s')}\s*,?\s+",
+    re.I,
 )
 _APPOSITIVE = re.compile(rf"^{_E.format('s')}\s*,\s*(?:{PH}'s|an?|the)\s+[^,]{{1,40}},\s*")
-_COMPOUND = re.compile(rf"^{PH}(?:\s*,\s*{PH})*\s*,?\s+(?:and|&)\s+{PH}\s+")
+_PEOPLE = rf"(?:{KIN_ALT}|friends|family|kids|children|parents|colleagues|coworkers|folks|team)"
+_UNIT = rf"(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}(?:\s*,?\s*\x02\d+\x03)?|\x02\d+\x03)"
+_UNIT_RE = re.compile(
+    rf"\x02(?P<owner>\d+)\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}(?:\s*,?\s*\x02(?P<named>\d+)\x03)?"
+    rf"|\x02(?P<plain>\d+)\x03",
+    re.I,
+)
+_COMPOUND = re.compile(rf"^{_UNIT}(?:\s*,\s*{_UNIT})*\s*,?\s+(?:and|&)\s+{_UNIT}\s+", re.I)
+_UNITS_ONLY = re.compile(rf"^{_UNIT}(?:\s*(?:,|and|&)\s*{_UNIT})*$", re.I)
 _IS_CONTRACTION = re.compile(
     rf"^{_E.format('s')}'s\s+(?=(?:been|got|gone|going|moving|moved|leaving|left|working|living|not|now|also|an?|"
     r"the|so|very|really|from|married|engaged|in|at|here|there|always|never|still|just|[a-z]+ing)\b)"
 )
 _OWNER = re.compile(rf"^{_E.format('s')}'s\s+")
 _DIRECT = re.compile(rf"^{_E.format('s')}\s+")
-_IMPLICIT_VERB = re.compile(r"^(?:(?:just|finally|recently|also|then|totally|really|actually)\s+)*([A-Za-z]+)\b")
+_IMPLICIT_VERB = re.compile(
+    r"^(?:(?:just|finally|recently|also|then|totally|really|actually)\s+)*([A-Za-z]+)\b", re.I
+)
 _NOT_IMPLICIT = frozenset({"was", "were", "did", "said", "thought", "felt", "seemed", "sounded", "looked"})
-_AUX_WORDS = frozenset("""
+_AUX_WORDS = word_set("""
 is was has had will would can could does did doesn't didn't isn't wasn't hasn't won't can't couldn't
 wouldn't got gets just also now still never always
-""".split())
-_KNOWN_3SG = frozenset("""
+""")
+_KNOWN_3SG = word_set("""
 lives works loves likes enjoys prefers studies hates owns says goes makes takes moves joins leaves visits
 teaches runs manages plays writes reads wants needs thinks feels knows keeps spends starts helps
-""".split())
+""")
 
 
 @dataclass
@@ -60,7 +72,8 @@ def split_clauses(body: str) -> list[str]:
     """Cut at "and"/"but"/";" when what follows opens a clause (a verb, or a subject + verb)."""
     pieces, start = [], 0
     for match in _JOINER.finditer(body):
-        if match.start() > start and _opens_clause(body[match.end() :]):
+        left = body[start : match.start()].strip()
+        if left and not _UNITS_ONLY.match(left) and _opens_clause(body[match.end() :]):
             pieces.append(body[start : match.start()])
             start = match.end()
     pieces.append(body[start:])
@@ -101,13 +114,12 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
 
 
 def _explicit_subject(text: str, rest: str) -> Clause | None:
+    if match := _COMPOUND.match(rest):
+        return Clause(text, _compound_subjects(match.group()), rest[match.end() :], "direct")
     if match := _KIN_SUBJECT.match(rest):
         return Clause(text, [int(match.group("s"))], rest[match.end() :], "direct")
     if match := _APPOSITIVE.match(rest):
         return Clause(text, [int(match.group("s"))], rest[match.end() :], "direct")
-    if match := _COMPOUND.match(rest):
-        ids = list(dict.fromkeys(int(i) for i in PH_RE.findall(match.group())))
-        return Clause(text, ids, rest[match.end() :], "direct")
     if match := _IS_CONTRACTION.match(rest):
         after = rest[match.end() :]
         verb = "has " if after.split(" ", 1)[0] in ("been", "got", "gone") else "is "
@@ -119,16 +131,24 @@ def _explicit_subject(text: str, rest: str) -> Clause | None:
     return None
 
 
+def _compound_subjects(text: str) -> list[int]:
+    """ "⟨0⟩ and ⟨0⟩'s brother ⟨1⟩" → [0, 1]; "⟨0⟩'s wife and ⟨0⟩" → [0] (an unnamed wife is no entity)."""
+    ids = []
+    for unit in _UNIT_RE.finditer(text):
+        ids.append(int(unit.group("named") or unit.group("plain") or unit.group("owner")))
+    return list(dict.fromkeys(ids))
+
+
 def _implicit_speaker(rest: str) -> bool:
-    """"Talked to my friend...", "Went hiking yesterday": a chat sentence without "I"."""
+    """ "Talked to my friend...", "Went hiking yesterday": a chat sentence without "I"."""
     match = _IMPLICIT_VERB.match(rest)
-    if not match or not match.group(1)[:1].isupper():
+    if not match or not rest[:1].isupper():
         return False
     low = match.group(1).lower()
     return is_past(low) and low not in _NOT_IMPLICIT
 
 
 def singular_predicate(predicate: str) -> str:
-    """"live in ⟨2⟩" → "lives in ⟨2⟩": the predicate of a compound subject, for one member."""
+    """ "live in ⟨2⟩" → "lives in ⟨2⟩": the predicate of a compound subject, for one member."""
     head, sep, tail = predicate.partition(" ")
     return third_person(head) + sep + tail

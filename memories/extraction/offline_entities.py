@@ -23,7 +23,7 @@ from memories.extraction.offline_lexicon import (
     PLACES,
 )
 from memories.extraction.offline_names import Mention, NameContext, alias_pairs, find_mentions
-from memories.extraction.offline_text import PH, SPEAKER, normalize_message, ph, split_sentences
+from memories.extraction.offline_text import SPEAKER, split_sentences
 
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
 
@@ -64,14 +64,15 @@ _PLACE_STRONG = _phrases_before(
     "travelled to,traveling to,travelling to,hometown of,city of,drove to,road trip to,is from,am from,"
     "are from,'m from,comes from,come from,originally from,streets of,visited,visiting"
 )
-_PLACE_WEAK = _phrases_before("in,to,from,near,went to,around,across,outside,into,visit,at")
+_PLACE_WEAK = _phrases_before("in,to,from,near,went to,around,across,outside,into,visit")
+_AT_BEFORE = _phrases_before("at")
 _PERSON_BEFORE = _phrases_before(
     "with,told,asked,met,hired,called,texted,talked to,spoke to,spoke with,talk to,talking to,dating,"
     "married,married to,thanks,thank,and"
 )
 _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s+(?:said|says|told|tells|asked|asks|texted|called|thinks|thought|wants|wanted|hired|"
-    r"recruited|who|and i|and me|is my|was my)\b"
+    r"recruited|who|and i|and me)\b"
 )
 _BY_BEFORE = re.compile(r"\bby\s*$")
 
@@ -138,6 +139,7 @@ class Sentence:
 
 # --- canonical names ------------------------------------------------------------------------------
 
+
 def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequence[str]) -> dict[str, str]:
     """lower(surface) → canonical name, from known names, parenthesized aliases and first names."""
     canon: dict[str, str] = {}
@@ -165,8 +167,7 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
 
 def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str]) -> tuple:
     """Split, find names, group aliases, type entities. Returns (registry, sentences, name context)."""
-    texts = [normalize_message(t) for t in recent[-5:]]
-    ctx = NameContext(speaker, known, [message, *texts])
+    ctx = NameContext(speaker, known, [message, *recent[-5:]])
     sentences = [Sentence(s, find_mentions(s, ctx)) for s in split_sentences(message)]
     registry = Registry(speaker)
     canon = _canonical_map(sentences, speaker, known)
@@ -188,6 +189,7 @@ def _register(registry: Registry, canon: dict[str, str], mention: Mention) -> in
 
 
 # --- types ----------------------------------------------------------------------------------------
+
 
 def _vote(entity: Entity, sentence: str, mention: Mention) -> None:
     before = sentence[max(0, mention.start - 48) : mention.start].lower()
@@ -242,112 +244,14 @@ def _vote_context(entity: Entity, before: str, after: str) -> None:
         entity.vote("place", 70)
     elif _PLACE_WEAK.search(before):
         entity.vote("place", 30)
+    if _AT_BEFORE.search(before):
+        entity.vote("organization", 15)
+        entity.vote("place", 15)
     if _PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before):
         entity.vote("person", 40)
     elif _BY_BEFORE.search(before):
         entity.vote("person", 20)
 
 
-# --- tagging and pronouns -------------------------------------------------------------------------
-
-_VOCATIVE_MARK = "\x04"
-_VOCATIVE_GAP = re.compile(r"\s*,?\s*\x04\s*,?")
-_ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
-_PRONOUN = re.compile(rf"{PH}|\b(he|she|him|her|his|hers)\b", re.I)
-_LEADING_SUBJECT = re.compile(rf"^\W*(?:[A-Za-z]+,\s*)?{PH}")
-_NEXT_WORD = re.compile(r"\s+([a-z][\w'-]*)")
-_NOT_A_NOUN = frozenset("""
-to for with about and or but the a an that this up out in on at from into back again too so very yesterday
-today now then when because if as off down over around last every some all how what why where who which by
-of like more much well though there here anymore already just really since until before after is was
-""".split())
-
-
-class PronounState:
-    """Person salience across the sentences of the message, with the recent messages as fallback."""
-
-    def __init__(self, registry: Registry, ctx: NameContext, recent: Sequence[str]):
-        self.registry = registry
-        self.history: list[int] = []
-        self._ctx = ctx
-        self._recent = recent
-        self._recent_people: list[tuple[str, str]] | None = None
-
-    def antecedent(self, gender: str, exclude: int | None) -> int | None:
-        for idx in reversed(self.history):
-            if idx != exclude and self.registry.entities[idx].gender in ("", gender):
-                return idx
-        for name, name_gender in self._people_in_recent():
-            if name_gender in ("", gender):
-                idx = self.registry.ensure(name)
-                entity = self.registry.entities[idx]
-                if idx != exclude and idx != SPEAKER and entity.type in ("person", "concept"):
-                    entity.forced, entity.gender = "person", entity.gender or name_gender
-                    return idx
-        return None
-
-    def _people_in_recent(self) -> list[tuple[str, str]]:
-        if self._recent_people is None:
-            self._recent_people = [p for text in reversed(self._recent[-3:]) for p in self._people_in(text)]
-        return self._recent_people
-
-    def _people_in(self, text: str) -> list[tuple[str, str]]:
-        """(name, gender) of person-like mentions in one earlier message, latest first."""
-        out = []
-        for sentence in reversed(split_sentences(normalize_message(text))):
-            for mention in reversed(find_mentions(sentence, self._ctx)):
-                first = mention.text.split()[0].lower()
-                name = mention.known or mention.text
-                if mention.vocative or name.lower() == self._ctx.speaker.lower():
-                    continue
-                if first in FIRST_NAMES or mention.known or mention.honorific:
-                    out.append((name, gender_of(first)))
-        return out
-
-
 def gender_of(first_name: str) -> str:
     return "f" if first_name in FEMALE_NAMES else "m" if first_name in MALE_NAMES else ""
-
-
-def tag_sentence(sentence: Sentence, state: PronounState) -> str:
-    """Mentions → placeholders (vocatives dropped), "Guili (Guilherme)" collapsed, pronouns resolved."""
-    pieces, pos = [], 0
-    for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
-        pieces.append(sentence.text[pos : mention.start])
-        pieces.append(_VOCATIVE_MARK if idx is None else ph(idx))
-        pos = mention.end
-    pieces.append(sentence.text[pos:])
-    tagged = _VOCATIVE_GAP.sub(" ", "".join(pieces))
-    tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
-    sentence.tagged = _resolve_pronouns(tagged.strip(), state)
-    return sentence.tagged
-
-
-def _resolve_pronouns(tagged: str, state: PronounState) -> str:
-    lead = _LEADING_SUBJECT.match(tagged)
-    subject = int(lead.group(1)) if lead else None
-
-    def replace(match: re.Match) -> str:
-        if match.group(1) is not None:
-            idx = int(match.group(1))
-            if idx != SPEAKER and state.registry.is_person(idx):
-                state.history.append(idx)
-            return match.group()
-        word = match.group(2).lower()
-        possessive = word in ("his", "hers") or (word == "her" and _her_is_possessive(tagged, match.end()))
-        is_object = word == "him" or (word == "her" and not possessive)
-        idx = state.antecedent("m" if word in ("he", "him", "his") else "f", subject if is_object else None)
-        if idx is None:
-            return match.group()
-        state.history.append(idx)
-        return ph(idx) + ("'s" if possessive else "")
-
-    return _PRONOUN.sub(replace, tagged)
-
-
-def _her_is_possessive(tagged: str, end: int) -> bool:
-    match = _NEXT_WORD.match(tagged, end)
-    if not match:
-        return False
-    word = match.group(1)
-    return word not in _NOT_A_NOUN and not word.endswith("ly")

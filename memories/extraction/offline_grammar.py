@@ -10,6 +10,7 @@ from memories.extraction.offline_lexicon import (
     ADVERBS,
     COLLOQUIAL_VERBS,
     IRREGULAR_PAST,
+    KINSHIP,
     LY_VERBS,
     MODALS,
     PAST_PARTICIPLES,
@@ -17,13 +18,80 @@ from memories.extraction.offline_lexicon import (
 )
 from memories.extraction.offline_text import SPEAKER, ph
 
-_IRREGULAR_3SG = {"am": "is", "are": "is", "be": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
-_NEGATIVE_3SG = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't"}
+_IRREGULAR_3SG = {
+    "am": "is",
+    "are": "is",
+    "be": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+}
+_NEGATIVE_3SG = {
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "ain't": "isn't",
+}
 _ES_ENDING = re.compile(r"(?:s|sh|ch|x|z|o)$")
 _Y_ENDING = re.compile(r"[^aeiou]y$")
 _TOKEN = re.compile(r"\x02\d+\x03|[^\W\d_]\w*(?:'\w+)*|\s+|.", re.S)
 _BY_MYSELF = re.compile(r"\bby (?:myself|ourselves)\b", re.I)
+_WE_ALL = re.compile(
+    r"\b(we|us|We)\s+((?:can|will|should|could|would|must|might|are|were|have|had|do)\s+)?(?:all|both)\b"
+)
+_OF_US = re.compile(r"\b(all|both|each|some|many|most|none|any|one) of us\b", re.I)
 _COMPOUND = frozenset({"and", "or", "nor", "&"})
+_SUBJECT_OPENERS = frozenset(
+    {
+        ",",
+        ";",
+        "(",
+        "-",
+        "my",
+        "our",
+        "his",
+        "her",
+        "their",
+        "your",
+        "with",
+        "both",
+        "and",
+        "s",
+        "me",
+        "the",
+        "then",
+        "so",
+        "but",
+        "when",
+        "since",
+        "because",
+        "that",
+    }
+)
+_PEOPLE = frozenset(KINSHIP) | frozenset(
+    [
+        "friends",
+        "family",
+        "kids",
+        "children",
+        "parents",
+        "colleagues",
+        "coworkers",
+        "folks",
+        "guys",
+        "team",
+        "everyone",
+        "others",
+        "he",
+        "she",
+        "they",
+        "him",
+        "her",
+        "them",
+    ]
+)
 _CONTRACTIONS_3SG = {"m": "is", "re": "is", "ve": "has", "ll": "will"}
 _CONTRACTIONS_PLURAL = {"m": "am", "re": "are", "ve": "have", "ll": "will"}
 _POSSESSIVE = frozenset({"my", "mine", "our", "ours"})
@@ -54,7 +122,7 @@ def _is_present_base(low: str) -> bool:
         return False
     if low in MODALS or low in IRREGULAR_PAST or low in SAME_FORM_VERBS or low in PAST_PARTICIPLES:
         return False
-    return not (low.endswith("ed") and len(low) > 3) and not low.endswith("ing")
+    return not (low.endswith("ed") and len(low) > 3)
 
 
 def is_adverb(low: str) -> bool:
@@ -69,9 +137,12 @@ class _Rewriter:
     """One pass over the tokens of a tagged sentence."""
 
     def __init__(self, text: str):
+        text = _OF_US.sub(
+            lambda m: "everyone" if m.group(1).lower() == "all" else m.group(1) + " of them", text
+        )
+        text = _WE_ALL.sub(lambda m: m.group(1) + (" " + m.group(2).strip() if m.group(2) else ""), text)
         self.tokens = _TOKEN.findall(_BY_MYSELF.sub("alone", text))
         self.used_we = False
-        self.used_first_person = False
 
     def run(self) -> str:
         out = []
@@ -82,25 +153,21 @@ class _Rewriter:
     def _token(self, i: int, tok: str) -> str:
         low = tok.lower()
         base, _, contraction = low.partition("'")
-        if (tok in ("I", "i") or base == "i" and tok[0] in "Ii") or base == "we":
+        if base in ("i", "we"):
             return self._subject(i, base, contraction)
         if low in _POSSESSIVE:
-            self._mark(low in ("our", "ours"))
+            self.used_we = self.used_we or low in ("our", "ours")
             return ph(SPEAKER) + "'s"
         if tok in _OBJECT or tok in ("Me", "Us"):
-            self._mark(low == "us")
+            self.used_we = self.used_we or low == "us"
             return ph(SPEAKER)
         if low in ("myself", "ourselves"):
             return "themself" if low == "myself" else "themselves"
         return tok
 
-    def _mark(self, we: bool) -> None:
-        self.used_first_person = True
-        self.used_we = self.used_we or we
-
     def _subject(self, i: int, base: str, contraction: str) -> str:
-        self._mark(base == "we")
-        compound = self._previous_word(i) in _COMPOUND
+        self.used_we = self.used_we or base == "we"
+        compound = self._is_compound(i)
         if contraction:
             return ph(SPEAKER) + " " + self._expand(i, contraction, compound)
         if not compound:
@@ -108,10 +175,10 @@ class _Rewriter:
         return ph(SPEAKER)
 
     def _expand(self, i: int, contraction: str, compound: bool) -> str:
-        if contraction == "d":
+        if contraction == "d":  # "I'd been" → had; "I'd love" → would
             nxt = self._next_word(i)
-            return "had" if nxt is not None and (self.tokens[nxt].lower() in PAST_PARTICIPLES
-                                                 or is_past(self.tokens[nxt].lower())) else "would"
+            verb = self.tokens[nxt].lower() if nxt is not None else ""
+            return "had" if verb in PAST_PARTICIPLES or is_past(verb) else "would"
         table = _CONTRACTIONS_PLURAL if compound else _CONTRACTIONS_3SG
         return table.get(contraction, contraction)
 
@@ -134,17 +201,37 @@ class _Rewriter:
             return j
         return None
 
-    def _previous_word(self, i: int) -> str:
+    def _is_compound(self, i: int) -> bool:
+        """True for "Ana and I", "my wife and I"; false for "...countries and I'm excited"."""
+        j = self._previous_index(i)
+        if j is None or self.tokens[j].lower() not in _COMPOUND:
+            return False
+        k = self._previous_index(j)
+        if k is None:
+            return False
+        before = self.tokens[k]
+        if not (before.startswith("\x02") or before[:1].isupper() or before.lower() in _PEOPLE):
+            return False
+        return self._opens_subject(self._previous_index(k))
+
+    def _opens_subject(self, k: int | None) -> bool:
+        """The word before "Ana" in "... Ana and I": a subject starts there, not an object ("I'm Ana")."""
+        if k is None:
+            return True
+        word = self.tokens[k]
+        if word.lower() in _SUBJECT_OPENERS:
+            return True
+        return word[:1].isupper() and word != "I" and not word.lower().startswith("i'")
+
+    def _previous_index(self, i: int) -> int | None:
         for j in range(i - 1, -1, -1):
             if not self.tokens[j].isspace():
-                return self.tokens[j].lower()
-        return ""
+                return j
+        return None
 
 
-def rewrite_first_person(tagged: str) -> tuple[str, bool, bool]:
-    """I/me/my/we/our → the speaker placeholder, with verb agreement. Returns the new text,
-    whether "we/our/us" was used (a weaker, inferred attribution), and whether any first-person
-    word was seen."""
+def rewrite_first_person(tagged: str) -> tuple[str, bool]:
+    """I/me/my/we/our → the speaker placeholder, with verb agreement. Returns the new text and
+    whether "we/our/us" was used (a weaker, inferred attribution)."""
     rewriter = _Rewriter(tagged)
-    text = rewriter.run()
-    return text, rewriter.used_we, rewriter.used_first_person
+    return rewriter.run(), rewriter.used_we

@@ -6,13 +6,14 @@ Everything is lower-case; callers compare `word.lower()`.
 from __future__ import annotations
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """Whitespace-separated words → frozenset."""
     return frozenset(text.split())
 
 
 # Capitalized words that are not names: pronouns, determiners, interjections, common sentence
 # starters, calendar words, family titles used as names ("Mom"), chat acronyms.
-STOP_CAPS = _words("""
+STOP_CAPS = word_set("""
 i i'm i've i'd i'll me my mine myself we us our ours you your yours he him his she her hers it its
 they them their theirs this that these those there here who whom whose what which when where why how
 a an the and or but nor so yet for of to in on at by with from as if then than because while though
@@ -39,41 +40,43 @@ mom mum mommy mama dad daddy papa grandma grandpa granny nana god gosh jesus lor
 mr mrs ms dr prof st mt english spanish portuguese french german italian chinese japanese american
 british brazilian canadian mexican european asian african indian latino latina
 happy merry birthday morning afternoon evening night day week month year
-man dude bro guys buddy babe honey hun girl boy friend friends
+dude bro guys buddy babe honey hun friend friends
 yay ugh hmm hm um umm uh uhh meh whew phew argh shh psst eh huh ahh oops
 """)
 
 # Words that open a greeting or thanks; a name right after them is a vocative ("Hey Mel!").
-GREETING_WORDS = _words("hey hi hello hiya howdy yo thanks thank bye goodbye congrats congratulations dear morning")
+GREETING_WORDS = word_set(
+    "hey hi hello hiya howdy yo thanks thank bye goodbye congrats congratulations dear morning"
+)
 
-HONORIFICS = _words("mr mrs ms miss dr prof professor sir dame")
+HONORIFICS = word_set("mr mrs ms miss dr prof professor sir dame")
 
 # Lower-case words allowed inside a capitalized name ("Rio de Janeiro", "Bank of America").
-NAME_CONNECTORS = _words("de da do dos das del della di van von der den la le du")
-OF_HEADS = _words("""
+NAME_CONNECTORS = word_set("de da do dos das del della di van von der den la le du")
+OF_HEADS = word_set("""
 university bank institute college school academy museum department ministry city republic kingdom
 church gulf bay isle isles lake statue cathedral palace center centre house society association
 federation union league board office court hall order port cape
 """)
 
-ORG_SUFFIXES = _words("""
+ORG_SUFFIXES = word_set("""
 inc corp corporation co company ltd llc plc gmbh sa tech technologies technology labs lab bank
 university college school institute academy group systems solutions software studios studio
 foundation association hospital clinic agency partners capital ventures media network networks
 industries holdings motors airlines airways pharma health consulting bakery cafe café restaurant
 club fc society union league council committee ministry department store stores market
 """)
-ORG_PREFIXES = _words("university bank institute college school academy department ministry")
+ORG_PREFIXES = word_set("university bank institute college school academy department ministry")
 
-PLACE_SUFFIXES = _words("""
+PLACE_SUFFIXES = word_set("""
 city town street avenue ave road rd boulevard park lake river mountain mountains beach island islands
 canyon valley county bay falls square bridge coast hills forest village province region desert ocean
 sea gulf harbor harbour peninsula heights springs trail national
 """)
-PLACE_PREFIXES = _words("mount lake cape port fort saint san santa são sao")
+PLACE_PREFIXES = word_set("mount lake cape port fort saint san santa são sao")
 
 # A small gazetteer: countries, US states, major cities (lower-case, accents kept).
-PLACES = _words("""
+PLACES = word_set("""
 brazil brasil portugal spain france germany italy england scotland ireland wales netherlands belgium
 switzerland austria sweden norway denmark finland poland greece turkey russia ukraine china japan
 korea india pakistan thailand vietnam indonesia philippines australia canada mexico argentina chile
@@ -90,17 +93,52 @@ seoul beijing shanghai singapore bangkok dubai mumbai delhi sydney melbourne tor
 montreal santiago lima bogotá bogota cancun havana cairo nairobi nyc la sf chicago boston seattle
 austin houston dallas miami atlanta denver portland phoenix philadelphia detroit nashville orlando
 brooklyn manhattan yellowstone hollywood
-""") | frozenset({
-    "latin america", "south america", "north america", "new zealand", "south africa", "saudi arabia",
-    "united states", "united kingdom", "costa rica", "puerto rico", "new hampshire", "new jersey",
-    "new mexico", "new york", "north carolina", "north dakota", "rhode island", "south carolina",
-    "south dakota", "west virginia", "são paulo", "sao paulo", "rio de janeiro", "porto alegre",
-    "belo horizonte", "hong kong", "mexico city", "buenos aires", "cape town", "new york city",
-    "los angeles", "san francisco", "las vegas", "san diego", "new orleans", "silicon valley",
-    "bay area", "grand canyon", "the us", "the uk",
-})
+""") | frozenset(
+    {
+        "latin america",
+        "south america",
+        "north america",
+        "new zealand",
+        "south africa",
+        "saudi arabia",
+        "united states",
+        "united kingdom",
+        "costa rica",
+        "puerto rico",
+        "new hampshire",
+        "new jersey",
+        "new mexico",
+        "new york",
+        "north carolina",
+        "north dakota",
+        "rhode island",
+        "south carolina",
+        "south dakota",
+        "west virginia",
+        "são paulo",
+        "sao paulo",
+        "rio de janeiro",
+        "porto alegre",
+        "belo horizonte",
+        "hong kong",
+        "mexico city",
+        "buenos aires",
+        "cape town",
+        "new york city",
+        "los angeles",
+        "san francisco",
+        "las vegas",
+        "san diego",
+        "new orleans",
+        "silicon valley",
+        "bay area",
+        "grand canyon",
+        "the us",
+        "the uk",
+    }
+)
 
-FEMALE_NAMES = _words("""
+FEMALE_NAMES = word_set("""
 ana anna maria mariana clara fernanda juliana camila beatriz carolina caroline carol melanie mel joanna
 gina audrey deborah debbie jolene sarah sara emma olivia ava sophia sofia isabella isabel mia emily
 abigail madison elizabeth liz chloe ella lily hannah jessica jennifer jen jenny amanda ashley
@@ -115,7 +153,7 @@ monica mônica heloísa heloisa cecília cecilia olga elena irene margaret marth
 rose maya nora ellie hazel violet aurora stella lucy penelope layla scarlett grace chelsea
 brittany courtney heather erin andrea jasmine alexis kayla taylor jade ruby iris
 """)
-MALE_NAMES = _words("""
+MALE_NAMES = word_set("""
 rafael thiago tiago guilherme ricardo pedro joão joao marcos lucas gabriel mateus matheus bruno
 felipe gustavo rodrigo leonardo daniel diego eduardo fernando carlos andré andre paulo marcelo
 vinicius vinícius henrique caio igor renato sergio sérgio fabio fábio luiz luis luís jose josé
@@ -130,11 +168,13 @@ ralph randy eugene vincent russell elijah louis bobby philip johnny mike bob leo
 liam mason ben dan chris harry hugo felix owen luke isaac caleb jake josh joshua matt nick rob
 robert steve tony victor hector marco mario luca giovanni ahmed mohammed omar ali raj arjun
 """)
-UNISEX_NAMES = _words("sam alex jordan taylor casey riley morgan jamie robin kris charlie max")
+UNISEX_NAMES = word_set("sam alex jordan taylor casey riley morgan jamie robin kris charlie max")
 FIRST_NAMES = FEMALE_NAMES | MALE_NAMES | UNISEX_NAMES
 
 # Name-like words that are also ordinary words: no evidence of a name at the start of a sentence.
-AMBIGUOUS_NAMES = _words("will may june april mark bill frank rose grace joy hope faith sky max art pat sue")
+AMBIGUOUS_NAMES = word_set(
+    "will may june april mark bill frank rose grace joy hope faith sky max art pat sue"
+)
 
 # Kinship / social role term → (relation, reversed). reversed: the named person is the source
 # ("my mom Ana" → Ana parent_of speaker); otherwise the owner is the source.
@@ -145,14 +185,30 @@ KINSHIP: dict[str, tuple[str, bool]] = {
         ("partner_of", False),
     ),
     **dict.fromkeys(
-        ["mom", "mother", "mum", "mama", "mommy", "dad", "father", "papa", "daddy", "stepmom",
-         "stepmother", "stepdad", "stepfather", "parent"],
+        [
+            "mom",
+            "mother",
+            "mum",
+            "mama",
+            "mommy",
+            "dad",
+            "father",
+            "papa",
+            "daddy",
+            "stepmom",
+            "stepmother",
+            "stepdad",
+            "stepfather",
+            "parent",
+        ],
         ("parent_of", True),
     ),
     **dict.fromkeys(["son", "daughter", "kid", "child", "stepson", "stepdaughter"], ("parent_of", False)),
     **dict.fromkeys(["brother", "sister", "sibling", "twin", "bro", "sis"], ("sibling_of", False)),
-    **dict.fromkeys(["grandma", "grandmother", "grandpa", "grandfather", "granny", "grandparent"],
-                    ("grandparent_of", True)),
+    **dict.fromkeys(
+        ["grandma", "grandmother", "grandpa", "grandfather", "granny", "grandparent"],
+        ("grandparent_of", True),
+    ),
     **dict.fromkeys(["grandson", "granddaughter", "grandchild", "grandkid"], ("grandparent_of", False)),
     **dict.fromkeys(["uncle", "aunt", "auntie"], ("aunt_or_uncle_of", True)),
     **dict.fromkeys(["nephew", "niece"], ("aunt_or_uncle_of", False)),
@@ -171,24 +227,26 @@ KINSHIP: dict[str, tuple[str, bool]] = {
     "doctor": ("doctor_of", True),
     **dict.fromkeys(["cofounder", "co-founder"], ("cofounder_of", False)),
 }
-FEMALE_KIN = _words("wife girlfriend gf fiancee fiancée mom mother mum mama mommy stepmom stepmother daughter "
-                    "stepdaughter sister sis grandma grandmother granny granddaughter aunt auntie niece")
-MALE_KIN = _words("husband boyfriend bf fiance fiancé dad father papa daddy stepdad stepfather son stepson "
-                  "brother bro grandpa grandfather grandson uncle nephew")
-FAMILY_KIN = FEMALE_KIN | MALE_KIN | _words("spouse partner parent kid child sibling twin grandparent "
-                                            "grandchild grandkid cousin")
+FEMALE_KIN = word_set(
+    "wife girlfriend gf fiancee fiancée mom mother mum mama mommy stepmom stepmother daughter "
+    "stepdaughter sister sis grandma grandmother granny granddaughter aunt auntie niece"
+)
+MALE_KIN = word_set(
+    "husband boyfriend bf fiance fiancé dad father papa daddy stepdad stepfather son stepson "
+    "brother bro grandpa grandfather grandson uncle nephew"
+)
 
-PET_TERMS = _words("""
+PET_TERMS = word_set("""
 dog cat puppy pup kitten kitty pet horse rabbit bunny hamster parrot bird fish turtle tortoise snake
 ferret pony lizard gecko pig goat chicken
 """)
-KIN_MODIFIERS = _words("""
+KIN_MODIFIERS = word_set("""
 best close old good dear little big older younger baby twin new longtime childhood former ex late
 future step oldest youngest eldest
 """)
 
 # Verb morphology helpers.
-IRREGULAR_PAST = _words("""
+IRREGULAR_PAST = word_set("""
 went got had was were did made took saw came gave found thought told said felt knew left met began
 brought bought built caught chose drew drank drove ate fell fought flew forgot forgave grew heard held
 hid kept led lost meant paid ran rode rang rose sang sat sent shook shot slept sold spent spoke stood
@@ -197,23 +255,27 @@ overcame sought sped spun struck swore tore wept wound bent bled blew bore bred 
 fled flung forbade knelt leapt learnt mistook rewrote shone slid smelt sprang stuck stung stank
 strode strove swept swung undertook upheld withdrew
 """)
-SAME_FORM_VERBS = _words("put hit cut set let quit hurt read cost shut spread bet burst cast fit split upset")
-PAST_PARTICIPLES = _words("""
+SAME_FORM_VERBS = word_set(
+    "put hit cut set let quit hurt read cost shut spread bet burst cast fit split upset"
+)
+PAST_PARTICIPLES = word_set("""
 been gone done seen taken given known grown shown flown written driven eaten fallen forgotten
 forgiven hidden ridden risen spoken stolen sworn thrown woken worn begun drunk rung sung swum broken
 chosen frozen gotten proven
 """)
-MODALS = _words("can could will would shall should may might must ought used can't couldn't won't "
-                "wouldn't shouldn't mustn't didn't wasn't weren't cannot")
-ADVERBS = _words("""
+MODALS = word_set(
+    "can could will would shall should may might must ought used can't couldn't won't "
+    "wouldn't shouldn't mustn't didn't wasn't weren't cannot"
+)
+ADVERBS = word_set("""
 also just really still always never usually often sometimes actually totally definitely even finally
 recently already truly honestly kinda sorta seriously absolutely only now then mostly once currently
 basically personally simply rarely seldom certainly probably maybe generally normally typically
-occasionally frequently constantly literally no longer too def def'ly officially
+occasionally frequently constantly literally no longer too officially last first
 """)
-LY_VERBS = _words("apply rely reply fly supply multiply comply imply ally bully tally rally")
+LY_VERBS = word_set("apply rely reply fly supply multiply comply imply ally bully tally rally")
 COLLOQUIAL_VERBS = {"gonna": "is going to", "wanna": "wants to", "gotta": "has to"}
 
 # Abbreviations whose trailing period does not end a sentence.
-ABBREVIATIONS = _words("mr mrs ms dr prof st mt ft jr sr vs etc e.g i.e approx dept est no")
-CORP_ABBREVIATIONS = _words("inc corp co ltd")
+ABBREVIATIONS = word_set("mr mrs ms dr prof st mt ft jr sr vs etc e.g i.e approx dept est no")
+CORP_ABBREVIATIONS = word_set("inc corp co ltd")

@@ -8,6 +8,7 @@ the same word capitalized mid-sentence elsewhere in the conversation.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,12 +38,15 @@ _GREETING_BEFORE = re.compile(
     r"[\s,!]*$",
     re.I,
 )
-_VOCATIVE_FOLLOWERS = re.compile(
-    r"^\s*,\s*(?:you|your|i|i'm|we|let's|thanks|thank|that|that's|it|it's|this|what|how|so|yes|yeah|no|"
-    r"ok|okay|congrats|please|sorry|hope|have|good|great|wow|glad|nice)\b",
-    re.I,
+_APPOSITION = re.compile(
+    r"^\s*,\s*(?:(?:my|his|her|their|our|your|the|a|an|who|which|whose|and|or)\b|\x02)", re.I
 )
 _SENTENCE_END = re.compile(r"^[\s!.?\"')]*$")
+_INTERJECTION_BEFORE = re.compile(
+    r"^\W*(?:yes|yeah|yep|oh|wow|woah|whoa|well|ok|okay|sure|no|right|true|sorry|aw+|ha\w*|lol|omg|gosh|"
+    r"awesome|great|cool|nice|amazing)\W*$",
+    re.I,
+)
 _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )([A-Z][^\W\d_]+)")
 
 
@@ -85,9 +89,9 @@ def _known_matcher(names: tuple[str, ...]) -> tuple[re.Pattern | None, dict[str,
 def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     """All name mentions of one sentence, in order."""
     titles = _titles(sentence)
-    spans = [(m.start, m.end) for m in titles]
-    mentions = titles + [m for m in _known(sentence, ctx) if not _inside(spans, m.start, m.end)]
-    taken = [(m.start, m.end) for m in mentions]
+    spans = _Spans(titles)
+    mentions = titles + [m for m in _known(sentence, ctx) if not spans.overlaps(m.start, m.end)]
+    taken = _Spans(mentions)
     tokens = [(m.start(), m.end(), m.group()) for m in WORD_RE.finditer(sentence)]
     for run in _capital_runs(sentence, tokens, taken):
         mention = _run_to_mention(sentence, tokens, run, ctx)
@@ -116,26 +120,41 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
     out = []
     for match in pattern.finditer(sentence):
         if match.group()[:1].isupper():
-            out.append(Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()]))
+            out.append(
+                Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()])
+            )
     return out
 
 
-def _inside(taken: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(s < end and start < e for s, e in taken)
+class _Spans:
+    """Non-overlapping (start, end) spans with an O(log n) overlap test."""
+
+    def __init__(self, mentions: list[Mention]):
+        ordered = sorted((m.start, m.end) for m in mentions)
+        self._starts = [s for s, _ in ordered]
+        self._ends = [e for _, e in ordered]
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect_right(self._starts, start) - 1
+        if i >= 0 and self._ends[i] > start:
+            return True
+        return i + 1 < len(self._starts) and self._starts[i + 1] < end
 
 
-def _capital_runs(sentence: str, tokens: list, taken: list) -> list[list[int]]:
+def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]:
     """Token index runs of capitalized words joined by single spaces (connectors allowed)."""
     runs: list[list[int]] = []
     current: list[int] = []
     for k, (start, end, text) in enumerate(tokens):
-        if _inside(taken, start, end):
+        if taken.overlaps(start, end):
             runs.append(current)
             current = []
             continue
         capital = _is_capital(text)
-        if current and _joined(sentence, tokens[current[-1]], start) and (
-            capital or _connector(text, tokens[current[-1]][2])
+        if (
+            current
+            and _joined(sentence, tokens[current[-1]], start)
+            and (capital or _connector(text, tokens[current[-1]][2]))
         ):
             current.append(k)
         else:
@@ -219,24 +238,26 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
 
 
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
-    """"Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you should...": the listener."""
+    """ "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you should...": the listener."""
     if mention.title or " " in mention.text.strip() or mention.text.lower() in PLACES:
         return False
     before, after = sentence[: mention.start], sentence[mention.end :]
-    if _GREETING_BEFORE.search(before):
+    if _GREETING_BEFORE.search(before[-40:]):
+        return True
+    if _INTERJECTION_BEFORE.match(before) and after.lstrip()[:1] in (",", "!", "."):
         return True
     if before.rstrip().endswith(",") and _SENTENCE_END.match(after):
         head = before.rstrip()[:-1].rstrip()
         return not any(m.end == len(head) for m in mentions if m is not mention)
-    if not before.strip(" \"'(") and _VOCATIVE_FOLLOWERS.match(after):
-        return True
-    return False
+    return not before.strip(" \"'(") and after.lstrip().startswith(",") and not _APPOSITION.match(after)
 
 
 def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
-    """"Guili (Guilherme Maturana)": adjacent mentions where the second is parenthesized."""
+    """ "Guili (Guilherme Maturana)": adjacent mentions where the second is parenthesized."""
     pairs = []
     for first, second in zip(mentions, mentions[1:], strict=False):
-        if _ALIAS_GAP.match(sentence[first.end : second.start]) and _ALIAS_CLOSE.match(sentence[second.end :]):
+        if _ALIAS_GAP.match(sentence[first.end : second.start]) and _ALIAS_CLOSE.match(
+            sentence[second.end :]
+        ):
             pairs.append((first, second))
     return pairs

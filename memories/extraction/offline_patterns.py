@@ -10,18 +10,24 @@ import re
 from dataclasses import dataclass
 
 from memories.extraction.offline_entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
-from memories.extraction.offline_lexicon import FAMILY_KIN, KINSHIP, PET_TERMS
+from memories.extraction.offline_lexicon import KINSHIP, PET_TERMS
 
-_ADV = (r"(?:(?:also|just|recently|finally|now|still|currently|actually|really|already|officially|even|"
-        r"then|eventually|soon|always|happily|newly|originally|personally|\w+ly)\s+)")
-_AUX = (r"(?:(?:is|was|are|were|has|have|had|will|would|be|been|being|am|got|gets|get|did|does|do|going\s+to|"
-        r"gonna|plans?\s+to|planning\s+to|wants?\s+to|hoping\s+to|hopes?\s+to|about\s+to|might|may|could|"
-        r"should|can)\s+)")
+_ADV = (
+    r"(?:(?:also|just|recently|finally|now|still|currently|actually|really|already|officially|even|"
+    r"then|eventually|soon|always|happily|newly|originally|personally|\w+ly)\s+)"
+)
+_AUX = (
+    r"(?:(?:is|was|are|were|has|have|had|will|would|be|been|being|am|got|gets|get|did|does|do|going\s+to|"
+    r"gonna|plans?\s+to|planning\s+to|wants?\s+to|hoping\s+to|hopes?\s+to|about\s+to|might|may|could|"
+    r"should|can)\s+)"
+)
 _PRE = rf"^(?P<pre>{_ADV}*{_AUX}*{_ADV}*)"
 _OBJ = r"(?:the\s+)?\x02(?P<obj>\d+)\x03(?!')"
 _NEG = r"(?:no\s+longer|doesn't|does\s+not|don't|do\s+not|isn't|is\s+not|not)\s+"
-_FUTURE = re.compile(r"\b(?:will|would|going to|gonna|plans? to|planning to|wants? to|hoping to|hopes? to|about to|"
-                     r"might|may|could|should|can)\b")
+_FUTURE = re.compile(
+    r"\b(?:will|would|going to|gonna|plans? to|planning to|wants? to|hoping to|hopes? to|about to|"
+    r"might|may|could|should|can)\b"
+)
 _ORG = frozenset({"organization", "concept"})
 _PLACE = frozenset({"place", "concept"})
 _PERSON = frozenset({"person"})
@@ -62,81 +68,261 @@ def _rule(name: str, verb: str, group: str, **kw) -> Rule:
     return Rule(name, re.compile(_PRE + verb + r"\s+" + _OBJ, re.I), group, **kw)
 
 
-_WORK_NEG = dict(slot="works_at", negated=True, rel="former_employee_of", category="relationship_change",
-                 objects=_ORG)
+_WORK_NEG = dict(
+    slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
+)
 RULES: tuple[Rule, ...] = (
     _rule("no_longer_works", _NEG + _ADV + r"*(?:works?|working)\s+(?:at|for|with)", "work", **_WORK_NEG),
     _rule("stopped_working", r"(?:stopped|quit)\s+working\s+(?:at|for)", "work", **_WORK_NEG),
     _rule("no_longer_at", r"no\s+longer\s+(?:at|with)", "work", **_WORK_NEG),
-    _rule("left_job", r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off)\s+"
-          r"(?:from|by))", "work", retract="works_at", rel="former_employee_of", category="relationship_change",
-          objects=_ORG),
-    _rule("no_longer_lives", _NEG + _ADV + r"*(?:lives?|living)\s+in", "residence", slot="lives_in",
-          negated=True, category="biographical_milestone", objects=_NOT_PERSON),
-    _rule("moved_away", r"(?:moved|relocated)\s+(?:away\s+)?(?:from|out\s+of)", "residence_from",
-          retract="lives_in", category="biographical_milestone", objects=_PLACE),
-    _rule("moved_to", r"(?:moved|moves|move|moving|relocated|relocating|relocate)(?:\s+(?:back|over|out|away))?"
-          r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+to", "residence", slot="lives_in",
-          rel="lives_in", category="biographical_milestone", objects=_PLACE),
-    _rule("lives_in", r"(?:lives?|living|resides?|residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|"
-          r"settled)\s+in", "residence", slot="lives_in", rel="lives_in", category="biographical_milestone",
-          objects=_PLACE),
-    _rule("lived_in", r"(?:lived|used\s+to\s+live)\s+in", "residence", rel="lived_in",
-          category="biographical_milestone", objects=_PLACE),
-    _rule("works_at", r"(?:works?|working|(?:has|have)\s+(?:been\s+)?work(?:ed|ing))\s+(?:at|for)", "work",
-          slot="works_at", rel="works_at", category="biographical_milestone", objects=_ORG),
-    _rule("joined", r"(?:joined|joins|joining|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
-          r"got\s+(?:a\s+|the\s+)?(?:new\s+)?job\s+(?:at|with)|(?:got\s+)?hired\s+(?:by|at)|signed\s+with|"
-          r"employed\s+(?:by|at)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
-          r"(?:at|from|with))", "work", slot="works_at", rel="works_at", category="relationship_change",
-          objects=frozenset({"organization", "concept"})),
-    _rule("worked_at", r"worked\s+(?:at|for)", "work", rel="worked_at", category="biographical_milestone",
-          objects=_ORG),
-    _rule("role_at", r"(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,4}?(?:at|for)", "work", slot="works_at",
-          rel="works_at", category="biographical_milestone", objects=frozenset({"organization"})),
-    _rule("studies_at", r"(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+(?:at|in)", "study",
-          slot="studies_at", rel="studies_at", category="biographical_milestone", objects=_ORG),
-    _rule("studied_at", r"studied\s+(?:at|in)", "study", rel="studied_at", category="biographical_milestone",
-          objects=_ORG),
-    _rule("graduated", r"graduated\s+from", "study", rel="graduated_from", category="biographical_milestone",
-          objects=_ORG),
-    _rule("born_in", r"born\s+in", "birth", slot="born_in", rel="born_in", category="biographical_milestone",
-          objects=_NOT_PERSON),
-    _rule("from", r"(?:(?:comes?|came)\s+)?(?:originally\s+)?from", "origin", rel="from",
-          category="biographical_milestone", objects=frozenset({"place"})),
-    _rule("married", r"(?:happily\s+)?(?:married|wed)(?:\s+to)?", "marriage", rel="spouse_of",
-          category="biographical_milestone", objects=_PERSON),
-    _rule("engaged", r"engaged\s+to", "marriage", rel="engaged_to", category="biographical_milestone",
-          objects=_PERSON),
-    _rule("dating", r"(?:dating|started\s+dating|started\s+seeing|in\s+a\s+relationship\s+with)", "marriage",
-          rel="partner_of", category="relationship_change", objects=_PERSON),
-    _rule("broke_up", r"(?:broke\s+up|split\s+up|separated|divorced)(?:\s+(?:with|from))?", "marriage",
-          rel="former_partner_of", category="relationship_change", objects=_PERSON),
-    _rule("dislikes", r"(?:hates?|dislikes?|(?:doesn't|does\s+not|don't)\s+like|can't\s+stand)", "preference",
-          rel="dislikes", category="stable_preference"),
+    _rule(
+        "lost_job",
+        r"(?:lost|quit|left)\s+(?:\x02\d+\x03's|his|her|their)\s+(?:\w+\s+)?job\s+(?:at|with)",
+        "work",
+        **_WORK_NEG,
+    ),
+    _rule(
+        "left_job",
+        r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off)\s+"
+        r"(?:from|by))",
+        "work",
+        retract="works_at",
+        rel="former_employee_of",
+        category="relationship_change",
+        objects=_ORG,
+    ),
+    _rule(
+        "no_longer_lives",
+        _NEG + _ADV + r"*(?:lives?|living)\s+in",
+        "residence",
+        slot="lives_in",
+        negated=True,
+        category="biographical_milestone",
+        objects=_NOT_PERSON,
+    ),
+    _rule(
+        "moved_away",
+        r"(?:moved|relocated)\s+(?:away\s+)?(?:from|out\s+of)",
+        "residence_from",
+        retract="lives_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(
+        "moved_to",
+        r"(?:moved|moves|move|moving|relocated|relocating|relocate)(?:\s+(?:back|over|out|away))?"
+        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+to",
+        "residence",
+        slot="lives_in",
+        rel="lives_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(
+        "lives_in",
+        r"(?:lives?|living|resides?|residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|"
+        r"settled)\s+in",
+        "residence",
+        slot="lives_in",
+        rel="lives_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(
+        "lived_in",
+        r"(?:lived|used\s+to\s+live)\s+in",
+        "residence",
+        rel="lived_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(
+        "works_at",
+        r"(?:works?|working|(?:has|have)\s+(?:been\s+)?work(?:ed|ing))\s+(?:at|for)",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule(
+        "joined",
+        r"(?:joined|joins|joining|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
+        r"got\s+(?:a\s+|the\s+)?(?:new\s+)?job\s+(?:at|with)|(?:got\s+)?hired\s+(?:by|at)|signed\s+with|"
+        r"employed\s+(?:by|at)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
+        r"(?:at|from|with))",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="relationship_change",
+        objects=frozenset({"organization", "concept"}),
+    ),
+    _rule(
+        "worked_at",
+        r"(?:worked|used\s+to\s+work)\s+(?:at|for)",
+        "work",
+        rel="worked_at",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule(
+        "role_at",
+        r"(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,4}?(?:at|for)",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="biographical_milestone",
+        objects=frozenset({"organization"}),
+    ),
+    _rule(
+        "studies_at",
+        r"(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+(?:at|in)",
+        "study",
+        slot="studies_at",
+        rel="studies_at",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule(
+        "studied_at",
+        r"studied\s+(?:at|in)",
+        "study",
+        rel="studied_at",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule(
+        "graduated",
+        r"graduated\s+from",
+        "study",
+        rel="graduated_from",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule(
+        "born_in",
+        r"born\s+in",
+        "birth",
+        slot="born_in",
+        rel="born_in",
+        category="biographical_milestone",
+        objects=_NOT_PERSON,
+    ),
+    _rule(
+        "from",
+        r"(?:(?:comes?|came)\s+)?(?:originally\s+)?from",
+        "origin",
+        rel="from",
+        category="biographical_milestone",
+        objects=frozenset({"place"}),
+    ),
+    _rule(
+        "married",
+        r"(?:happily\s+)?(?:married|wed)(?:\s+to)?",
+        "marriage",
+        rel="spouse_of",
+        category="biographical_milestone",
+        objects=_PERSON,
+    ),
+    _rule(
+        "engaged",
+        r"engaged\s+to",
+        "marriage",
+        rel="engaged_to",
+        category="biographical_milestone",
+        objects=_PERSON,
+    ),
+    _rule(
+        "dating",
+        r"(?:dating|started\s+dating|started\s+seeing|in\s+a\s+relationship\s+with)",
+        "marriage",
+        rel="partner_of",
+        category="relationship_change",
+        objects=_PERSON,
+    ),
+    _rule(
+        "broke_up",
+        r"(?:broke\s+up|split\s+up|separated|divorced)(?:\s+(?:with|from))?",
+        "marriage",
+        rel="former_partner_of",
+        category="relationship_change",
+        objects=_PERSON,
+    ),
+    _rule(
+        "dislikes",
+        r"(?:hates?|dislikes?|(?:doesn't|does\s+not|don't)\s+like|can't\s+stand)",
+        "preference",
+        rel="dislikes",
+        category="stable_preference",
+    ),
     _rule("prefers", r"(?:prefers?|preferred)", "preference", rel="prefers", category="stable_preference"),
-    _rule("likes", r"(?:likes?|loves?|loved|enjoys?|enjoyed|adores?|(?:an?\s+)?(?:big\s+|huge\s+)?fan\s+of|"
-          r"obsessed\s+with|passionate\s+about)", "preference", rel="likes", category="stable_preference"),
-    _rule("hired_by", r"(?:got\s+)?hired\s+by", "hire", rel="hired", reverse=True, category="relationship_change",
-          objects=_PERSON),
-    _rule("hired", r"(?:hired|recruited|hires|recruits)", "hire", rel="hired", category="specific_event",
-          objects=frozenset({"person", "concept"})),
-    _rule("founded", r"(?:founded|co-founded|cofounded|launched)", "found", rel="founded",
-          category="biographical_milestone", objects=_ORG),
-    _rule("manages", r"(?:manages|managed|supervises|supervised)", "manage", rel="manager_of",
-          category="biographical_milestone", objects=_PERSON),
-    _rule("reports_to", r"reports?\s+to", "manage", rel="reports_to", category="biographical_milestone",
-          objects=_PERSON),
-    _rule("visited", r"(?:visited|visiting|went\s+(?:back\s+)?to|traveled\s+to|travelled\s+to|flew\s+to|"
-          r"drove\s+to|toured|took\s+an?\s+(?:\w+\s+)?trip\s+to|went\s+on\s+an?\s+(?:\w+\s+)?trip\s+to|"
-          r"vacationed\s+in|been\s+to|spent\s+(?:\w+\s+){1,3}in)", "visit", rel="visited",
-          category="specific_event", objects=_NOT_PERSON),
+    _rule(
+        "likes",
+        r"(?:likes?|loves?|loved|enjoys?|enjoyed|adores?|(?:an?\s+)?(?:big\s+|huge\s+)?fan\s+of|"
+        r"obsessed\s+with|passionate\s+about)",
+        "preference",
+        rel="likes",
+        category="stable_preference",
+    ),
+    _rule(
+        "hired_by",
+        r"(?:got\s+)?hired\s+by",
+        "hire",
+        rel="hired",
+        reverse=True,
+        category="relationship_change",
+        objects=_PERSON,
+    ),
+    _rule(
+        "hired",
+        r"(?:hired|recruited|hires|recruits)",
+        "hire",
+        rel="hired",
+        category="specific_event",
+        objects=frozenset({"person", "concept"}),
+    ),
+    _rule(
+        "founded",
+        r"(?:founded|co-founded|cofounded|launched)",
+        "found",
+        rel="founded",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule(
+        "manages",
+        r"(?:manages|managed|supervises|supervised)",
+        "manage",
+        rel="manager_of",
+        category="biographical_milestone",
+        objects=_PERSON,
+    ),
+    _rule(
+        "reports_to",
+        r"reports?\s+to",
+        "manage",
+        rel="reports_to",
+        category="biographical_milestone",
+        objects=_PERSON,
+    ),
+    _rule(
+        "visited",
+        r"(?:visited|visiting|went\s+(?:back\s+)?to|traveled\s+to|travelled\s+to|flew\s+to|"
+        r"drove\s+to|toured|took\s+an?\s+(?:\w+\s+)?trip\s+to|went\s+on\s+an?\s+(?:\w+\s+)?trip\s+to|"
+        r"vacationed\s+in|been\s+to|spent\s+(?:\w+\s+){1,3}in)",
+        "visit",
+        rel="visited",
+        category="specific_event",
+        objects=_NOT_PERSON,
+    ),
 )
 _ROLE_PREFIX = re.compile(r"^(?:(?:now|currently|also)\s+)?(?:is|'s)\s+")
 
 
 def match_rules(predicate: str, registry: Registry) -> list[Hit]:
     """Every rule (at most one per group) whose pattern opens the predicate."""
+    if "\x02" not in predicate:  # every rule needs an entity as its object
+        return []
     hits: list[Hit] = []
     groups: set[str] = set()
     for rule in RULES:
@@ -164,20 +350,31 @@ def match_rules(predicate: str, registry: Registry) -> list[Hit]:
 _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
 _KIN_PATTERNS = (
     # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩)
-    re.compile(rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\s*,?\s*(?:\(\s*)?(?:named\s+|called\s+)?"
-               rf"{_E.format('name')}", re.I),
+    re.compile(
+        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\s*,?\s*(?:\(\s*)?(?:named\s+|called\s+)?"
+        rf"{_E.format('name')}",
+        re.I,
+    ),
     # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend)
     re.compile(rf"{_E.format('name')}\s*(?:,|\()\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b", re.I),
     # ⟨2⟩ is ⟨0⟩'s wife
-    re.compile(rf"{_E.format('name')}(?:\s+(?:is|was)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
-               rf"{_KIN_OR_PET}\b", re.I),
+    re.compile(
+        rf"{_E.format('name')}(?:\s+(?:is|was)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
+        rf"{_KIN_OR_PET}\b",
+        re.I,
+    ),
     # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩
-    re.compile(rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:named\s+|called\s+)?"
-               rf"{_E.format('name')}", re.I),
+    re.compile(
+        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:named\s+|called\s+)?"
+        rf"{_E.format('name')}",
+        re.I,
+    ),
     # ⟨0⟩ has a dog named ⟨5⟩
-    re.compile(rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|bought|rescued)\s+"
-               rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?\s*,?\s+(?:named|called)\s+{_E.format('name')}",
-               re.I),
+    re.compile(
+        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|bought|rescued)\s+"
+        rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?\s*,?\s+(?:named|called)\s+{_E.format('name')}",
+        re.I,
+    ),
 )
 _PLACE_PAIR = re.compile(r"\x02(\d+)\x03\s*,\s*\x02(\d+)\x03")
 
@@ -215,12 +412,8 @@ def _kin_hit(owner: int, name: int, kin: str, mods: list[str]) -> KinHit:
     return KinHit(owner, name, term, rel, reverse, False)
 
 
-def is_family(term: str) -> bool:
-    return term.split()[-1] in FAMILY_KIN
-
-
 def scan_located_in(tagged: str, registry: Registry) -> list[tuple[int, int]]:
-    """"⟨Austin⟩, ⟨Texas⟩" where both are places → Austin located_in Texas."""
+    """ "⟨Austin⟩, ⟨Texas⟩" where both are places → Austin located_in Texas."""
     pairs = []
     for match in _PLACE_PAIR.finditer(tagged):
         inner, outer = int(match.group(1)), int(match.group(2))

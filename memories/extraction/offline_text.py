@@ -19,6 +19,7 @@ PH_RE = re.compile(PH)
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "“": '"', "”": '"', "\u00a0": " ", "…": "..."})
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+")
 _INLINE_SPACE = re.compile(r"[ \t\r\f\v]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # \x02-\x04 are our placeholder marks
 _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
 _WORD_BEFORE = re.compile(r"(\w+(?:\.\w+)*)$")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)])")
@@ -33,8 +34,9 @@ def ph(index: int) -> str:
 
 
 def normalize_message(text: str) -> str:
-    """Straight quotes, no emoji, single spaces (newlines kept: they end sentences)."""
-    text = _EMOJI.sub(" ", text.translate(_QUOTES))
+    """Straight quotes, no emoji or control characters, single spaces (newlines kept: they end
+    sentences)."""
+    text = _CONTROL.sub(" ", _EMOJI.sub(" ", text.translate(_QUOTES)))
     return _INLINE_SPACE.sub(" ", text).strip()
 
 
@@ -57,11 +59,11 @@ def split_sentences(text: str) -> list[str]:
 def _is_boundary(text: str, match: re.Match) -> bool:
     if match.group() != ".":
         return True
-    before = _WORD_BEFORE.search(text, 0, match.start())
+    before = _WORD_BEFORE.search(text, max(0, match.start() - 40), match.start())
     if not before:
         return True
     word = before.group(1)
-    if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper()):
+    if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I"):
         return False
     if word.lower() in CORP_ABBREVIATIONS:
         following = text[match.end() :].lstrip()[:1]

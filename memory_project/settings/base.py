@@ -16,6 +16,8 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 embedded_pg.prepare_runtime_dir(BASE_DIR)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -152,14 +154,38 @@ ANAMNESIS_LLM_MODEL = os.environ.get("ANAMNESIS_LLM_MODEL", "gpt-4o-mini")
 ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 
+# --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a staff session ---
+# Request bodies above this are a 413 (the API checks Content-Length before reading).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memories.api.errors.exception_handler",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memories.api.auth.BearerKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["memories.api.auth.HasScope"],
+    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.SafeJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "memories.api.pagination.IdCursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": ["memories.api.throttling.PrincipalRateThrottle"],
+    # per API key (or staff user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
+    "DEFAULT_THROTTLE_RATES": {"api": os.environ.get("ANAMNESIS_API_RATE", "1200/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Anamnesis API",
-    "DESCRIPTION": "Long-term memory for AI agents.",
+    "DESCRIPTION": "Long-term memory for AI agents. Authenticate with `Authorization: Bearer <key>`.",
     "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "memories.models.RunStatus", "HealthStatusEnum": ["ok", "unavailable"]},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memories.api.schema.add_error_responses",
+    ],
 }
 
 LOGGING = {
@@ -167,5 +193,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "sentence_transformers": {"level": "WARNING"},
+    },
 }

@@ -1,7 +1,15 @@
 """Test settings: the same embedded PostgreSQL (pytest-django creates test_anamnesis on it)."""
 
+import os
+
 from .base import *  # noqa: F403
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+
+# Real worker processes in tests use Redis (started by .ci/run when missing), on a queue of this
+# test run's own; unacknowledged jobs of a killed worker come back after 5 s.
+CELERY_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 5}
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE") or f"anamnesis-test-{os.getpid()}"

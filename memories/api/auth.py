@@ -1,0 +1,127 @@
+"""Who is calling and what they may do.
+
+Two ways in: an API key sent as `Authorization: Bearer <key>` (scope read / write / admin, bound
+to one agent or to all), or a session of a staff user (the UI), who counts as admin for every
+agent. Either way the request carries a `Principal`; views ask it whether an agent is visible
+(invisible agents are a 404, never a 403, so existence does not leak) and whether the scope
+allows the operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rest_framework import authentication, exceptions, permissions
+
+from memories.models import Agent, ApiKey, ApiKeyScope
+from memories.services.api_keys import api_key_authenticate
+
+SCOPE_RANK = {ApiKeyScope.READ: 1, ApiKeyScope.WRITE: 2, ApiKeyScope.ADMIN: 3}
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller: its scope, the one agent it is bound to (None: every agent), the name the
+    audit log records (`key:<prefix>` / `user:<username>`) and the throttling identity."""
+
+    scope: str
+    agent_id: int | None
+    actor: str
+    ident: str
+
+    def can_see(self, agent: Agent) -> bool:
+        return self.agent_id is None or self.agent_id == agent.id
+
+    def allows(self, scope: str) -> bool:
+        return SCOPE_RANK[self.scope] >= SCOPE_RANK[scope]
+
+
+class ApiKeyUser:
+    """request.user for a key-authenticated request (there is no Django user behind a key)."""
+
+    is_authenticated = True
+    is_active = True
+    is_staff = False
+    is_anonymous = False
+    pk = None
+
+    def __init__(self, key: ApiKey):
+        self.key = key
+        self.username = f"key:{key.prefix}"
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class BearerKeyAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer <key>`. No header: not this scheme (None). A header with a
+    missing, unknown or revoked key: 401."""
+
+    keyword = "bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'")
+        try:
+            plaintext = header[1].decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise exceptions.AuthenticationFailed("invalid API key") from exc
+        key = api_key_authenticate(plaintext=plaintext)
+        if key is None:
+            raise exceptions.AuthenticationFailed("invalid or revoked API key")
+        return ApiKeyUser(key), key
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'
+
+
+def principal_of(request) -> Principal | None:
+    """The caller behind an authenticated request, or None (anonymous or a non-staff user)."""
+    cached = getattr(request, "_anamnesis_principal", False)
+    if cached is not False:
+        return cached
+    principal = None
+    if isinstance(request.auth, ApiKey):
+        key = request.auth
+        principal = Principal(scope=key.scope, agent_id=key.agent_id, actor=f"key:{key.prefix}", ident=f"key:{key.pk}")
+    elif getattr(request.user, "is_authenticated", False) and request.user.is_staff:
+        user = request.user
+        principal = Principal(scope=ApiKeyScope.ADMIN, agent_id=None, actor=f"user:{user.get_username()}",
+                              ident=f"user:{user.pk}")
+    request._anamnesis_principal = principal
+    return principal
+
+
+def required_scope(request, view) -> str:
+    """What the operation needs: the view's `scopes` by action (viewsets) or by HTTP method,
+    else read for safe methods and write for the rest."""
+    scopes = getattr(view, "scopes", {})
+    action = getattr(view, "action", None)
+    if action in scopes:
+        return scopes[action]
+    if request.method in scopes:
+        return scopes[request.method]
+    return ApiKeyScope.READ if request.method in permissions.SAFE_METHODS else ApiKeyScope.WRITE
+
+
+class HasScope(permissions.BasePermission):
+    """An authenticated principal whose scope covers the operation. Runs after the view has
+    resolved its agent, so a foreign agent is a 404 even for an operation the scope forbids."""
+
+    message = "your credentials do not allow this operation"
+
+    def has_permission(self, request, view):
+        principal = principal_of(request)
+        if principal is None:
+            return False
+        resolve = getattr(view, "resolve_agent", None)
+        if resolve is not None and "agent" in view.kwargs:
+            resolve()
+        needed = required_scope(request, view)
+        if not principal.allows(needed):
+            self.message = f"this operation needs the '{needed}' scope; your credentials have '{principal.scope}'"
+            return False
+        return True

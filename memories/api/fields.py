@@ -1,0 +1,94 @@
+"""Serializer and filter fields with the bounds the storage and the pipelines can handle."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import forms
+from django_filters.fields import IsoDateTimeField
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+# Dates far from now break date arithmetic in the pipelines ("a year ago" of year 1); nothing a
+# memory service stores is outside these.
+EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+MOMENT_HELP = "ISO-8601 date-time; without an offset it is taken as UTC. Years 1000 to 8999."
+MAX_INT = 2**53  # JSON-safe integers
+MAX_ID = 2**63 - 1
+
+
+class MomentField(serializers.DateTimeField):
+    """A timezone-aware datetime within [EARLIEST, LATEST)."""
+
+    default_error_messages = {"out_of_range": "must be between years 1000 and 8999"}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", MOMENT_HELP)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, value):
+        moment = super().to_internal_value(value)
+        if not EARLIEST <= moment < LATEST:
+            self.fail("out_of_range")
+        return moment
+
+
+class MomentFormField(IsoDateTimeField):
+    """The same bounds for django-filter query parameters."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is not None and not EARLIEST <= moment < LATEST:
+            raise forms.ValidationError("must be between years 1000 and 8999", code="out_of_range")
+        return moment
+
+
+def _check_json_value(value, path: str, depth: int = 0) -> None:
+    if depth > 8:
+        raise serializers.ValidationError(f"{path}: nested too deeply")
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, int):
+        if abs(value) > MAX_INT:
+            raise serializers.ValidationError(f"{path}: integer out of range")
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise serializers.ValidationError(f"{path}: must be a finite number")
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json_value(item, f"{path}[{i}]", depth + 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_json_value(item, f"{path}.{key}", depth + 1)
+        return
+    raise serializers.ValidationError(f"{path}: unsupported value")
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True,
+                      "description": "Per-call setting overrides by name; unknown names or wrong types are a 400."})
+class ConfigOverridesField(serializers.DictField):
+    """An object of setting names to JSON values (the pipeline validates names and types)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("child", serializers.JSONField())
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if len(value) > 100:
+            raise serializers.ValidationError("too many settings")
+        for key, item in value.items():
+            _check_json_value(item, key)
+        return value
+
+
+class IdField(serializers.IntegerField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(**kwargs)

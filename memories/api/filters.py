@@ -1,0 +1,163 @@
+"""FilterSets for browsing stored objects, shared by the API and the UI. Querysets come in
+already scoped to one agent (memories.selectors); filters only narrow them."""
+
+from __future__ import annotations
+
+import django_filters as filters
+from django import forms
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Q
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+
+from memories.api.fields import MAX_ID, MomentFormField
+from memories.models import (
+    Entity,
+    EntityAlias,
+    Event,
+    Fact,
+    FactEntityLink,
+    ImportanceCategory,
+    PipelineRun,
+    Relationship,
+    RunKind,
+    RunStatus,
+    SourceContext,
+)
+from memories.naming import normalize_alias
+from retrieval.timefilters import fact_visible
+
+
+class MomentFilter(filters.IsoDateTimeFilter):
+    field_class = MomentFormField
+
+
+@extend_schema_field(OpenApiTypes.INT64)
+class IdFilter(filters.Filter):
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
+
+
+def _noop(queryset, name, value):
+    return queryset
+
+
+class BitemporalFilterSet(filters.FilterSet):
+    """`as_of` shows the versions visible at that moment (on both time axes); without it only the
+    open versions are listed unless `include_closed` is set."""
+
+    as_of = MomentFilter(method=_noop, help_text="show what was true and known at this moment")
+    include_closed = filters.BooleanFilter(method=_noop, help_text="also list closed (superseded) versions")
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        as_of = self.form.cleaned_data.get("as_of")
+        if as_of is not None:
+            return queryset.filter(fact_visible(as_of))
+        if self._include_closed():
+            return queryset
+        return queryset.filter(fact_visible(None))
+
+    def _include_closed(self) -> bool:
+        return bool(self.form.cleaned_data.get("include_closed"))
+
+
+class EventFilterSet(filters.FilterSet):
+    speaker = filters.CharFilter(max_length=200)
+    external_id = filters.CharFilter(max_length=200)
+    occurred_after = MomentFilter(field_name="occurred_at", lookup_expr="gte")
+    occurred_before = MomentFilter(field_name="occurred_at", lookup_expr="lt")
+
+    class Meta:
+        model = Event
+        fields = ["speaker", "external_id", "occurred_after", "occurred_before"]
+
+
+class FactFilterSet(BitemporalFilterSet):
+    entity = IdFilter(method="filter_entity", help_text="facts about or mentioning this entity id")
+    q = filters.CharFilter(method="filter_text", max_length=500, help_text="text search")
+    confidence_min = filters.NumberFilter(field_name="confidence", lookup_expr="gte", min_value=0, max_value=1)
+    confidence_max = filters.NumberFilter(field_name="confidence", lookup_expr="lte", min_value=0, max_value=1)
+    source_context = filters.ChoiceFilter(choices=SourceContext.choices)
+    importance_category = filters.ChoiceFilter(choices=ImportanceCategory.choices)
+    include_superseded = filters.BooleanFilter(method=_noop, help_text="also list superseded and retracted versions")
+    include_closed = None  # called include_superseded here
+
+    class Meta:
+        model = Fact
+        fields = ["entity", "q", "confidence_min", "confidence_max", "source_context", "importance_category",
+                  "as_of", "include_superseded"]
+
+    def _include_closed(self) -> bool:
+        return bool(self.form.cleaned_data.get("include_superseded"))
+
+    def filter_entity(self, queryset, name, value):
+        linked = FactEntityLink.objects.filter(entity_id=value).values("fact_id")
+        return queryset.filter(Q(entity_id=value) | Q(id__in=linked))
+
+    def filter_text(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        search = SearchQuery(value, config="english", search_type="websearch")
+        return queryset.filter(Q(search_vector=search) | Q(text__icontains=value))
+
+
+class EntityFilterSet(filters.FilterSet):
+    q = filters.CharFilter(method="filter_text", max_length=200, help_text="name, key or alias contains")
+    type = filters.CharFilter(max_length=64)
+    include_merged = filters.BooleanFilter(method=_noop, help_text="also list entities merged into others")
+
+    class Meta:
+        model = Entity
+        fields = ["q", "type", "include_merged"]
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        if not self.form.cleaned_data.get("include_merged"):
+            queryset = queryset.filter(merged_into__isnull=True)
+        return queryset
+
+    def filter_text(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        aliased = EntityAlias.objects.filter(alias__icontains=normalize_alias(value) or value).values("entity_id")
+        return queryset.filter(Q(display_name__icontains=value) | Q(key__icontains=value) | Q(id__in=aliased))
+
+
+class RelationshipFilterSet(BitemporalFilterSet):
+    rel_type = filters.CharFilter(max_length=100)
+    entity = IdFilter(method="filter_entity", help_text="relationships from or to this entity id")
+    source = IdFilter(field_name="source_id")
+    target = IdFilter(field_name="target_id")
+
+    class Meta:
+        model = Relationship
+        fields = ["rel_type", "entity", "source", "target", "as_of", "include_closed"]
+
+    def filter_entity(self, queryset, name, value):
+        return queryset.filter(Q(source_id=value) | Q(target_id=value))
+
+
+class PipelineRunFilterSet(filters.FilterSet):
+    kind = filters.ChoiceFilter(choices=RunKind.choices)
+    status = filters.ChoiceFilter(choices=RunStatus.choices)
+    created_after = MomentFilter(field_name="created_at", lookup_expr="gte")
+    created_before = MomentFilter(field_name="created_at", lookup_expr="lt")
+
+    class Meta:
+        model = PipelineRun
+        fields = ["kind", "status", "created_after", "created_before"]
+
+
+class JobFilterSet(PipelineRunFilterSet):
+    kind = None  # jobs are write runs
+
+    class Meta:
+        model = PipelineRun
+        fields = ["status", "created_after", "created_before"]

@@ -1,0 +1,266 @@
+"""Output shapes of stored objects and pipeline results. Serializers hold no business logic;
+operation inputs are nested in their views."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from memories.models import Agent, Entity, Event, Fact, PipelineRun, PipelineStep, Relationship, RunStatus
+from memories.pipeline.results import WriteResult
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+class ErrorBodySerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="stable machine-readable code, e.g. invalid, not_found")
+    message = serializers.CharField(help_text="human-readable explanation")
+    fields = serializers.DictField(child=serializers.JSONField(), help_text="details by field name (may be empty)")
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorBodySerializer()
+
+
+# --- pipeline results ----------------------------------------------------------------------------
+
+
+class TokenUsageSerializer(serializers.Serializer):
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+
+
+class FactChangeSerializer(serializers.Serializer):
+    fact_id = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField()
+    entity = serializers.CharField(help_text="entity key")
+    previous_fact_id = serializers.IntegerField(allow_null=True, help_text="the version this one superseded")
+    reason = serializers.CharField(allow_blank=True)
+
+
+class WriteResultSerializer(serializers.Serializer):
+    success = serializers.BooleanField()
+    error = serializers.CharField(allow_null=True)
+    event_id = serializers.IntegerField(allow_null=True, help_text="null for an empty message or a dry run")
+    run_id = serializers.IntegerField(allow_null=True, help_text="the job / trace id")
+    dry_run = serializers.BooleanField()
+    facts_added = FactChangeSerializer(many=True)
+    facts_updated = FactChangeSerializer(many=True)
+    facts_unchanged = FactChangeSerializer(many=True)
+    facts_deleted = FactChangeSerializer(many=True)
+    entities_resolved = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
+    relationships = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
+    duration_ms = serializers.FloatField()
+    tokens_used = TokenUsageSerializer()
+    extraction_path = serializers.CharField(allow_blank=True, help_text="llm_informed, llm_blind, offline, …")
+    trace = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
+
+
+class CitationSerializer(serializers.Serializer):
+    event_id = serializers.IntegerField(allow_null=True)
+    external_id = serializers.CharField(allow_null=True)
+    occurred_at = serializers.CharField(allow_null=True)
+    speaker = serializers.CharField(allow_null=True)
+
+
+class RetrievedFactSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    entity = serializers.CharField(help_text="entity key")
+    entity_name = serializers.CharField()
+    score = serializers.FloatField()
+    rank = serializers.IntegerField()
+    scores = serializers.DictField(child=serializers.FloatField(), help_text="score breakdown by signal")
+    citations = CitationSerializer(many=True)
+    valid_from = serializers.CharField()
+    valid_to = serializers.CharField(allow_null=True)
+    recorded_at = serializers.CharField()
+    invalidated_at = serializers.CharField(allow_null=True)
+    source_context = serializers.CharField()
+
+
+class RetrievedEventSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    speaker = serializers.CharField()
+    occurred_at = serializers.CharField()
+    external_id = serializers.CharField(allow_null=True)
+    score = serializers.FloatField()
+    rank = serializers.IntegerField()
+    scores = serializers.DictField(child=serializers.FloatField())
+
+
+class RetrieveResultSerializer(serializers.Serializer):
+    query = serializers.CharField(allow_blank=True)
+    context = serializers.CharField(allow_blank=True, help_text="the formatted, token-budgeted context")
+    facts = RetrievedFactSerializer(many=True)
+    events = RetrievedEventSerializer(many=True)
+    ranking = serializers.ListField(child=serializers.CharField(), help_text='"f:<id>" / "e:<id>" in final order')
+    total_candidates = serializers.IntegerField()
+    duration_ms = serializers.FloatField()
+    context_tokens = serializers.IntegerField()
+    tokens_used = TokenUsageSerializer()
+    strategy = serializers.CharField()
+    as_of = serializers.CharField(allow_null=True)
+    trace_id = serializers.IntegerField(allow_null=True, help_text="id of the trace (GET traces/{id}/)")
+    trace = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
+
+
+# --- stored objects ------------------------------------------------------------------------------
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Agent
+        fields = ["slug", "name", "created_at"]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    """A write job: one per event."""
+
+    url = serializers.SerializerMethodField()
+    trace_url = serializers.SerializerMethodField()
+    result = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PipelineRun
+        fields = ["id", "status", "event", "attempts", "created_at", "started_at", "finished_at", "duration_ms",
+                  "tokens_in", "tokens_out", "error", "result", "url", "trace_url"]
+
+    def _url(self, name: str, run: PipelineRun) -> str:
+        kwargs = {"agent": self.context["agent"].slug, "pk": run.pk}
+        return reverse(name, kwargs=kwargs, request=self.context.get("request"))
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, run) -> str:
+        return self._url("api:job-detail", run)
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_trace_url(self, run) -> str:
+        return self._url("api:trace-detail", run)
+
+    @extend_schema_field(WriteResultSerializer(allow_null=True))
+    def get_result(self, run):
+        if run.status != RunStatus.SUCCEEDED or not run.result:
+            return None
+        return WriteResultSerializer(WriteResult.from_dict(run.result).as_dict()).data
+
+
+class WriteAcceptedSerializer(serializers.Serializer):
+    job = JobSerializer()
+    job_url = serializers.URLField()
+
+
+class EventSerializer(serializers.ModelSerializer):
+    job = serializers.IntegerField(source="job_id", allow_null=True, read_only=True, help_text="write job id")
+
+    class Meta:
+        model = Event
+        fields = ["id", "speaker", "text", "occurred_at", "recorded_at", "external_id", "metadata", "redacted_at",
+                  "job"]
+
+
+class EntityRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Entity
+        fields = ["id", "key", "display_name", "type"]
+
+
+class FactSerializer(serializers.ModelSerializer):
+    entity = EntityRefSerializer()
+    is_active = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Fact
+        fields = ["id", "text", "entity", "confidence", "importance", "importance_category", "source_context",
+                  "speaker", "source_event", "supersedes", "valid_from", "valid_to", "recorded_at",
+                  "invalidated_at", "invalidation_reason", "is_active", "reinforcement_count", "last_confirmed_at",
+                  "slot", "slot_value"]
+
+
+class SourceEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Event
+        fields = ["id", "speaker", "text", "occurred_at", "recorded_at", "external_id", "redacted_at"]
+
+
+class FactVersionSerializer(FactSerializer):
+    """One version in a history: its valid and recorded windows and the event it came from."""
+
+    source_event = SourceEventSerializer(allow_null=True)
+
+
+class RelationshipSerializer(serializers.ModelSerializer):
+    source = EntityRefSerializer()
+    target = EntityRefSerializer()
+    is_active = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Relationship
+        fields = ["id", "source", "rel_type", "target", "strength", "evidence_fact", "source_event", "valid_from",
+                  "valid_to", "recorded_at", "invalidated_at", "is_active"]
+
+
+class EntitySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Entity
+        fields = ["id", "key", "type", "display_name", "importance", "merged_into", "created_at", "updated_at"]
+
+
+class EntityDetailSerializer(serializers.Serializer):
+    """Built from memories.selectors.entity_detail."""
+
+    entity = EntitySerializer()
+    profile_text = serializers.CharField(source="entity.profile_text", allow_blank=True)
+    summary_text = serializers.CharField(source="entity.summary_text", allow_blank=True)
+    aliases = serializers.ListField(child=serializers.CharField())
+    facts = FactSerializer(many=True, help_text="active facts about or mentioning the entity")
+    relationships = RelationshipSerializer(many=True, help_text="active relationships in both directions")
+
+
+class StepSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PipelineStep
+        fields = ["attempt", "order", "name", "status", "duration_ms", "candidates_in", "candidates_out",
+                  "tokens_in", "tokens_out", "data"]
+
+
+class TraceSerializer(serializers.ModelSerializer):
+    step_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = PipelineRun
+        fields = ["id", "kind", "name", "status", "event", "input_ref", "created_at", "started_at", "finished_at",
+                  "duration_ms", "tokens_in", "tokens_out", "attempts", "error", "step_count"]
+
+
+class TraceDetailSerializer(TraceSerializer):
+    steps = StepSerializer(many=True, read_only=True)
+
+    class Meta(TraceSerializer.Meta):
+        fields = [f for f in TraceSerializer.Meta.fields if f != "step_count"] + ["params", "result", "steps"]
+
+
+class GraphNodeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    key = serializers.CharField()
+    label = serializers.CharField()
+    type = serializers.CharField()
+
+
+class GraphEdgeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    source = serializers.IntegerField(help_text="node id")
+    target = serializers.IntegerField(help_text="node id")
+    rel_type = serializers.CharField()
+    strength = serializers.FloatField()
+    valid_from = serializers.DateTimeField()
+    valid_to = serializers.DateTimeField(allow_null=True)
+
+
+class GraphSerializer(serializers.Serializer):
+    nodes = GraphNodeSerializer(many=True)
+    edges = GraphEdgeSerializer(many=True)

@@ -1,0 +1,160 @@
+"""agents/{agent}/entities/, relationships/ and graph/: browse, add aliases, merge, forget."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import selectors
+from memories.api.fields import IdField, MomentField
+from memories.api.filters import EntityFilterSet, RelationshipFilterSet
+from memories.api.serializers import EntityDetailSerializer, EntitySerializer, GraphSerializer, RelationshipSerializer
+from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
+from memories.models import ApiKeyScope, Entity, Relationship
+from memories.services import operator
+
+
+class EntityViewSet(AgentScopedReadViewSet):
+    """Entities; the detail adds aliases, active facts and active relationships."""
+
+    queryset = Entity.objects.none()
+    serializer_class = EntitySerializer
+    filterset_class = EntityFilterSet
+
+    def scoped_queryset(self, agent):
+        return selectors.entities_list(agent=agent)
+
+    @extend_schema(responses={200: EntityDetailSerializer})
+    def retrieve(self, request, *args, **kwargs):
+        detail = selectors.entity_detail(agent=self.agent, entity=self.get_object())
+        return Response(EntityDetailSerializer(detail, context=self.get_serializer_context()).data)
+
+
+class RelationshipViewSet(AgentScopedReadViewSet):
+    """Relationship versions; the open ones unless `as_of` or `include_closed`."""
+
+    queryset = Relationship.objects.none()
+    serializer_class = RelationshipSerializer
+    filterset_class = RelationshipFilterSet
+
+    def scoped_queryset(self, agent):
+        return selectors.relationships_list(agent=agent)
+
+
+class EntityAliasApi(AgentScopedMixin, APIView):
+    """Register another name for the entity (201 when new, 200 when it already had it); an
+    alias that belongs to a different entity is a 400."""
+
+    @extend_schema_serializer(component_name="EntityAliasInput")
+    class InputSerializer(serializers.Serializer):
+        alias = serializers.CharField(max_length=255)
+
+    @extend_schema_serializer(component_name="EntityAliases")
+    class OutputSerializer(serializers.Serializer):
+        created = serializers.BooleanField()
+        aliases = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 200: OutputSerializer})
+    def post(self, request, agent, pk):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        created = operator.entity_alias_add(agent=self.agent, entity_id=int(pk), alias=data.validated_data["alias"],
+                                            actor=self.actor)
+        entity = selectors.entity_get(agent=self.agent, entity_id=int(pk))
+        aliases = selectors.entity_detail(agent=self.agent, entity=entity)["aliases"]
+        return Response(self.OutputSerializer({"created": created, "aliases": aliases}).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class EntityMergeApi(AgentScopedMixin, APIView):
+    """Merge another entity into this one: its facts, links, relationships and aliases move
+    here and it points to this entity from then on."""
+
+    scopes = {"POST": ApiKeyScope.ADMIN}
+
+    @extend_schema_serializer(component_name="EntityMergeInput")
+    class InputSerializer(serializers.Serializer):
+        entity_id = IdField(help_text="the entity to merge into this one")
+        reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="EntityMerged")
+    class OutputSerializer(serializers.Serializer):
+        entity = EntitySerializer(help_text="the survivor")
+        merged = serializers.IntegerField(help_text="id of the merged entity")
+        facts_moved = serializers.IntegerField()
+        links_moved = serializers.IntegerField()
+        relationships_moved = serializers.IntegerField()
+        relationships_dropped = serializers.IntegerField()
+        aliases_moved = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request, agent, pk):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        merged_id = data.validated_data["entity_id"]
+        report = operator.entity_merge(agent=self.agent, survivor_id=int(pk), merged_id=merged_id, actor=self.actor,
+                                       reason=data.validated_data["reason"])
+        survivor = selectors.entity_get(agent=self.agent, entity_id=int(pk))
+        return Response(self.OutputSerializer({"entity": survivor, "merged": merged_id, **asdict(report)}).data)
+
+
+class EntityForgetApi(AgentScopedMixin, APIView):
+    """Remove the entity and everything derived from it (facts of every version, links,
+    relationships, aliases, profile sentences naming it) and redact the events that mention it."""
+
+    scopes = {"POST": ApiKeyScope.ADMIN}
+
+    @extend_schema_serializer(component_name="EntityForgetInput")
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="ForgetReport")
+    class OutputSerializer(serializers.Serializer):
+        facts_deleted = serializers.IntegerField()
+        relationships_deleted = serializers.IntegerField()
+        aliases_deleted = serializers.IntegerField()
+        links_deleted = serializers.IntegerField()
+        events_redacted = serializers.IntegerField()
+        profiles_scrubbed = serializers.IntegerField()
+        entities_deleted = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request, agent, pk):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        report = operator.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
+                                        reason=data.validated_data["reason"])
+        return Response(self.OutputSerializer(asdict(report)).data)
+
+
+@extend_schema_serializer(component_name="GraphQuery")
+class GraphQuerySerializer(serializers.Serializer):
+    entity = serializers.CharField(max_length=255, required=False, help_text="centre entity: id or key")
+    depth = serializers.IntegerField(min_value=1, max_value=3, default=1)
+    rel_types = serializers.CharField(max_length=2000, required=False, allow_blank=True,
+                                      help_text="comma-separated relationship types")
+    as_of = MomentField(required=False)
+
+
+class GraphApi(AgentScopedMixin, APIView):
+    """Nodes and edges around an entity (breadth-first to `depth` over the relationships
+    visible as of `as_of`), ready for a graph view; without `entity`, the strongest edges."""
+
+    @extend_schema(parameters=[GraphQuerySerializer], responses={200: GraphSerializer})
+    def get(self, request, agent):
+        query = GraphQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        entity = None
+        if params.get("entity"):
+            entity = selectors.entity_by_ref(agent=self.agent, ref=params["entity"])
+        rel_types = [t.strip() for t in params.get("rel_types", "").split(",") if t.strip()]
+        graph = selectors.graph_around(agent=self.agent, entity=entity, depth=params["depth"], rel_types=rel_types,
+                                       as_of=params.get("as_of"))
+        return Response(GraphSerializer(graph).data)
+
+

@@ -1,0 +1,63 @@
+"""Deterministic offline extractor for English: what the write pipeline uses when no LLM is
+configured (or both LLM paths fail).
+
+A pure function of its inputs — no database, network or model — built from regular expressions
+and small word lists, fast enough to run on every message of a large import. The pipeline:
+
+1. normalize and split the message into sentences (`offline_text`);
+2. find proper names, group aliases ("Guili (Guilherme Maturana)"), type entities from context
+   (`offline_names`, `offline_entities`);
+3. replace mentions by placeholders and resolve he/she/him/her (`offline_entities`);
+4. rewrite I/me/my/we as the speaker with verb agreement (`offline_grammar`);
+5. per sentence: kinship ("my wife Ana"), clause rules with slots ("moved to Austin" →
+   lives_in), and a subject-centric fact for anything else that states something
+   (`offline_clauses`, `offline_patterns`, `offline_facts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memories.extraction.offline_entities import build_registry
+from memories.extraction.offline_facts import Collector, process_sentence
+from memories.extraction.offline_pronouns import PronounState, tag_sentence
+from memories.extraction.offline_text import normalize_message
+from memories.extraction.schema import ExtractedEntity, Extraction
+
+__all__ = ["extract_offline"]
+
+DEFAULT_SPEAKER = "User"
+
+
+def extract_offline(
+    message: str,
+    *,
+    speaker: str,
+    recent_messages: Sequence[str] = (),
+    known_names: Sequence[str] = (),
+) -> Extraction:
+    """Entities, facts and relations of one chat message, without an LLM.
+
+    `speaker` is who wrote the message (first-person words resolve to it); `recent_messages`
+    (oldest first) only help resolve pronouns and recognize names; `known_names` are names the
+    agent already knows, recognized even at the start of a sentence and used as canonical forms.
+    """
+    speaker = (speaker or "").strip() or DEFAULT_SPEAKER
+    text = normalize_message(message or "")
+    if not text:
+        return Extraction()
+    known = [n.strip() for n in known_names if n and n.strip()]
+    registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known)
+    state = PronounState(registry, ctx, list(recent_messages))
+    out = Collector(registry)
+    for sentence in sentences:
+        tag_sentence(sentence, state)
+        process_sentence(sentence, out)
+    entities = [
+        ExtractedEntity(name=e.name, type=e.type, aliases=list(e.aliases))
+        for i, e in enumerate(registry.entities)
+        if i in out.used
+    ]
+    return Extraction(
+        entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values())
+    )

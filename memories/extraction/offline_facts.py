@@ -1,0 +1,277 @@
+"""From one tagged sentence to facts and relations: kinship, clause rules, and the plain
+subject-centric fact for everything else."""
+
+from __future__ import annotations
+
+import re
+
+from memories.extraction.offline_classify import (
+    addresses_listener,
+    categorize,
+    is_hedged,
+    is_imperative,
+    is_question,
+    is_reaction,
+    mentions_listener,
+    strip_discourse,
+)
+from memories.extraction.offline_clauses import Clause, analyze, singular_predicate, split_clauses
+from memories.extraction.offline_entities import Registry, Sentence
+from memories.extraction.offline_grammar import is_adverb, is_past, rewrite_first_person
+from memories.extraction.offline_lexicon import word_set
+from memories.extraction.offline_patterns import (
+    SLOT_TEMPLATES,
+    Hit,
+    match_rules,
+    scan_kinship,
+    scan_located_in,
+)
+from memories.extraction.offline_text import PH, SPEAKER, entity_ids, fact_key, ph, render
+from memories.extraction.schema import ExtractedFact, ExtractedRelation
+
+EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
+_WORDS = re.compile(r"\x02\d+\x03|[^\W_][\w']*")
+_WHO = re.compile(rf"{PH},?\s+who\s+(?:(?:also|now|still)\s+)?([^,;.!?]+)")
+_EMBEDDED = re.compile(
+    rf"\b(?:since|when|because|that|after|before|while|if|though|although|until|once|so|as)\s+{PH}\s+", re.I
+)
+_SUGGESTION = re.compile(
+    r"^(?:(?:really|definitely|probably|totally)\s+)?(?:should|shall|ought|let's)\b", re.I
+)
+_FUNCTION_WORDS = word_set("""
+is was are were be been being am has have had do does did will would can could shall should may might must
+it its it's that that's this these those there here so very really too just also even still though a an the
+to of in on at for with and or but not no as if then than what all more much some any lol haha yeah
+definitely totally absolutely truly super pretty quite such way right now again always never ever
+""")
+
+
+class Collector:
+    """Facts (deduplicated by text), relations (deduplicated) and the entities they use."""
+
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self.facts: dict[str, ExtractedFact] = {}
+        self.relations: dict[tuple[int, str, int], ExtractedRelation] = {}
+        self.used: set[int] = set()
+
+    def fact(
+        self,
+        subject: int,
+        tagged: str,
+        *,
+        confidence: float,
+        category: str,
+        slot: str = "",
+        value: int | None = None,
+        negated: bool = False,
+    ) -> None:
+        names = self.registry.names()
+        text = render(tagged, names)
+        key = fact_key(text)
+        if not key or key in self.facts:
+            return
+        self.used.update([subject, *entity_ids(tagged), *([value] if value is not None else [])])
+        self.facts[key] = ExtractedFact(
+            subject=names[subject],
+            text=text,
+            confidence=confidence,
+            importance_category=category,
+            slot=slot if value is not None else "",
+            value=names[value] if value is not None else "",
+            negated=negated,
+        )
+
+    def relation(self, source: int, rel_type: str, target: int) -> None:
+        if source == target or (source, rel_type, target) in self.relations:
+            return
+        names = self.registry.names()
+        self.used.update([source, target])
+        self.relations[(source, rel_type, target)] = ExtractedRelation(names[source], rel_type, names[target])
+
+
+def process_sentence(sentence: Sentence, out: Collector) -> None:
+    if is_question(sentence.text):
+        return
+    text, used_we = rewrite_first_person(strip_discourse(sentence.tagged))
+    base = INFERRED if used_we else EXPLICIT
+    _kinship(text, out)
+    for inner, outer in scan_located_in(text, out.registry):
+        out.relation(inner, "located_in", outer)
+    _who_clauses(text, out, base)
+    body = strip_discourse(text)
+    if not _WORDS.search(body):
+        return
+    _embedded_clauses(body, out, base)
+    clauses = _clauses(body, out.registry)
+    if any(hits for _, hits in clauses):
+        for clause, hits in clauses:
+            if clause is not None:
+                _clause_facts(clause, hits, out, base)
+    else:
+        _sentence_fact(body, out, base)
+
+
+def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[Hit]]]:
+    out: list[tuple[Clause | None, list[Hit]]] = []
+    inherited: list[int] | None = None
+    for i, piece in enumerate(split_clauses(body)):
+        clause = analyze(piece, inherited, first=i == 0)
+        hits = []
+        if clause is not None and clause.kind != "owner":
+            hits = match_rules(clause.predicate, registry)
+            inherited = clause.subjects
+        out.append((clause, hits))
+    return out
+
+
+def _kinship(text: str, out: Collector) -> None:
+    """Kinship and pets: ⟨0⟩'s wife ⟨2⟩ → ⟨0⟩ spouse_of ⟨2⟩ plus the fact "Ana is Rafael's wife"."""
+    for hit in scan_kinship(text):
+        entity = out.registry.entities[hit.name]
+        if hit.name != SPEAKER:
+            entity.forced = "pet" if hit.pet else "person"
+        source, target = (hit.name, hit.owner) if hit.reverse else (hit.owner, hit.name)
+        out.relation(source, hit.rel, target)
+        out.fact(
+            hit.name,
+            f"{ph(hit.name)} is {ph(hit.owner)}'s {hit.term}",
+            confidence=EXPLICIT,
+            category="biographical_milestone",
+        )
+
+
+def _who_clauses(text: str, out: Collector, base: float) -> None:
+    """Relative clauses: in "⟨1⟩, who lives in ⟨2⟩, ..." the rules apply to ⟨1⟩."""
+    for match in _WHO.finditer(text):
+        subject, predicate = int(match.group(1)), match.group(2).strip()
+        hits = match_rules(predicate, out.registry)
+        if hits:
+            _clause_facts(
+                Clause(f"{ph(subject)} {predicate}", [subject], predicate, "elided"), hits, out, base
+            )
+
+
+def _embedded_clauses(body: str, out: Collector, base: float) -> None:
+    """Subordinate clauses (since ⟨0⟩ lost ⟨0⟩'s job at ⟨3⟩, ...): their relations and slot facts."""
+    for match in _EMBEDDED.finditer(body):
+        hits = match_rules(body[match.end() :], out.registry)
+        _hit_effects(int(match.group(1)), hits, out, base, primary=None)
+
+
+def _clause_facts(clause: Clause, hits: list[Hit], out: Collector, base: float) -> None:
+    if (
+        addresses_listener(clause.predicate)
+        or _SUGGESTION.match(clause.predicate)
+        or is_reaction(clause.predicate)
+    ):
+        return
+    confidence = _confidence(clause, base)
+    for subject in clause.subjects:
+        tagged = _clause_text(clause, subject)
+        if hits:
+            _rule_facts(subject, tagged, hits, out, confidence)
+        elif _enough_content(clause.predicate):
+            out.fact(subject, tagged, confidence=confidence, category=categorize(tagged, _is_past(clause)))
+
+
+def _clause_text(clause: Clause, subject: int) -> str:
+    if len(clause.subjects) > 1:
+        return f"{ph(subject)} {singular_predicate(clause.predicate)}"
+    if clause.kind in ("elided", "implicit"):
+        return f"{ph(subject)} {clause.predicate}"
+    return clause.text
+
+
+def _rule_facts(subject: int, tagged: str, hits: list[Hit], out: Collector, confidence: float) -> None:
+    primary = next((h for h in hits if h.rule.slot and not h.future), None)
+    category = (primary or hits[0]).rule.category
+    if all(h.future for h in hits):
+        confidence = min(confidence, INFERRED)
+    if primary is None:
+        out.fact(subject, tagged, confidence=confidence, category=category)
+    else:
+        out.fact(
+            subject,
+            tagged,
+            confidence=confidence,
+            category=category,
+            slot=primary.rule.slot,
+            value=primary.obj,
+            negated=primary.rule.negated,
+        )
+    _hit_effects(subject, hits, out, confidence, primary)
+
+
+def _hit_effects(
+    subject: int, hits: list[Hit], out: Collector, confidence: float, primary: Hit | None
+) -> None:
+    """Relations of the hits, the negated fact of a retraction ("left ⟨2⟩"), and slot facts the
+    clause fact does not already carry."""
+    for hit in hits:
+        if hit.future:
+            continue
+        rule = hit.rule
+        if rule.rel:
+            out.relation(*((hit.obj, rule.rel, subject) if rule.reverse else (subject, rule.rel, hit.obj)))
+        if rule.retract:
+            _slot_fact(subject, rule.retract, hit.obj, True, rule.category, out, confidence)
+        elif rule.slot and hit is not primary:
+            _slot_fact(subject, rule.slot, hit.obj, rule.negated, rule.category, out, confidence)
+
+
+def _slot_fact(
+    subject: int, slot: str, obj: int, negated: bool, category: str, out: Collector, confidence: float
+) -> None:
+    template = SLOT_TEMPLATES[slot][1 if negated else 0]
+    out.fact(
+        subject,
+        template.format(s=ph(subject), o=ph(obj)),
+        confidence=confidence,
+        category=category,
+        slot=slot,
+        value=obj,
+        negated=negated,
+    )
+
+
+def _sentence_fact(body: str, out: Collector, base: float) -> None:
+    """No rule fired: one fact for the whole sentence, about whoever it opens with."""
+    clause = analyze(body, None, first=True)
+    if clause is not None:
+        kind = "implicit" if clause.kind == "implicit" else "direct"
+        _clause_facts(Clause(body, [_main_subject(clause.subjects)], clause.predicate, kind), [], out, base)
+        return
+    if mentions_listener(body) or is_imperative(body):
+        return
+    ids = entity_ids(body)
+    words = len(_WORDS.findall(body))
+    if SPEAKER in ids and words >= 5:
+        out.fact(SPEAKER, body, confidence=min(base, INFERRED), category=categorize(body, False))
+    elif [i for i in ids if i != SPEAKER] and words >= 4:
+        subject = next(i for i in ids if i != SPEAKER)
+        out.fact(subject, body, confidence=min(base, INFERRED), category=categorize(body, False))
+
+
+def _main_subject(subjects: list[int]) -> int:
+    return SPEAKER if SPEAKER in subjects else subjects[0]
+
+
+def _confidence(clause: Clause, base: float) -> float:
+    if is_hedged(clause.text):
+        return HEDGED
+    return min(base, INFERRED) if clause.kind == "implicit" else base
+
+
+def _enough_content(predicate: str) -> bool:
+    """At least two content words; a named entity counts double ("is in ⟨Lisbon⟩ now")."""
+    words = [w for w in _WORDS.findall(predicate) if w.lower() not in _FUNCTION_WORDS]
+    return sum(2 if w.startswith("\x02") else 1 for w in words) >= 2
+
+
+def _is_past(clause: Clause) -> bool:
+    for word in _WORDS.findall(clause.predicate)[:3]:
+        low = word.lower()
+        if not is_adverb(low):
+            return is_past(low)
+    return False

@@ -1,0 +1,144 @@
+"""Tagging a sentence: name mentions become placeholders (vocatives are dropped) and
+he/she/him/her/his resolve to the most recent compatible person of the message, or of the
+recent messages when the message has none."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memories.extraction.offline_entities import Registry, Sentence, gender_of
+from memories.extraction.offline_lexicon import FIRST_NAMES, word_set
+from memories.extraction.offline_names import NameContext, find_mentions
+from memories.extraction.offline_text import PH, SPEAKER, normalize_message, ph, split_sentences
+
+_VOCATIVE_MARK = "\x04"
+_VOCATIVE_GAP = re.compile(r"\s*,?\s*\x04\s*,?")
+_ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
+_PRONOUN = re.compile(
+    rf"{PH}|\b(he|she|him|her|his|hers)\b|\b(?:a|an|the|this|that|some|another)\s+(?:[\w-]+\s+){{0,2}}?"
+    r"(girl|boy|woman|man|lady|guy|kid|child|baby|teen|teenager|student|veteran|teacher|doctor|nurse|neighbor|"
+    r"stranger|person|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|girlfriend|boyfriend|"
+    r"actress|actor|singer|author|writer|artist|player|coach)\b",
+    re.I,
+)
+_FEMALE_NOUNS = word_set("girl woman lady mom mother sister daughter wife girlfriend actress")
+_MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor")
+BLOCKERS = {"f": -1, "m": -2, "": -3}
+_LY_NOUNS = word_set("family belly jelly lily bully ally rally folly assembly supply reply monopoly")
+_LEADING_SUBJECT = re.compile(rf"^\W*(?:[A-Za-z]+,\s*)?{PH}")
+_NEXT_WORD = re.compile(r"\s+([a-z][\w'-]*)")
+_NOT_A_NOUN = word_set("""
+to for with about and or but the a an that this up out in on at from into back again too so very yesterday
+today now then when because if as off down over around last every some all how what why where who which by
+of like more much well though there here anymore already just really since until before after is was
+tomorrow tonight later soon anyway either also first once twice every know feel
+""")
+
+
+class PronounState:
+    """Person salience across the sentences of the message, with the recent messages as fallback."""
+
+    def __init__(self, registry: Registry, ctx: NameContext, recent: Sequence[str]):
+        self.registry = registry
+        self.history: list[int] = []
+        self._ctx = ctx
+        self._recent = recent
+        self._recent_people: list[tuple[str, str]] | None = None
+
+    def antecedent(self, gender: str, exclude: int | None) -> int | None:
+        """Most recent compatible person; an unnamed "a girl" in between blocks resolution."""
+        for idx in reversed(self.history):
+            if idx < 0:
+                if idx in (BLOCKERS[gender], BLOCKERS[""]):
+                    return None
+                continue
+            if idx != exclude and self.registry.entities[idx].gender in ("", gender):
+                return idx
+        for name, name_gender in self._people_in_recent():
+            if name_gender in ("", gender):
+                idx = self.registry.ensure(name)
+                entity = self.registry.entities[idx]
+                if idx != exclude and idx != SPEAKER and entity.type in ("person", "concept"):
+                    entity.forced, entity.gender = "person", entity.gender or name_gender
+                    return idx
+        return None
+
+    def _people_in_recent(self) -> list[tuple[str, str]]:
+        if self._recent_people is None:
+            self._recent_people = [p for text in reversed(self._recent[-3:]) for p in self._people_in(text)]
+        return self._recent_people
+
+    def _people_in(self, text: str) -> list[tuple[str, str]]:
+        """(name, gender) of person-like mentions in one earlier message, latest first."""
+        out = []
+        for sentence in reversed(split_sentences(normalize_message(text))):
+            for mention in reversed(find_mentions(sentence, self._ctx)):
+                first = mention.text.split()[0].lower()
+                name = mention.known or mention.text
+                if mention.vocative or name.lower() == self._ctx.speaker.lower():
+                    continue
+                if first in FIRST_NAMES or mention.known or mention.honorific:
+                    out.append((name, gender_of(first)))
+        return out
+
+
+def tag_sentence(sentence: Sentence, state: PronounState) -> str:
+    """Mentions → placeholders (vocatives dropped), "Guili (Guilherme)" collapsed, pronouns resolved."""
+    pieces, pos = [], 0
+    for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+        pieces.append(sentence.text[pos : mention.start])
+        pieces.append(_VOCATIVE_MARK if idx is None else ph(idx))
+        pos = mention.end
+    pieces.append(sentence.text[pos:])
+    tagged = _VOCATIVE_GAP.sub(" ", "".join(pieces))
+    tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
+    sentence.tagged = _resolve_pronouns(tagged.strip(), state)
+    return sentence.tagged
+
+
+def _resolve_pronouns(tagged: str, state: PronounState) -> str:
+    lead = _LEADING_SUBJECT.match(tagged)
+    subject = int(lead.group(1)) if lead else None
+
+    def replace(match: re.Match) -> str:
+        if match.group(1) is not None:
+            _note_mention(int(match.group(1)), state)
+        elif match.group(3) is not None:
+            _note_unnamed_person(match.group(3).lower(), state)
+        else:
+            return _pronoun(match, tagged, subject, state)
+        return match.group()
+
+    return _PRONOUN.sub(replace, tagged)
+
+
+def _note_mention(idx: int, state: PronounState) -> None:
+    if idx != SPEAKER and state.registry.is_person(idx):
+        state.history.append(idx)
+
+
+def _note_unnamed_person(noun: str, state: PronounState) -> None:
+    """ "a trans girl ... her family": "her" is the girl, not the last named person."""
+    state.history.append(BLOCKERS["f" if noun in _FEMALE_NOUNS else "m" if noun in _MALE_NOUNS else ""])
+
+
+def _pronoun(match: re.Match, tagged: str, subject: int | None, state: PronounState) -> str:
+    """he/she → ⟨k⟩, his/her (possessive) → ⟨k⟩'s, him/her (object) → ⟨k⟩ but never the clause's
+    own subject ("Thiago hired her" is not Thiago)."""
+    word = match.group(2).lower()
+    possessive = word in ("his", "hers") or (word == "her" and _her_is_possessive(tagged, match.end()))
+    is_object = word == "him" or (word == "her" and not possessive)
+    idx = state.antecedent("m" if word in ("he", "him", "his") else "f", subject if is_object else None)
+    if idx is None:
+        return match.group()
+    state.history.append(idx)
+    return ph(idx) + ("'s" if possessive else "")
+
+
+def _her_is_possessive(tagged: str, end: int) -> bool:
+    match = _NEXT_WORD.match(tagged, end)
+    if not match:
+        return False
+    word = match.group(1)
+    return word not in _NOT_A_NOUN and (not word.endswith("ly") or word in _LY_NOUNS)

@@ -1,0 +1,316 @@
+"""Operator corrections: correct or retract a fact, add aliases, merge entities, forget an
+entity. Every change is versioned (never an in-place edit of a fact) and audited."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memories.errors import DomainError, NotFound
+from memories.models import (
+    Agent,
+    AuditEntry,
+    Entity,
+    EntityAlias,
+    Event,
+    Fact,
+    FactEntityLink,
+    PipelineRun,
+    Relationship,
+    SourceContext,
+)
+from memories.naming import normalize_alias
+from memories.providers.embeddings import EmbedderClient, get_embedder
+from memories.services import facts as fact_services
+from memories.services.agents import agent_graph_bump
+from memories.services.entities import alias_register
+from memories.services.keyword import keyword_stats_apply
+
+REDACTED = "[redacted]"
+
+
+def _fact_state(fact: Fact) -> dict:
+    return {
+        "id": fact.id, "text": fact.text, "entity": fact.entity_id, "confidence": fact.confidence,
+        "valid_from": fact.valid_from.isoformat(), "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
+        "invalidated_at": fact.invalidated_at.isoformat() if fact.invalidated_at else None,
+    }
+
+
+def audit_record(*, agent: Agent | None, actor: str, action: str, obj, before: dict | None = None,
+                 after: dict | None = None, reason: str = "") -> AuditEntry:
+    return AuditEntry.objects.create(
+        agent=agent, actor=actor[:200], action=action, object_type=type(obj).__name__.lower(),
+        object_id=str(obj.pk), before=before or {}, after=after or {}, reason=reason,
+    )
+
+
+def _active_fact(agent: Agent, fact_id: int, *, lock: bool = True) -> Fact:
+    query = Fact.objects.filter(agent=agent, pk=fact_id)
+    if lock:
+        query = query.select_for_update()
+    fact = query.first()
+    if fact is None:
+        raise NotFound(f"fact {fact_id} not found")
+    if not fact.is_active:
+        raise DomainError(f"fact {fact_id} is no longer active; correct its latest version instead",
+                          {"fact_id": fact_id, "latest": _latest_version_id(fact)})
+    return fact
+
+
+def _latest_version_id(fact: Fact) -> int:
+    current = fact
+    while hasattr(current, "superseded_by"):
+        current = current.superseded_by
+    return current.id
+
+
+@transaction.atomic
+def fact_correct(*, agent: Agent, fact_id: int, text: str, reason: str, actor: str,
+                 embedder: EmbedderClient | None = None) -> Fact:
+    """A new version with the operator's text supersedes the fact (valid from now on)."""
+    text = (text or "").strip()
+    if not text:
+        raise DomainError("text is required", {"text": "must be a non-empty string"})
+    old = _active_fact(agent, fact_id)
+    before = _fact_state(old)
+    vector = (embedder or get_embedder()).embed([text])[0]
+    new = fact_services.fact_supersede(
+        old=old, new_text=text, embedding=vector, valid_from=timezone.now(), reason=f"corrected by {actor}: {reason}",
+        confidence=1.0, importance=old.importance, importance_category=old.importance_category,
+        source_context=SourceContext.OPERATOR, speaker=actor, source_event=old.source_event,
+        slot=old.slot, slot_value=old.slot_value,
+    )
+    FactEntityLink.objects.bulk_create(
+        [FactEntityLink(fact=new, entity_id=link.entity_id, is_primary=link.is_primary)
+         for link in old.entity_links.all()], ignore_conflicts=True)
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[new.id])
+    audit_record(agent=agent, actor=actor, action="fact_correct", obj=old, before=before,
+                 after=_fact_state(new), reason=reason)
+    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    return new
+
+
+@transaction.atomic
+def fact_retract(*, agent: Agent, fact_id: int, reason: str, actor: str) -> tuple[Fact, int]:
+    """Close the fact on both axes now; relationships it evidences close too. Returns the fact
+    and how many relationships were closed."""
+    fact = _active_fact(agent, fact_id)
+    before = _fact_state(fact)
+    closed = fact_services.fact_close(fact=fact, valid_to=timezone.now(), reason=f"retracted by {actor}: {reason}")
+    audit_record(agent=agent, actor=actor, action="fact_retract", obj=fact, before=before,
+                 after={**_fact_state(fact), "relationships_closed": closed}, reason=reason)
+    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    return fact, closed
+
+
+def fact_history(*, agent: Agent, fact_id: int) -> list[Fact]:
+    """The whole version chain the fact belongs to, oldest first."""
+    fact = Fact.objects.filter(agent=agent, pk=fact_id).first()
+    if fact is None:
+        raise NotFound(f"fact {fact_id} not found")
+    while fact.supersedes_id:
+        fact = Fact.objects.get(pk=fact.supersedes_id)
+    chain = [fact]
+    while True:
+        nxt = Fact.objects.filter(supersedes=chain[-1]).select_related("source_event").first()
+        if nxt is None:
+            return chain
+        chain.append(nxt)
+
+
+def _entity(agent: Agent, entity_id: int) -> Entity:
+    entity = Entity.objects.filter(agent=agent, pk=entity_id).first()
+    if entity is None:
+        raise NotFound(f"entity {entity_id} not found")
+    return entity
+
+
+@transaction.atomic
+def entity_alias_add(*, agent: Agent, entity_id: int, alias: str, actor: str) -> bool:
+    """Register an alias; an alias owned by another entity is an error, not a silent no-op."""
+    entity = _entity(agent, entity_id)
+    norm = normalize_alias(alias or "")
+    if not norm:
+        raise DomainError("alias is required", {"alias": "must contain letters or digits"})
+    owner = EntityAlias.objects.filter(agent=agent, alias=norm).first()
+    if owner and owner.entity_id != entity.id:
+        raise DomainError(f"alias {norm!r} already belongs to entity {owner.entity_id}",
+                          {"alias": "taken", "entity_id": owner.entity_id})
+    created = alias_register(agent=agent, entity=entity, names=[alias]) > 0
+    if created:
+        audit_record(agent=agent, actor=actor, action="alias_add", obj=entity, after={"alias": norm})
+    return created
+
+
+@dataclass
+class MergeReport:
+    facts_moved: int = 0
+    links_moved: int = 0
+    relationships_moved: int = 0
+    relationships_dropped: int = 0
+    aliases_moved: int = 0
+
+
+@transaction.atomic
+def entity_merge(*, agent: Agent, survivor_id: int, merged_id: int, actor: str, reason: str = "") -> MergeReport:
+    """Move facts, links, relationships and aliases of `merged` to `survivor`; the merged entity
+    stays as a pointer (merged_into) so old references resolve."""
+    if survivor_id == merged_id:
+        raise DomainError("cannot merge an entity into itself", {"entity_id": merged_id})
+    survivor, merged = _entity(agent, survivor_id), _entity(agent, merged_id)
+    if merged.merged_into_id:
+        raise DomainError(f"entity {merged_id} was already merged into {merged.merged_into_id}")
+    report = MergeReport()
+    report.facts_moved = Fact.objects.filter(entity=merged).update(entity=survivor)
+    for link in FactEntityLink.objects.filter(entity=merged):
+        if FactEntityLink.objects.filter(fact_id=link.fact_id, entity=survivor).exists():
+            link.delete()
+        else:
+            link.entity = survivor
+            link.save(update_fields=["entity"])
+            report.links_moved += 1
+    for rel in Relationship.objects.filter(Q(source=merged) | Q(target=merged)).order_by("id"):
+        source = survivor if rel.source_id == merged.id else rel.source
+        target = survivor if rel.target_id == merged.id else rel.target
+        duplicate = rel.is_active and Relationship.objects.filter(
+            agent=agent, source=source, target=target, rel_type=rel.rel_type, valid_to__isnull=True,
+            invalidated_at__isnull=True).exclude(pk=rel.pk).exists()
+        if source.id == target.id or duplicate:
+            rel.delete()
+            report.relationships_dropped += 1
+            continue
+        rel.source, rel.target = source, target
+        rel.save(update_fields=["source", "target"])
+        report.relationships_moved += 1
+    report.aliases_moved = EntityAlias.objects.filter(entity=merged).update(entity=survivor)
+    alias_register(agent=agent, entity=survivor, names=[merged.display_name])
+    merged.merged_into = survivor
+    merged.save(update_fields=["merged_into", "updated_at"])
+    if merged.profile_text and merged.profile_text not in survivor.profile_text:
+        survivor.profile_text = f"{survivor.profile_text}\n{merged.profile_text}".strip()
+        survivor.save(update_fields=["profile_text", "updated_at"])
+    audit_record(agent=agent, actor=actor, action="entity_merge", obj=survivor,
+                 before={"merged": merged.id, "merged_key": merged.key}, after=report.__dict__, reason=reason)
+    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    return report
+
+
+@dataclass
+class ForgetReport:
+    facts_deleted: int = 0
+    relationships_deleted: int = 0
+    aliases_deleted: int = 0
+    links_deleted: int = 0
+    events_redacted: int = 0
+    profiles_scrubbed: int = 0
+    entities_deleted: int = 0
+    names: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "") -> ForgetReport:
+    """Remove the entity and everything derived from it, from every table and index: facts
+    (all versions) about or mentioning it, relationships, aliases, links, other entities'
+    profile text that names it, and the text of events that mention it (redacted)."""
+    entity = _entity(agent, entity_id)
+    group = [entity, *Entity.objects.filter(agent=agent, merged_into=entity)]
+    ids = [e.id for e in group]
+    names = sorted({e.display_name for e in group} | set(
+        EntityAlias.objects.filter(entity_id__in=ids).values_list("alias", flat=True)))
+    report = ForgetReport(names=names)
+    fact_ids = set(Fact.objects.filter(agent=agent).filter(
+        Q(entity_id__in=ids) | Q(entity_links__entity_id__in=ids)).values_list("id", flat=True))
+    fact_ids |= _chain_ids(fact_ids)
+    event_ids = set(Fact.objects.filter(id__in=fact_ids, source_event__isnull=False).values_list(
+        "source_event_id", flat=True))
+    pattern = _names_regex(names)
+    event_ids |= {e.id for e in Event.objects.filter(agent=agent, redacted_at__isnull=True).only("id", "text")
+                  if pattern.search(e.text)}
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=sorted(fact_ids), sign=-1)
+    rels = Relationship.objects.filter(agent=agent).filter(
+        Q(source_id__in=ids) | Q(target_id__in=ids) | Q(evidence_fact_id__in=fact_ids))
+    report.relationships_deleted = rels.delete()[1].get("memories.Relationship", 0)
+    report.links_deleted = FactEntityLink.objects.filter(Q(entity_id__in=ids) | Q(fact_id__in=fact_ids)).delete()[
+        1].get("memories.FactEntityLink", 0)
+    Fact.objects.filter(supersedes_id__in=fact_ids).update(supersedes=None)
+    report.facts_deleted = Fact.objects.filter(id__in=fact_ids).delete()[1].get("memories.Fact", 0)
+    report.aliases_deleted = EntityAlias.objects.filter(entity_id__in=ids).delete()[0]
+    report.events_redacted = _redact_events(agent, sorted(event_ids))
+    report.profiles_scrubbed = _scrub_profiles(agent, ids, pattern)
+    _scrub_traces_and_audit(agent, pattern)
+    report.entities_deleted = Entity.objects.filter(id__in=ids).delete()[1].get("memories.Entity", 0)
+    audit_record(agent=agent, actor=actor, action="entity_forget", obj=entity,
+                 after={k: v for k, v in report.__dict__.items() if k != "names"}, reason="[redacted]")
+    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    return report
+
+
+def _chain_ids(fact_ids: set[int]) -> set[int]:
+    """All versions before and after the given facts."""
+    found, frontier = set(fact_ids), set(fact_ids)
+    while frontier:
+        rows = Fact.objects.filter(Q(id__in=frontier) | Q(supersedes_id__in=frontier)).values_list(
+            "id", "supersedes_id")
+        nxt = {i for pair in rows for i in pair if i is not None} - found
+        found |= nxt
+        frontier = nxt
+    return found
+
+
+def _names_regex(names: list[str]) -> re.Pattern:
+    words = [re.escape(n) for n in names if len(n) >= 3]
+    if not words:
+        return re.compile(r"(?!x)x")
+    return re.compile(r"\b(" + "|".join(sorted(words, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def _redact_events(agent: Agent, event_ids: list[int]) -> int:
+    if not event_ids:
+        return 0
+    keyword_stats_apply(agent_id=agent.id, kind="event", ids=event_ids, sign=-1)
+    now = timezone.now()
+    count = Event.objects.filter(agent=agent, id__in=event_ids).update(
+        text=REDACTED, embedding=None, metadata={}, redacted_at=now)
+    # traces keep no copy of the message either
+    PipelineRun.objects.filter(event_id__in=event_ids).update(result={}, params={})
+    from memories.models import PipelineStep
+
+    PipelineStep.objects.filter(run__event_id__in=event_ids).update(data={})
+    return count
+
+
+def _scrub_traces_and_audit(agent: Agent, pattern: re.Pattern) -> None:
+    """Retrieval traces whose query named the entity, and audit payloads that quote it."""
+    from memories.models import PipelineStep
+
+    runs = [r.id for r in PipelineRun.objects.filter(agent=agent).only("id", "input_ref", "result", "params")
+            if pattern.search(r.input_ref) or pattern.search(str(r.result)) or pattern.search(str(r.params))]
+    PipelineRun.objects.filter(id__in=runs).update(input_ref=REDACTED, result={}, params={})
+    steps = [st.id for st in PipelineStep.objects.filter(run__agent=agent).only("id", "data")
+             if pattern.search(str(st.data))]
+    PipelineStep.objects.filter(id__in=steps).update(data={})
+    for entry in AuditEntry.objects.filter(agent=agent):
+        if pattern.search(str(entry.before)) or pattern.search(str(entry.after)) or pattern.search(entry.reason):
+            AuditEntry.objects.filter(pk=entry.pk).update(before={"redacted": True}, after={"redacted": True},
+                                                          reason=REDACTED)
+
+
+def _scrub_profiles(agent: Agent, ids: list[int], pattern: re.Pattern) -> int:
+    scrubbed = 0
+    for other in Entity.objects.filter(agent=agent).exclude(id__in=ids):
+        changed = False
+        for attr in ("profile_text", "summary_text"):
+            value = getattr(other, attr)
+            if value and pattern.search(value):
+                kept = [s for s in re.split(r"(?<=[.!?])\s+", value) if not pattern.search(s)]
+                setattr(other, attr, " ".join(kept))
+                changed = True
+        if changed:
+            other.save(update_fields=["profile_text", "summary_text", "updated_at"])
+            scrubbed += 1
+    return scrubbed

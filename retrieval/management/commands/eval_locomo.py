@@ -1,0 +1,63 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from memories.importers.locomo import load_conversations
+from memories.services.agents import agent_get_or_create
+from memories.services.imports import conversation_import
+from retrieval.evaluation import MODES, evaluate
+from retrieval.services import memory_retrieve
+
+
+class Command(BaseCommand):
+    help = ("Evidence recall@k on a LoCoMo-format file: imports each conversation into its own agent "
+            "(resumable) and compares the full pipeline with BM25-only and semantic-only baselines.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--k", default="5,10,25", help="comma-separated cut-offs (default 5,10,25)")
+        parser.add_argument("--agent-prefix", default="locomo")
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, path, k, agent_prefix, **opts):
+        if not Path(path).exists():
+            raise CommandError(f"no such file: {path}")
+        try:
+            ks = [int(x) for x in k.split(",") if x.strip()]
+        except ValueError as exc:
+            raise CommandError("--k takes comma-separated integers, e.g. 5,10,25") from exc
+        if not ks or min(ks) < 1:
+            raise CommandError("--k needs positive integers")
+        conversations = load_conversations(path)
+        quiet = opts["json"] or opts["verbosity"] == 0
+        agents = {}
+        for conv in conversations:
+            agent = agent_get_or_create(slug=f"{agent_prefix}-{conv.sample_id}".lower())
+            with tqdm(total=len(conv.turns), desc=f"import {conv.sample_id}", disable=quiet) as bar:
+                conversation_import(agent=agent, turns=conv.turns, progress=bar.update)
+            agents[conv.sample_id] = agent
+
+        def retrieve(agent, question, now, preset, limit):
+            return memory_retrieve(agent=agent, query=question, now=now, preset=preset, limit=limit, record=False)
+
+        report = evaluate(conversations, agent_for=lambda c: agents[c.sample_id], retrieve=retrieve, ks=ks,
+                          progress=(lambda s: None) if quiet else (lambda s: self.stderr.write(s)))
+        if opts["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        self._print(report, ks)
+
+    def _print(self, report, ks):
+        self.stdout.write(f"{report['questions']} questions, {report['dropped_evidence_ids']} evidence ids dropped")
+        header = ["mode", "cat"] + [f"R@{k}" for k in ks] + ["all@10", "MRR"]
+        self.stdout.write("  ".join(f"{h:>9}" for h in header))
+        for mode in MODES:
+            rows = [("all", report[mode]["overall"])] + list(report[mode]["by_category"].items())
+            for cat, metrics in rows:
+                values = [metrics.get(f"recall@{k}", 0) for k in ks] + [metrics.get("all@10", 0),
+                                                                        metrics.get("mrr", 0)]
+                self.stdout.write("  ".join([f"{mode:>9}", f"{cat:>9}"] + [f"{v:9.3f}" for v in values]))
+        self.stdout.write(f"tokens returned (pipeline, mean): {report['pipeline']['overall'].get('tokens_returned')}")
+        self.stdout.write(f"latency ms: p50 {report['latency_ms']['p50']}  p95 {report['latency_ms']['p95']}")

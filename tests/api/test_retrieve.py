@@ -1,0 +1,66 @@
+"""POST agents/{agent}/retrieve/: context, facts with score breakdowns and citations, trace id."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.models import Event
+from tests.api.conftest import url
+from tests.api.test_auth import assert_error
+
+pytestmark = pytest.mark.django_db
+
+
+def test_retrieve_returns_a_cited_scored_context_and_its_trace(seeded, api):
+    response = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?", "limit": 5},
+                        format="json")
+    assert response.status_code == 200
+    result = response.json()
+    assert "Ricardo Gomes lives in São Paulo" in result["context"]
+    fact = next(f for f in result["facts"] if f["text"] == "Ricardo Gomes lives in São Paulo")
+    assert fact["entity"] == "person:ricardo_gomes" and fact["rank"] >= 1
+    assert {"semantic", "final"} <= set(fact["scores"])
+    source = Event.objects.get(text="Ricardo Gomes lives in São Paulo.")
+    assert fact["citations"][0]["event_id"] == source.id
+    assert len(result["ranking"]) <= 5 and result["trace_id"]
+    trace = api.get(url(seeded, "traces", result["trace_id"])).json()
+    assert trace["kind"] == "retrieve" and trace["steps"][0]["name"] == "plan"
+    assert [s["order"] for s in trace["steps"]] == sorted(s["order"] for s in trace["steps"])
+    retrievals = api.get(url(seeded, "traces") + "?kind=retrieve").json()["results"]
+    assert [t["id"] for t in retrievals] == [result["trace_id"]] and retrievals[0]["step_count"] >= 1
+
+
+def test_retrieve_as_of_sees_only_what_was_known_then(seeded, api):
+    result = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?",
+                                                "as_of": "2024-01-05T12:00:00Z"}, format="json").json()
+    assert result["facts"] == [] and result["as_of"] == "2024-01-05T12:00:00+00:00"
+
+
+@pytest.mark.parametrize("body,field", [
+    ({}, "query"), ({"query": ""}, "query"), ({"query": "x" * 4001}, "query"), ({"query": 7.5, "limit": 0}, "limit"),
+    ({"query": "x", "limit": 101}, "limit"), ({"query": "x", "limit": 10**40}, "limit"),
+    ({"query": "x", "as_of": "last week"}, "as_of"), ({"query": "x", "as_of": "2024-13-01T00:00:00Z"}, "as_of"),
+    ({"query": "x", "entity_hints": "ana"}, "entity_hints"), ({"query": "x", "entity_hints": [{"a": 1}]}, "entity_hints"),
+    ({"query": "x", "preset": "fastest"}, "preset"), ({"query": "x", "config_overrides": "fast"}, "config_overrides"),
+])
+def test_invalid_retrievals_are_400_naming_the_field(seeded, api, body, field):
+    response = api.post(url(seeded, "retrieve"), body, format="json")
+    assert_error(response, 400, "invalid")
+    assert field in response.json()["error"]["fields"]
+    assert field in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("overrides", [{"nope": 1}, {"topk_facts": "many"}, {"rrf_k": -1}])
+def test_bad_config_overrides_are_a_400(seeded, api, overrides):
+    response = api.post(url(seeded, "retrieve"), {"query": "Ricardo?", "config_overrides": overrides}, format="json")
+    assert_error(response, 400, "invalid_config")
+
+
+@pytest.mark.parametrize("query", ["what happened 3000 years ago?", "what happened in december 9999?"])
+def test_dates_out_of_the_calendar_are_a_400(seeded, api, query):
+    assert_error(api.post(url(seeded, "retrieve"), {"query": query}, format="json"), 400, "invalid")
+
+
+def test_retrieve_needs_a_write_key(seeded, make_key, client_for):
+    reader = client_for(make_key(seeded, "read"))
+    assert_error(reader.post(url(seeded, "retrieve"), {"query": "x"}, format="json"), 403, "permission_denied")

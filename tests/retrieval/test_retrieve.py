@@ -1,0 +1,193 @@
+"""The read pipeline on the real database, fed by the real write pipeline (offline extractor)."""
+
+import math
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from graphs.entity_graph import agent_graph
+from memories.models import Entity, Fact, PipelineRun, PipelineStep
+from memories.services.keyword import keyword_stats_apply
+from memories.services.write import memory_write
+from retrieval import signals
+from retrieval.config import retrieval_config
+from retrieval.services import memory_retrieve
+
+BEFORE = datetime(2024, 1, 10, tzinfo=UTC)
+MOVE = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+def say(agent, text, at, speaker="Rafael", **kw):
+    return memory_write(agent=agent, message=text, speaker_name=speaker, occurred_at=at, **kw)
+
+
+@pytest.fixture
+def ricardo(agent):
+    say(agent, "Ricardo Gomes lives in São Paulo.", BEFORE, external_id="m1")
+    say(agent, "Ricardo Gomes works at Vertix as a product manager.", BEFORE + timedelta(hours=1), external_id="m2")
+    say(agent, "My wife Ana loves jazz.", BEFORE + timedelta(days=2), external_id="m3")
+    say(agent, "Ricardo Gomes moved to Austin, Texas.", MOVE, external_id="m4")
+    return agent
+
+
+def texts(result):
+    return [f.text for f in result.facts]
+
+
+def test_as_of_shows_the_world_as_known_then(agent):
+    """Live writes (occurred_at = now): as of a moment between them the agent knew São Paulo;
+    after the move, Austin — on both time axes."""
+    say(agent, "Ricardo Gomes lives in São Paulo.", None)
+    between = timezone.now()
+    say(agent, "Ricardo Gomes moved to Austin, Texas.", None)
+    query = "Where does Ricardo Gomes live?"
+
+    past = memory_retrieve(agent=agent, query=query, as_of=between)
+    assert "Ricardo Gomes lives in São Paulo" in texts(past)
+    assert "Ricardo Gomes moved to Austin, Texas" not in texts(past)
+
+    for moment in (None, timezone.now()):
+        now = memory_retrieve(agent=agent, query=query, as_of=moment)
+        assert "Ricardo Gomes moved to Austin, Texas" in texts(now)
+        assert "Ricardo Gomes lives in São Paulo" not in texts(now)
+
+    before_anything = memory_retrieve(agent=agent, query=query, as_of=between - timedelta(days=1))
+    assert texts(before_anything) == [] and before_anything.events == []
+
+
+def test_facts_carry_score_breakdown_and_resolvable_citations(ricardo):
+    result = memory_retrieve(agent=ricardo, query="What does Ricardo do at Vertix?")
+    top = result.facts[0]
+    assert "Vertix" in top.text
+    for key in ("semantic", "keyword", "recency", "importance", "confidence", "final"):
+        assert key in top.scores
+    assert top.citations[0].external_id == "m2"
+    assert "[event" in result.context and "Known facts:" in result.context
+    assert result.context_tokens <= 2000
+
+
+def test_trivial_queries_are_skipped(ricardo):
+    result = memory_retrieve(agent=ricardo, query="thanks!")
+    assert result.strategy == "skip" and result.facts == [] and result.context == ""
+
+
+def test_other_agents_memories_never_leak(ricardo, other_agent):
+    say(other_agent, "Ricardo Gomes lives in Lisbon.", BEFORE, external_id="x1")
+    result = memory_retrieve(agent=ricardo, query="Where does Ricardo Gomes live? Lisbon?", limit=50)
+    assert all("Lisbon" not in t for t in texts(result))
+    assert all("Lisbon" not in e.text for e in result.events)
+
+
+def test_retrieval_records_access_and_a_trace(ricardo):
+    result = memory_retrieve(agent=ricardo, query="Who is Ana?")
+    assert result.trace_id is not None
+    run = PipelineRun.objects.get(pk=result.trace_id)
+    assert run.kind == "retrieve"
+    names = list(PipelineStep.objects.filter(run=run).values_list("name", flat=True))
+    assert names == ["plan", "embed_query", "signals", "fusion", "enhancement", "rerank", "select", "format"]
+    returned = Fact.objects.get(pk=result.facts[0].id)
+    assert returned.access_count == 1 and returned.last_accessed_at is not None
+
+
+def test_context_respects_a_small_token_budget(ricardo):
+    result = memory_retrieve(agent=ricardo, query="Ricardo", config_overrides={"context_max_tokens": 30})
+    assert 0 < result.context_tokens <= 30
+
+
+def test_unknown_override_is_a_clear_error(ricardo):
+    from memories.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown setting"):
+        memory_retrieve(agent=ricardo, query="x y z", config_overrides={"topk": 3})
+    with pytest.raises(ConfigError, match="must be of type float"):
+        memory_retrieve(agent=ricardo, query="x y z", config_overrides={"min_score": "high"})
+
+
+def test_temporal_expression_finds_what_happened_then(agent):
+    day = datetime(2024, 6, 12, 10, tzinfo=UTC)
+    say(agent, "I went hiking in the mountains.", day - timedelta(days=20))
+    say(agent, "I went to a pottery class.", day - timedelta(days=1))
+    result = memory_retrieve(agent=agent, query="What did Rafael do yesterday?", now=day)
+    assert result.facts[0].text.startswith("Rafael went to a pottery class")
+    plan = result.trace[0]["data"]
+    assert plan["window"]["expression"] == "yesterday"
+
+
+def test_graph_is_cached_and_rebuilt_after_a_write(ricardo, django_capture_on_commit_callbacks):
+    first = agent_graph(ricardo)
+    assert agent_graph(ricardo) is first
+    with django_capture_on_commit_callbacks(execute=True):
+        say(ricardo, "Ricardo Gomes is friends with Thiago Nogueira.", MOVE + timedelta(days=1))
+    second = agent_graph(ricardo)
+    assert second is not first
+    thiago = Entity.objects.get(agent=ricardo, key="person:thiago_nogueira")
+    assert thiago.id in second
+
+
+def _bulk_facts(agent, entity, n, rng, prefix):
+    now = timezone.now()
+    rows = [Fact(agent=agent, entity=entity, text=f"{prefix} note number {i}", valid_from=now, recorded_at=now,
+                 embedding=(v := rng.normal(size=384)) / np.linalg.norm(v)) for i in range(n)]
+    return Fact.objects.bulk_create(rows)
+
+
+def test_semantic_search_never_returns_fewer_rows_than_exist(agent, other_agent):
+    """pgvector 0.6.2 filters HNSW hits after the index scan: an agent owning 1% of the table
+    would get almost nothing back. The exact re-scan keeps the answer complete."""
+    rng = np.random.default_rng(7)
+    mine = Entity.objects.create(agent=agent, key="concept:mine", type="concept", display_name="Mine")
+    theirs = Entity.objects.create(agent=other_agent, key="concept:theirs", type="concept", display_name="Theirs")
+    _bulk_facts(other_agent, theirs, 3000, rng, "other")
+    own = _bulk_facts(agent, mine, 30, rng, "mine")
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in own])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_fact")
+    query = rng.normal(size=384)
+    query /= np.linalg.norm(query)
+    for max_rows in (0, 100000):  # force the HNSW path, then the exact path
+        config = retrieval_config({"exact_scan_max_rows": max_rows, "min_similarity": -1.0})
+        hits, info = signals.semantic(agent_id=agent.id, kind="fact", vector=query, limit=60, config=config)
+        assert len(hits) == 30, info
+        assert {h.id for h in hits} == {f.id for f in own}
+    assert info["strategy"] == "exact"
+
+
+def _reference_bm25(docs: dict[int, Counter], query_terms: list[str], k1=1.2, b=0.75) -> dict[int, float]:
+    n = len(docs)
+    avgdl = sum(sum(c.values()) for c in docs.values()) / n
+    df = Counter(t for c in docs.values() for t in c)
+    out = {}
+    for doc_id, tf in docs.items():
+        dl = sum(tf.values())
+        score = 0.0
+        for term in set(query_terms):
+            if tf[term]:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * dl / avgdl))
+        if score > 0:
+            out[doc_id] = score
+    return out
+
+
+def test_keyword_scores_equal_a_reference_okapi_bm25(ricardo):
+    say(ricardo, "Ricardo Gomes loves jazz and plays jazz guitar on weekends.", MOVE)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, lexeme, coalesce(array_length(positions, 1), 1) FROM memories_fact, "
+                       "unnest(search_vector) WHERE agent_id = %s", [ricardo.id])
+        docs: dict[int, Counter] = {}
+        for doc_id, lexeme, tf in cursor.fetchall():
+            docs.setdefault(doc_id, Counter())[lexeme] = tf
+    query = "Ricardo jazz guitar"
+    config = retrieval_config({"min_confidence": 0.0})
+    hits, _ = signals.keyword(agent_id=ricardo.id, kind="fact", query=query, limit=100, config=config)
+    terms = signals.query_terms(query)
+    expected = _reference_bm25(docs, terms)
+    active = set(Fact.objects.filter(agent=ricardo, valid_to__isnull=True).values_list("id", flat=True))
+    assert {h.id for h in hits} == {i for i in expected if i in active}
+    for hit in hits:
+        assert hit.score == pytest.approx(expected[hit.id], rel=1e-9)
+    assert hits[0].score >= hits[-1].score
