@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from memories.api.fields import JsonObjectField
 from memories.models import Agent, Entity, Event, Fact, PipelineRun, PipelineStep, Relationship, RunStatus
 from memories.pipeline.results import WriteResult
 
@@ -156,6 +157,7 @@ class WriteAcceptedSerializer(serializers.Serializer):
 
 class EventSerializer(serializers.ModelSerializer):
     job = serializers.IntegerField(source="job_id", allow_null=True, read_only=True, help_text="write job id")
+    metadata = JsonObjectField(read_only=True, help_text="what the writer attached to the message")
 
     class Meta:
         model = Event
@@ -222,6 +224,7 @@ class EntityDetailSerializer(serializers.Serializer):
 
 
 class StepSerializer(serializers.ModelSerializer):
+    data = JsonObjectField(read_only=True, help_text="what the step decided (e.g. reconciliation decisions)")
     class Meta:
         model = PipelineStep
         fields = ["attempt", "order", "name", "status", "duration_ms", "candidates_in", "candidates_out",
@@ -238,6 +241,8 @@ class TraceSerializer(serializers.ModelSerializer):
 
 
 class TraceDetailSerializer(TraceSerializer):
+    params = JsonObjectField(read_only=True, help_text="the run's inputs (overrides, as_of, limit, …)")
+    result = JsonObjectField(read_only=True, help_text="a write's WriteResult, or a retrieval's ranking summary")
     steps = StepSerializer(many=True, read_only=True)
 
     class Meta(TraceSerializer.Meta):

@@ -87,14 +87,7 @@ class EventViewSet(AgentScopedReadViewSet):
         ),
     )
     def create(self, request, *args, **kwargs):
-        body = WriteInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        query = WriteQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        header = IdempotencyKeySerializer(data={"key": request.headers.get("Idempotency-Key") or None})
-        if not header.is_valid():
-            raise serializers.ValidationError({"Idempotency-Key": header.errors["key"]})
-        data = body.validated_data
+        data, query, idempotency_key = self._read_write_request(request)
         common = {"agent": self.agent, "message": data["text"], "speaker_name": data["speaker"],
                   "occurred_at": data.get("occurred_at"), "recent_messages": data["recent_messages"],
                   "config_overrides": data.get("config_overrides")}
@@ -102,15 +95,15 @@ class EventViewSet(AgentScopedReadViewSet):
             with pipeline_input_errors(overrides=common["config_overrides"]):
                 result = memory_write(dry_run=True, **common)
             return Response(WriteResultSerializer(result.as_dict()).data)
-        event, job, created = event_submit(idempotency_key=header.validated_data["key"],
+        event, job, created = event_submit(idempotency_key=idempotency_key,
                                            external_id=data.get("external_id") or None, enqueue=True, **common)
         if event is None:
             return Response(WriteResultSerializer(WriteResult(success=True).as_dict()).data)
         if created:
             audit_record(agent=self.agent, actor=self.actor, action="event_write", obj=event,
                          after={"job": job.id, "speaker": event.speaker})
-        if query.validated_data["wait"]:
-            done = self._wait(job, min(query.validated_data["wait_timeout"], _wait_cap()))
+        if query["wait"]:
+            done = self._wait(job, min(query["wait_timeout"], _wait_cap()))
             if done is not None:
                 return Response(WriteResultSerializer(done.as_dict()).data)
         job_url = reverse("api:job-detail", kwargs={"agent": self.agent.slug, "pk": job.pk}, request=request)
@@ -119,6 +112,18 @@ class EventViewSet(AgentScopedReadViewSet):
         if not created:
             response["Idempotent-Replayed"] = "true"
         return response
+
+    @staticmethod
+    def _read_write_request(request) -> tuple[dict, dict, str | None]:
+        """The validated body, query parameters and Idempotency-Key header."""
+        body = WriteInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        query = WriteQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        header = IdempotencyKeySerializer(data={"key": request.headers.get("Idempotency-Key") or None})
+        if not header.is_valid():
+            raise serializers.ValidationError({"Idempotency-Key": header.errors["key"]})
+        return body.validated_data, query.validated_data, header.validated_data["key"]
 
     @staticmethod
     def _wait(job: PipelineRun, timeout: float) -> WriteResult | None:

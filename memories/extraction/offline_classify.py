@@ -22,10 +22,15 @@ DISCOURSE = re.compile(
     r"of course|thanks|thank you|thx|congrats|congratulations|sorry|lmao|guess what|you know|you know what|"
     r"believe it or not|funny enough|speaking of [^,.!?]{1,40}|to be honest|tbh|ngl|not gonna lie|fun fact|"
     r"i mean|i swear|"
-    r"i (?:gotta|have to|must|got to|need to) (?:say|admit|tell you|tell ya)(?: that)?|"
+    r"i (?:gotta|have to|must|got to|need to) (?:say|admit|tell you|tell ya)(?: that)?(?! about)|"
     r"(?:i )?(?:just )?wanted to (?:say|tell (?:you|ya)|let you know|share)(?: that)?|"
     r"i'm (?:so |really |super )?(?:excited|happy|glad|thrilled|stoked) to (?:tell|share with|let) (?:you|ya)"
     r"(?: know)?(?: that)?)\b[\s,!.:;\-]*)+",
+    re.I,
+)
+_REPORTING = re.compile(
+    r"^[^.!?]{0,80}?\b(?:let you know|tell you|tell ya|to say|to share|you know what)(?: that)?,?\s+"
+    r"(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our)\b)",
     re.I,
 )
 _IMPERATIVE = re.compile(
@@ -62,8 +67,9 @@ _CHANGE = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:likes?|loves?|loved|enjoys?|enjoyed|prefers?|preferred|favou?rite|fan of|passionate about|"
-    r"obsessed with|hates?|can't stand|adores?|into)\b",
+    r"\x03\s+(?:\w+\s+){0,2}?(?:likes?|loves?|loved|enjoys?|enjoyed|prefers?|preferred|hates?|adores?|"
+    r"(?:is|was|has been)\s+(?:\w+\s+)?(?:into|interested in|obsessed with|passionate about|a fan of))\b|"
+    r"\b(?:favou?rite|fan of|can't stand)\b",
     re.I,
 )
 _ROUTINE = re.compile(
@@ -86,7 +92,10 @@ def is_question(sentence: str) -> bool:
 
 
 def strip_discourse(text: str) -> str:
-    return DISCOURSE.sub("", text.strip(), count=1).strip()
+    """Drop leading fillers ("Yeah, so...") and a reporting frame before a first-person clause
+    ("Haven't talked in a while, wanted to let you know I joined a club" → "I joined a club")."""
+    text = _REPORTING.sub("", text.strip(), count=1)
+    return DISCOURSE.sub("", text, count=1).strip()
 
 
 def addresses_listener(text: str) -> bool:
@@ -99,12 +108,12 @@ def mentions_listener(text: str) -> bool:
 
 
 def is_imperative(text: str) -> bool:
-    """ "Let's keep going", "Keep it up", "Check out my painting": addressed to the listener."""
+    """Imperatives ("Let's keep going", "Keep it up", "Check out my painting") address the listener."""
     return bool(_IMPERATIVE.match(text))
 
 
 def is_reaction(predicate: str) -> bool:
-    """ "⟨0⟩ couldn't agree more", "⟨0⟩ sees, so...": conversational acknowledgements, not facts."""
+    """Acknowledgements ("⟨0⟩ couldn't agree more", "⟨0⟩ sees, so...") are not facts."""
     return bool(_REACTION.match(predicate))
 
 

@@ -17,28 +17,28 @@ from memories.extraction.offline_lexicon import word_set
 from memories.extraction.offline_text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
-_JOINER = re.compile(r"\s*;\s*|\s*,?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+|,\s+(?=\x02)")
+_JOINER = re.compile(r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+|,\s+(?=\x02)")
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
 _LEAD = re.compile(
     r"^(?:(?:yesterday|today|tonight|recently|lately|finally|now|earlier|later|then|also|last\s+\w+|this\s+\w+|"
     r"next\s+\w+|on\s+\w+|in\s+\d{4}|(?:a\s+few|a\s+couple\s+of|\w+)\s+\w+\s+ago|after\s+\w+|over\s+the\s+\w+)"
-    r"\s*,?\s+)",
+    r"(?:\s*,)?\s+)",
     re.I,
 )
 _KIN_SUBJECT = re.compile(
-    rf"^{_E.format('own')}'s\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*,?\s*{_E.format('s')}\s*,?\s+",
+    rf"^{_E.format('own')}'s\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?{_E.format('s')}(?:\s*,)?\s+",
     re.I,
 )
 _APPOSITIVE = re.compile(rf"^{_E.format('s')}\s*,\s*(?:{PH}'s|an?|the)\s+[^,]{{1,40}},\s*")
 _PEOPLE = rf"(?:{KIN_ALT}|friends|family|kids|children|parents|colleagues|coworkers|folks|team)"
-_UNIT = rf"(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}(?:\s*,?\s*\x02\d+\x03)?|\x02\d+\x03)"
+_UNIT = rf"(?>\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}(?:\s*(?:,\s*)?\x02\d+\x03)?|\x02\d+\x03)"
 _UNIT_RE = re.compile(
-    rf"\x02(?P<owner>\d+)\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}(?:\s*,?\s*\x02(?P<named>\d+)\x03)?"
+    rf"\x02(?P<owner>\d+)\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}(?:\s*(?:,\s*)?\x02(?P<named>\d+)\x03)?"
     rf"|\x02(?P<plain>\d+)\x03",
     re.I,
 )
-_COMPOUND = re.compile(rf"^{_UNIT}(?:\s*,\s*{_UNIT})*\s*,?\s+(?:and|&)\s+{_UNIT}\s+", re.I)
+_COMPOUND = re.compile(rf"^{_UNIT}(?:\s*,\s*{_UNIT})*(?:\s*,)?\s+(?:and|&)\s+{_UNIT}\s+", re.I)
 _UNITS_ONLY = re.compile(rf"^{_UNIT}(?:\s*(?:,|and|&)\s*{_UNIT})*$", re.I)
 _IS_CONTRACTION = re.compile(
     rf"^{_E.format('s')}'s\s+(?=(?:been|got|gone|going|moving|moved|leaving|left|working|living|not|now|also|an?|"
@@ -47,7 +47,8 @@ _IS_CONTRACTION = re.compile(
 _OWNER = re.compile(rf"^{_E.format('s')}'s\s+")
 _DIRECT = re.compile(rf"^{_E.format('s')}\s+")
 _IMPLICIT_VERB = re.compile(
-    r"^(?:(?:just|finally|recently|also|then|totally|really|actually)\s+)*([A-Za-z]+)\b", re.I
+    r"^(?:(?:just|finally|recently|also|then|totally|really|actually|always|never|still)\s+)*([A-Za-z]+)\b",
+    re.I,
 )
 _NOT_IMPLICIT = frozenset({"was", "were", "did", "said", "thought", "felt", "seemed", "sounded", "looked"})
 _AUX_WORDS = word_set("""
@@ -72,8 +73,10 @@ def split_clauses(body: str) -> list[str]:
     """Cut at "and"/"but"/";" when what follows opens a clause (a verb, or a subject + verb)."""
     pieces, start = [], 0
     for match in _JOINER.finditer(body):
+        if not _opens_clause(body[match.end() : match.end() + 120]):
+            continue
         left = body[start : match.start()].strip()
-        if left and not _UNITS_ONLY.match(left) and _opens_clause(body[match.end() :]):
+        if left and not _UNITS_ONLY.match(left):
             pieces.append(body[start : match.start()])
             start = match.end()
     pieces.append(body[start:])
@@ -109,7 +112,10 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
     rest = text[lead.end() :] if lead else text
     clause = _explicit_subject(text, rest)
     if clause is None and first and not lead and _implicit_speaker(rest):
-        clause = Clause(text, [SPEAKER], rest[:1].lower() + rest[1:], "implicit")
+        predicate = rest[:1].lower() + rest[1:]
+        if _IMPLICIT_VERB.match(rest).group(1).lower() == "been":  # "Always been into art" → has always been
+            predicate = "has " + predicate
+        clause = Clause(text, [SPEAKER], predicate, "implicit")
     return clause
 
 
@@ -132,7 +138,8 @@ def _explicit_subject(text: str, rest: str) -> Clause | None:
 
 
 def _compound_subjects(text: str) -> list[int]:
-    """ "⟨0⟩ and ⟨0⟩'s brother ⟨1⟩" → [0, 1]; "⟨0⟩'s wife and ⟨0⟩" → [0] (an unnamed wife is no entity)."""
+    """Members of a compound subject: "⟨0⟩ and ⟨0⟩'s brother ⟨1⟩" → [0, 1]; "⟨0⟩'s wife and ⟨0⟩" → [0]
+    (an unnamed wife is no entity)."""
     ids = []
     for unit in _UNIT_RE.finditer(text):
         ids.append(int(unit.group("named") or unit.group("plain") or unit.group("owner")))
@@ -140,15 +147,15 @@ def _compound_subjects(text: str) -> list[int]:
 
 
 def _implicit_speaker(rest: str) -> bool:
-    """ "Talked to my friend...", "Went hiking yesterday": a chat sentence without "I"."""
+    """Chat sentences without "I": "Talked to my friend...", "Went hiking", "Been busy"."""
     match = _IMPLICIT_VERB.match(rest)
     if not match or not rest[:1].isupper():
         return False
     low = match.group(1).lower()
-    return is_past(low) and low not in _NOT_IMPLICIT
+    return (is_past(low) or low == "been") and low not in _NOT_IMPLICIT
 
 
 def singular_predicate(predicate: str) -> str:
-    """ "live in ⟨2⟩" → "lives in ⟨2⟩": the predicate of a compound subject, for one member."""
+    """The predicate of a compound subject, for one member: "live in ⟨2⟩" → "lives in ⟨2⟩"."""
     head, sep, tail = predicate.partition(" ")
     return third_person(head) + sep + tail

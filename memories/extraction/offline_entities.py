@@ -36,8 +36,10 @@ KIN_ALT = _alternation(KINSHIP)
 PET_ALT = _alternation(PET_TERMS)
 MOD_ALT = _alternation(KIN_MODIFIERS)
 _OWNER = r"(?:my|his|her|their|our|your|\w+'s)"
-_KIN_BEFORE = re.compile(rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\s*,?\s*\(?\s*$")
-_PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*,?\s*(?:named|called)\s*$")
+_KIN_BEFORE = re.compile(
+    rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?\(?\s*$"
+)
+_PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
 _KIN_AFTER = re.compile(
     rf"^\s*(?:,|\(|'s|\s(?:is|was))\s*(?:also\s+)?{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\b"
 )

@@ -264,9 +264,11 @@ def _confidence(clause: Clause, base: float) -> float:
 
 
 def _enough_content(predicate: str) -> bool:
-    """At least two content words; a named entity counts double ("is in ⟨Lisbon⟩ now")."""
+    """At least two content words, one of them a plain word; a named entity counts double
+    ("is in ⟨Lisbon⟩ now" passes, "and ⟨Oliver⟩" does not)."""
     words = [w for w in _WORDS.findall(predicate) if w.lower() not in _FUNCTION_WORDS]
-    return sum(2 if w.startswith("\x02") else 1 for w in words) >= 2
+    plain = [w for w in words if not w.startswith("\x02") and w.lower() not in ("and", "or")]
+    return bool(plain) and sum(2 if w.startswith("\x02") else 1 for w in words) >= 2
 
 
 def _is_past(clause: Clause) -> bool:

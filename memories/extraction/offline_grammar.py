@@ -9,6 +9,7 @@ import re
 from memories.extraction.offline_lexicon import (
     ADVERBS,
     COLLOQUIAL_VERBS,
+    ED_BASE_VERBS,
     IRREGULAR_PAST,
     KINSHIP,
     LY_VERBS,
@@ -122,7 +123,7 @@ def _is_present_base(low: str) -> bool:
         return False
     if low in MODALS or low in IRREGULAR_PAST or low in SAME_FORM_VERBS or low in PAST_PARTICIPLES:
         return False
-    return not (low.endswith("ed") and len(low) > 3)
+    return not is_past(low)
 
 
 def is_adverb(low: str) -> bool:
@@ -130,7 +131,7 @@ def is_adverb(low: str) -> bool:
 
 
 def is_past(low: str) -> bool:
-    return low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 3)
+    return low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 3 and low not in ED_BASE_VERBS)
 
 
 class _Rewriter:
@@ -158,7 +159,7 @@ class _Rewriter:
         if low in _POSSESSIVE:
             self.used_we = self.used_we or low in ("our", "ours")
             return ph(SPEAKER) + "'s"
-        if tok in _OBJECT or tok in ("Me", "Us"):
+        if (tok in _OBJECT or tok in ("Me", "Us")) and not self._hyphenated(i):
             self.used_we = self.used_we or low == "us"
             return ph(SPEAKER)
         if low in ("myself", "ourselves"):
@@ -222,6 +223,12 @@ class _Rewriter:
         if word.lower() in _SUBJECT_OPENERS:
             return True
         return word[:1].isupper() and word != "I" and not word.lower().startswith("i'")
+
+    def _hyphenated(self, i: int) -> bool:
+        """A hyphenated "me" ("me-time") is part of a word, not the speaker."""
+        return (i + 1 < len(self.tokens) and self.tokens[i + 1] == "-") or (
+            i > 0 and self.tokens[i - 1] == "-"
+        )
 
     def _previous_index(self, i: int) -> int | None:
         for j in range(i - 1, -1, -1):

@@ -34,6 +34,7 @@ thinking speaking talking having being getting going doing making taking trying 
 keep take make give go come get have has had do does did done is are was were be been can could will
 would shall should may might must need needs got went came made took gave said told asked
 monday tuesday wednesday thursday friday saturday sunday weekend weekday
+mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
 january february march april june july august september october november december
 christmas xmas easter thanksgiving halloween hanukkah diwali ramadan eid valentine valentine's
 mom mum mommy mama dad daddy papa grandma grandpa granny nana god gosh jesus lord sir madam
@@ -255,6 +256,10 @@ overcame sought sped spun struck swore tore wept wound bent bled blew bore bred 
 fled flung forbade knelt leapt learnt mistook rewrote shone slid smelt sprang stuck stung stank
 strode strove swept swung undertook upheld withdrew
 """)
+# Present-tense verbs that end in "-ed" (not past tenses).
+ED_BASE_VERBS = word_set(
+    "need feed bleed breed speed seed exceed proceed succeed heed weed shred wed embed shed"
+)
 SAME_FORM_VERBS = word_set(
     "put hit cut set let quit hurt read cost shut spread bet burst cast fit split upset"
 )

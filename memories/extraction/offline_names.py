@@ -52,6 +52,9 @@ _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )([A-Z][^\W\d_]+)")
 
 @dataclass
 class Mention:
+    """A name in a sentence. start/end span the whole mention (including a "Dr."), text is the
+    name itself ("Helena Costa"; a lone "Dr. Silva" keeps its title)."""
+
     start: int
     end: int
     text: str
@@ -208,11 +211,13 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         return None
     honorific = first > 0 and words[first - 1].lower() in HONORIFICS
     kept = run[first:last]
-    start = tokens[run[first - 1]][0] if honorific and len(kept) == 1 else tokens[kept[0]][0]
+    # The span covers "Dr."; the name keeps it only when nothing else is left ("Dr. Silva").
+    start = tokens[run[first - 1]][0] if honorific else tokens[kept[0]][0]
+    name_start = start if len(kept) == 1 else tokens[kept[0]][0]
     end = tokens[kept[-1]][0] + len(words[last - 1])
     if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
         return None
-    return Mention(start, end, sentence[start:end], honorific=honorific)
+    return Mention(start, end, sentence[name_start:end], honorific=honorific)
 
 
 def _strip_possessive(word: str) -> str:
@@ -238,7 +243,7 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
 
 
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
-    """ "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you should...": the listener."""
+    """Is the mention the listener? "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you..."."""
     if mention.title or " " in mention.text.strip() or mention.text.lower() in PLACES:
         return False
     before, after = sentence[: mention.start], sentence[mention.end :]
@@ -253,7 +258,7 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
 
 
 def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
-    """ "Guili (Guilherme Maturana)": adjacent mentions where the second is parenthesized."""
+    """Adjacent mentions where the second is parenthesized: "Guili (Guilherme Maturana)"."""
     pairs = []
     for first, second in zip(mentions, mentions[1:], strict=False):
         if _ALIAS_GAP.match(sentence[first.end : second.start]) and _ALIAS_CLOSE.match(

@@ -21,8 +21,12 @@ _AUX = (
     r"gonna|plans?\s+to|planning\s+to|wants?\s+to|hoping\s+to|hopes?\s+to|about\s+to|might|may|could|"
     r"should|can)\s+)"
 )
-_PRE = rf"^(?P<pre>{_ADV}*{_AUX}*{_ADV}*)"
-_OBJ = r"(?:the\s+)?\x02(?P<obj>\d+)\x03(?!')"
+_PRE = rf"^(?P<pre>{_ADV}{{0,3}}{_AUX}{{0,4}}{_ADV}{{0,3}})"
+# The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
+_OBJ = (
+    rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
+    r"\x02(?P<obj>\d+)\x03(?!')"
+)
 _NEG = r"(?:no\s+longer|doesn't|does\s+not|don't|do\s+not|isn't|is\s+not|not)\s+"
 _FUTURE = re.compile(
     r"\b(?:will|would|going to|gonna|plans? to|planning to|wants? to|hoping to|hopes? to|about to|"
@@ -72,7 +76,7 @@ _WORK_NEG = dict(
     slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
 )
 RULES: tuple[Rule, ...] = (
-    _rule("no_longer_works", _NEG + _ADV + r"*(?:works?|working)\s+(?:at|for|with)", "work", **_WORK_NEG),
+    _rule("no_longer_works", _NEG + _ADV + r"{0,3}(?:works?|working)\s+(?:at|for|with)", "work", **_WORK_NEG),
     _rule("stopped_working", r"(?:stopped|quit)\s+working\s+(?:at|for)", "work", **_WORK_NEG),
     _rule("no_longer_at", r"no\s+longer\s+(?:at|with)", "work", **_WORK_NEG),
     _rule(
@@ -93,7 +97,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "no_longer_lives",
-        _NEG + _ADV + r"*(?:lives?|living)\s+in",
+        _NEG + _ADV + r"{0,3}(?:lives?|living)\s+in",
         "residence",
         slot="lives_in",
         negated=True,
@@ -351,7 +355,7 @@ _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
 _KIN_PATTERNS = (
     # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩)
     re.compile(
-        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\s*,?\s*(?:\(\s*)?(?:named\s+|called\s+)?"
+        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\s*(?:,\s*)?(?:\(\s*)?(?:named\s+|called\s+)?"
         rf"{_E.format('name')}",
         re.I,
     ),
@@ -372,7 +376,7 @@ _KIN_PATTERNS = (
     # ⟨0⟩ has a dog named ⟨5⟩
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|bought|rescued)\s+"
-        rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?\s*,?\s+(?:named|called)\s+{_E.format('name')}",
+        rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?(?:\s*,)?\s+(?:named|called)\s+{_E.format('name')}",
         re.I,
     ),
 )
@@ -413,7 +417,7 @@ def _kin_hit(owner: int, name: int, kin: str, mods: list[str]) -> KinHit:
 
 
 def scan_located_in(tagged: str, registry: Registry) -> list[tuple[int, int]]:
-    """ "⟨Austin⟩, ⟨Texas⟩" where both are places → Austin located_in Texas."""
+    """Place pairs: "⟨Austin⟩, ⟨Texas⟩" → Austin located_in Texas."""
     pairs = []
     for match in _PLACE_PAIR.finditer(tagged):
         inner, outer = int(match.group(1)), int(match.group(2))

@@ -13,7 +13,7 @@ from memories.extraction.offline_names import NameContext, find_mentions
 from memories.extraction.offline_text import PH, SPEAKER, normalize_message, ph, split_sentences
 
 _VOCATIVE_MARK = "\x04"
-_VOCATIVE_GAP = re.compile(r"\s*,?\s*\x04\s*,?")
+_VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")
 _ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
 _PRONOUN = re.compile(
     rf"{PH}|\b(he|she|him|her|his|hers)\b|\b(?:a|an|the|this|that|some|another)\s+(?:[\w-]+\s+){{0,2}}?"
@@ -119,7 +119,7 @@ def _note_mention(idx: int, state: PronounState) -> None:
 
 
 def _note_unnamed_person(noun: str, state: PronounState) -> None:
-    """ "a trans girl ... her family": "her" is the girl, not the last named person."""
+    """An unnamed person blocks resolution: in "a trans girl ... her family", "her" is the girl."""
     state.history.append(BLOCKERS["f" if noun in _FEMALE_NOUNS else "m" if noun in _MALE_NOUNS else ""])
 
 

@@ -24,6 +24,7 @@ _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
 _WORD_BEFORE = re.compile(r"(\w+(?:\.\w+)*)$")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)])")
 _TRAILING = re.compile(r"[\s,;:.!?\-–—]+$")
+_TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:lol|lmao|haha\w*|hehe|xd|:\)|:d|:p|;\))+)+\W*$", re.I)
 _LEADING = re.compile(r"^[\s,;:.!?\-–—\"'(]+")
 _MULTI_SPACE = re.compile(r"\s{2,}")
 _NON_WORD = re.compile(r"[^\w\s]+")
@@ -76,7 +77,7 @@ def render(tagged: str, names: Sequence[str]) -> str:
     text = PH_RE.sub(lambda m: names[int(m.group(1))], tagged)
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _MULTI_SPACE.sub(" ", text)
-    text = _TRAILING.sub("", _LEADING.sub("", text))
+    text = _TRAILING.sub("", _LEADING.sub("", _TRAILING_FILLER.sub("", text)))
     text = text.replace("( ", "(").replace(" )", ")")
     return text[:1].upper() + text[1:]
 

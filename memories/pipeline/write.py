@@ -47,6 +47,7 @@ class WriteContext:
     tracer: Tracer
     recent_messages: tuple[str, ...] = ()
     known: dict[int, Entity] = field(default_factory=dict)
+    known_names: set[str] = field(default_factory=set)
     knowledge: str = ""
     extraction: Extraction = field(default_factory=Extraction)
     extraction_path: str = ""
@@ -76,6 +77,8 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
     rows = EntityAlias.objects.filter(agent=ctx.agent, alias__in=grams).select_related("entity")
     for row in rows:
         ctx.known[row.entity.id] = row.entity
+        ctx.known_names.add(row.alias.title())
+        ctx.known_names.add(row.entity.display_name)
     step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
 
@@ -111,7 +114,7 @@ def extract(ctx: WriteContext, step: StepRecord) -> None:
     """Informed extraction (one LLM call); blind extraction when it fails; the offline
     extractor when there is no LLM or both LLM paths fail, so the event is never lost."""
     sink = ctx.usage_sink(step)
-    known_names = [e.display_name for e in ctx.known.values()]
+    known_names = sorted(ctx.known_names)
     if ctx.llm.enabled:
         if ctx.config.enable_informed_extraction:
             try:

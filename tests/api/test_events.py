@@ -141,7 +141,8 @@ def test_the_event_log_is_filtered_and_paginated(seeded, api):
     assert everything[0]["job"] == PipelineRun.objects.get(event_id=everything[0]["id"]).id
     assert [e["speaker"] for e in api.get(url(seeded, "events") + "?speaker=Ana").json()["results"]] == ["Ana"]
     assert len(api.get(url(seeded, "events") + "?external_id=x-1").json()["results"]) == 1
-    window = api.get(url(seeded, "events") + "?occurred_after=2024-01-06T00:00:00Z&occurred_before=2024-01-07T00:00:00Z")
+    window = api.get(url(seeded, "events"), {"occurred_after": "2024-01-06T00:00:00Z",
+                                             "occurred_before": "2024-01-07T00:00:00Z"})
     assert [e["text"] for e in window.json()["results"]] == ["My boss Marta prefers tea."]
     bad = api.get(url(seeded, "events") + "?occurred_after=soon")
     assert_error(bad, 400, "invalid")

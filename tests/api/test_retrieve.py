@@ -40,7 +40,8 @@ def test_retrieve_as_of_sees_only_what_was_known_then(seeded, api):
     ({}, "query"), ({"query": ""}, "query"), ({"query": "x" * 4001}, "query"), ({"query": 7.5, "limit": 0}, "limit"),
     ({"query": "x", "limit": 101}, "limit"), ({"query": "x", "limit": 10**40}, "limit"),
     ({"query": "x", "as_of": "last week"}, "as_of"), ({"query": "x", "as_of": "2024-13-01T00:00:00Z"}, "as_of"),
-    ({"query": "x", "entity_hints": "ana"}, "entity_hints"), ({"query": "x", "entity_hints": [{"a": 1}]}, "entity_hints"),
+    ({"query": "x", "entity_hints": "ana"}, "entity_hints"),
+    ({"query": "x", "entity_hints": [{"a": 1}]}, "entity_hints"),
     ({"query": "x", "preset": "fastest"}, "preset"), ({"query": "x", "config_overrides": "fast"}, "config_overrides"),
 ])
 def test_invalid_retrievals_are_400_naming_the_field(seeded, api, body, field):

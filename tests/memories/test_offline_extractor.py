@@ -153,6 +153,44 @@ def test_pet_named_after_has_a_dog():
     assert ("Rafael", "has_pet", "Max") in _relations(ex)
 
 
+@pytest.mark.parametrize(
+    ("message", "relation", "slot"),
+    [
+        ("Bruno is married to Carla Dias.", ("Bruno", "spouse_of", "Carla Dias"), ("", "")),
+        (
+            "I study at the University of São Paulo.",
+            ("Rafael", "studies_at", "University of São Paulo"),
+            ("studies_at", "University of São Paulo"),
+        ),
+        ("I was born in Porto Alegre.", ("Rafael", "born_in", "Porto Alegre"), ("born_in", "Porto Alegre")),
+        ("I really love Radiohead.", ("Rafael", "likes", "Radiohead"), ("", "")),
+        ("I prefer Python over Java.", ("Rafael", "prefers", "Python"), ("", "")),
+        ("We visited Lisbon last summer.", ("Rafael", "visited", "Lisbon"), ("", "")),
+        ("Mr. Tanaka hired my sister Júlia.", ("Mr. Tanaka", "hired", "Júlia"), ("", "")),
+    ],
+)
+def test_relation_patterns(message, relation, slot):
+    ex = extract_offline(message, speaker="Rafael")
+    assert relation in _relations(ex)
+    if slot[0]:
+        assert slot in {(f.slot, f.value) for f in ex.facts}
+    for name in (relation[0], relation[2]):
+        assert any(name in f.text for f in ex.facts)
+
+
+def test_entity_types_from_context_and_name_shape():
+    ex = extract_offline(
+        "Dr. Helena Costa works at Hospital Sírio-Libanês in São Paulo. My cat Mingau hates Mondays.",
+        speaker="Rafael",
+    )
+    types = _types(ex)
+    assert types["Helena Costa"] == "person"
+    assert types["Hospital Sírio-Libanês"] == "organization"
+    assert types["São Paulo"] == "place"
+    assert types["Mingau"] == "pet"
+    assert ("Helena Costa", "works_at", "Hospital Sírio-Libanês") in _relations(ex)
+
+
 # --- retractions -------------------------------------------------------------------------------------
 
 

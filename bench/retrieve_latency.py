@@ -1,0 +1,98 @@
+"""Retrieval latency: p50/p95 of `memory_retrieve` (no LLM, query embedding included) for one
+agent with 10k and 100k active facts, with 9 other agents' rows in the same tables.
+
+Facts are synthetic but realistic: texts combine real conversational sentences (LoCoMo turns,
+read from ../shared, never shipped) with named subjects, and each embedding is the bundled
+model's embedding of its sentence plus small noise (embedding 100k distinct texts would take
+the bench an hour on 2 cores). The corpus is built once per size and reused.
+
+    .venv/bin/python bench/retrieve_latency.py [--sizes 10000,100000] [--queries 200]
+"""
+
+import argparse
+import random
+import time
+
+import numpy as np
+from _setup import LOCOMO, django_setup, percentile
+
+OTHER_AGENTS, OTHER_ROWS = 9, 10000
+SUBJECTS = ["Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Ana", "Rafael", "Clara", "Thiago"]
+
+
+def sentences():
+    from memories.importers.locomo import load_conversations
+
+    return [t.text for c in load_conversations(LOCOMO) for t in c.turns if len(t.text) > 20]
+
+
+def build(agent, n, pool, vectors, rng):
+    from django.utils import timezone
+
+    from memories.models import Entity, Event, Fact
+    from memories.services.keyword import keyword_stats_apply
+
+    if Fact.objects.filter(agent=agent).count() >= n:
+        return
+    entities = [Entity.objects.get_or_create(agent=agent, key=f"person:{s.lower()}",
+                                             defaults={"type": "person", "display_name": s})[0] for s in SUBJECTS]
+    now = timezone.now()
+    for start in range(0, n, 5000):
+        facts, events = [], []
+        for i in range(start, min(n, start + 5000)):
+            k = rng.randrange(len(pool))
+            subject = entities[i % len(entities)]
+            noise = np.random.default_rng(i).normal(scale=0.02, size=384)
+            vec = vectors[k] + noise
+            vec /= np.linalg.norm(vec)
+            when = now - timezone.timedelta(minutes=i)
+            facts.append(Fact(agent=agent, entity=subject, text=f"{subject.display_name}: {pool[k]}",
+                              embedding=vec, valid_from=when, recorded_at=now, confidence=0.95))
+            if i % 4 == 0:
+                events.append(Event(agent=agent, speaker=subject.display_name, text=pool[k], occurred_at=when,
+                                    recorded_at=now, embedding=vec, external_id=f"b{i}"))
+        created = Fact.objects.bulk_create(facts)
+        made = Event.objects.bulk_create(events)
+        keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in created])
+        keyword_stats_apply(agent_id=agent.id, kind="event", ids=[e.id for e in made])
+        print(f"  {agent.slug}: {min(n, start + 5000)}/{n} facts", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    django_setup()
+    from django.db import connection
+
+    from memories.providers.embeddings import get_embedder
+    from memories.services.agents import agent_get_or_create
+    from retrieval.services import memory_retrieve
+
+    rng = random.Random(42)
+    pool = sentences()
+    print(f"embedding {len(pool)} sentences for the synthetic corpus…", flush=True)
+    vectors = np.stack(get_embedder().embed(pool))
+    for i in range(OTHER_AGENTS):
+        build(agent_get_or_create(slug=f"bench-other-{i}"), OTHER_ROWS, pool, vectors, rng)
+    questions = [q["question"] for q in __import__("json").load(open(LOCOMO))[0]["qa"]]
+    for size in [int(s) for s in args.sizes.split(",")]:
+        agent = agent_get_or_create(slug=f"bench-latency-{size}")
+        build(agent, size, pool, vectors, rng)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memories_fact; ANALYZE memories_event")
+        for q in questions[:10]:  # warm caches, model and graph
+            memory_retrieve(agent=agent, query=q, record=False)
+        latencies = []
+        for i in range(args.queries):
+            q = questions[i % len(questions)] + ("" if i < len(questions) else f" ({i})")
+            started = time.perf_counter()
+            memory_retrieve(agent=agent, query=q, record=False)
+            latencies.append((time.perf_counter() - started) * 1000)
+        print(f"{size} active facts (+{OTHER_AGENTS}x{OTHER_ROWS} other agents' rows): "
+              f"p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms, n={len(latencies)}")
+
+
+if __name__ == "__main__":
+    main()
