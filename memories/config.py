@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from memories.errors import ConfigError
 from memories.extraction.schema import IMPORTANCE_CATEGORY_MAP
@@ -28,7 +29,25 @@ def apply_overrides(config, overrides: dict | None):
     changes = {}
     for name, value in overrides.items():
         changes[name] = _coerce(name, value, hints[name])
+        _check_bounds(type(config), name, changes[name])
+        current = getattr(config, name)
+        if isinstance(current, dict) and set(changes[name]) - set(current):
+            extra = sorted(set(changes[name]) - set(current))
+            raise ConfigError(f"setting '{name}' has unknown key(s): {', '.join(extra)}",
+                              {name: {"unknown": extra, "allowed": sorted(current)}})
     return dataclasses.replace(config, **changes)
+
+
+def _check_bounds(cls, name: str, value) -> None:
+    """Numbers must lie in the setting's range: BOUNDS on the class, else non-negative."""
+    low, high = getattr(cls, "BOUNDS", {}).get(name, (0, None))
+    values = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]
+    for item in values:
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            continue
+        if item != item or (low is not None and item < low) or (high is not None and item > high):
+            span = f"between {low} and {high}" if high is not None else f"at least {low}"
+            raise ConfigError(f"setting '{name}' must be {span}", {name: span})
 
 
 def _coerce(name: str, value, hint):
@@ -60,6 +79,15 @@ def _coerce(name: str, value, hint):
 @dataclass(frozen=True)
 class WriteConfig:
     """Settings of the write pipeline (defaults from the reference)."""
+
+    BOUNDS: ClassVar[dict] = {
+        "max_message_bytes": (1, 1024 * 1024), "extraction_timeout_sec": (0.1, 600),
+        "informed_extraction_topk": (0, 200), "informed_extraction_context_budget_tokens": (0, 32000),
+        "semantic_dedup_threshold": (0, 1), "fuzzy_threshold": (0, 1), "fuzzy_ambiguous_floor": (0, 1),
+        "reconcile_fast_path_below": (0, 1), "reconcile_noop_above": (0, 1),
+        "relationship_initial_strength": (0, 1), "relationship_reinforcement": (0, 1),
+        "mirror_fact_confidence": (0, 1), "min_link_name_length": (1, 100), "importance_category_map": (0, 1),
+    }
 
     max_message_bytes: int = 32 * 1024
     extraction_timeout_sec: float = 30.0

@@ -4,6 +4,7 @@ defaults, named presets and validated per-call overrides."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from memories.config import apply_overrides
 from memories.errors import ConfigError
@@ -11,6 +12,23 @@ from memories.errors import ConfigError
 
 @dataclass(frozen=True)
 class RetrievalConfig:
+    """Settings of the read pipeline (defaults from the reference pages)."""
+
+    BOUNDS: ClassVar[dict] = {
+        "topk_facts": (1, 200), "topk_events": (0, 200), "candidate_pool": (1, 1000),
+        "min_similarity": (-1, 1), "min_confidence": (0, 1), "exact_scan_max_rows": (0, 10**9),
+        "hnsw_ef_search_min": (1, 1000), "hnsw_ef_search_max": (1, 1000), "bm25_k1": (0, 10), "bm25_b": (0, 1),
+        "bm25_common_term_df_ratio": (0, 1), "ppr_alpha": (0, 0.99), "graph_hop_decay": (0, 1),
+        "graph_query_bonus": (0, 10), "graph_max_hops": (0, 4), "rrf_k": (1, 1000), "signal_weights": (0, 100),
+        "score_weights": (0, 100), "recency_half_life_days": (0.001, 36500),
+        "confidence_half_life_days": (0.001, 36500), "spreading_activation_hops": (0, 4),
+        "spreading_decay_factor": (0, 1), "spreading_facts_per_entity": (0, 50),
+        "spreading_related_entities": (0, 50), "pattern_boost_max": (0, 1), "contiguity_seeds": (0, 50),
+        "contiguity_window": (0, 10), "contiguity_decay": (0, 1), "contiguity_max_gap_minutes": (0, 10**6),
+        "diversity_penalty": (0, 1), "reranker_weight": (0, 1), "reranker_veto": (0, 1),
+        "reranker_timeout_sec": (0.1, 120), "reranker_top_n": (1, 200), "min_score": (0, 1),
+        "context_max_tokens": (1, 100000), "context_tiers": (0, 1), "trivial_max_chars": (0, 100),
+    }
     # candidates and filters
     topk_facts: int = 20
     topk_events: int = 8

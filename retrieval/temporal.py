@@ -92,6 +92,10 @@ def _absolute(text: str, now: datetime) -> TimeWindow | None:
 
 
 def resolve_temporal(query: str, now: datetime) -> TimeWindow | None:
-    """The first temporal expression of the query as a window, or None."""
+    """The first temporal expression of the query as a window, or None (also for dates outside
+    the calendar, like "3000 years ago" or "December 9999")."""
     text = query.lower()
-    return _absolute(text, now) or _relative(text, now)
+    try:
+        return _absolute(text, now) or _relative(text, now)
+    except (OverflowError, ValueError):
+        return None

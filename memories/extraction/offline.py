@@ -11,12 +11,15 @@ and small word lists, fast enough to run on every message of a large import. The
 4. rewrite I/me/my/we as the speaker with verb agreement (`offline_grammar`);
 5. per sentence: kinship ("my wife Ana"), clause rules with slots ("moved to Austin" →
    lives_in), and a subject-centric fact for anything else that states something
-   (`offline_clauses`, `offline_patterns`, `offline_facts`).
+   (`offline_clauses`, `offline_patterns`, `offline_facts`);
+6. with the message time, relative dates in facts are resolved ("yesterday (2023-05-07)",
+   `offline_dates`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from memories.extraction.offline_entities import build_registry
 from memories.extraction.offline_facts import Collector, process_sentence
@@ -35,12 +38,15 @@ def extract_offline(
     speaker: str,
     recent_messages: Sequence[str] = (),
     known_names: Sequence[str] = (),
+    occurred_at: datetime | None = None,
 ) -> Extraction:
     """Entities, facts and relations of one chat message, without an LLM.
 
     `speaker` is who wrote the message (first-person words resolve to it); `recent_messages`
     (oldest first) only help resolve pronouns and recognize names; `known_names` are names the
-    agent already knows, recognized even at the start of a sentence and used as canonical forms.
+    agent already knows, recognized even at the start of a sentence and used as canonical forms;
+    `occurred_at` is when the message was sent: relative dates in facts ("yesterday", "last
+    week", "3 days ago") get the resolved date appended ("yesterday (2023-05-07)").
     """
     speaker = (speaker or "").strip() or DEFAULT_SPEAKER
     text = normalize_message(message or "")
@@ -49,7 +55,8 @@ def extract_offline(
     known = [n.strip() for n in known_names if n and n.strip()]
     registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known)
     state = PronounState(registry, ctx, list(recent_messages))
-    out = Collector(registry)
+    day = occurred_at.date() if isinstance(occurred_at, datetime) else occurred_at
+    out = Collector(registry, day)
     for sentence in sentences:
         tag_sentence(sentence, state)
         process_sentence(sentence, out)

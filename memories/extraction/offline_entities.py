@@ -15,6 +15,7 @@ from memories.extraction.offline_lexicon import (
     KINSHIP,
     MALE_KIN,
     MALE_NAMES,
+    OCCUPATIONS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
     PET_TERMS,
@@ -40,8 +41,10 @@ _KIN_BEFORE = re.compile(
     rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?\(?\s*$"
 )
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
+# "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
 _KIN_AFTER = re.compile(
     rf"^\s*(?:,|\(|'s|\s(?:is|was))\s*(?:also\s+)?{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\b"
+    rf"(?:'s\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin2>{KIN_ALT}|{PET_ALT})\b)?"
 )
 
 
@@ -77,6 +80,18 @@ _PERSON_AFTER = re.compile(
     r"recruited|who|and i|and me)\b"
 )
 _BY_BEFORE = re.compile(r"\bby\s*$")
+# What only a person does or is, said right after a one-word name: "Guili is coming to visit",
+# "Guili is an architect", "Guili got married", "Guili is 34".
+_HUMAN_AFTER = re.compile(
+    r"^\s+(?:(?:also|just|finally|really|still|now)\s+)?(?:"
+    r"(?:is|was|are|were)\s+(?:coming|going|heading|flying|driving)\s+(?:over|home|back|(?:down\s+|up\s+)?"
+    r"(?:here\s+)?to\s+(?:visit|stay|see))|(?:came|comes)\s+(?:over|by|to\s+visit|to\s+see|to\s+stay)|"
+    r"(?:is|was)\s+visiting|visited\s+(?:me|us)|"
+    r"(?:is|was|got|gets)\s+(?:pregnant|married|engaged|divorced|promoted)|was\s+born|"
+    r"(?:is|was|turned|turns)\s+\d{1,3}(?:\s+years?\s+old\b|\s*(?:[.!,]|$))|"
+    r"(?:loves|misses|missed|feels|felt|adores)\b|"
+    rf"(?:is|was)\s+(?:also\s+)?(?:an?|the)\s+(?:[\w-]+\s+)?(?:{'|'.join(sorted(OCCUPATIONS))})\b)"
+)
 
 
 @dataclass
@@ -204,6 +219,8 @@ def _vote(entity: Entity, sentence: str, mention: Mention) -> None:
     _vote_kinship(entity, before, after)
     _vote_name_shape(entity, words, mention.text)
     _vote_context(entity, before, after)
+    if len(words) == 1 and words[0] not in PLACES and not mention.text.isupper() and _HUMAN_AFTER.match(after):
+        entity.vote("person", 40)
 
 
 def _vote_kinship(entity: Entity, before: str, after: str) -> None:
@@ -213,7 +230,7 @@ def _vote_kinship(entity: Entity, before: str, after: str) -> None:
     match = _KIN_BEFORE.search(before) or _KIN_AFTER.match(after)
     if not match:
         return
-    term = match.group("kin")
+    term = match.groupdict().get("kin2") or match.group("kin")
     if term in PET_TERMS:
         entity.vote("pet", 100)
         return

@@ -4,6 +4,7 @@ subject-centric fact for everything else."""
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from memories.extraction.offline_classify import (
     addresses_listener,
@@ -16,6 +17,7 @@ from memories.extraction.offline_classify import (
     strip_discourse,
 )
 from memories.extraction.offline_clauses import Clause, analyze, singular_predicate, split_clauses
+from memories.extraction.offline_dates import annotate_dates
 from memories.extraction.offline_entities import Registry, Sentence
 from memories.extraction.offline_grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline_lexicon import word_set
@@ -44,13 +46,27 @@ it its it's that that's this these those there here so very really too just also
 to of in on at for with and or but not no as if then than what all more much some any lol haha yeah
 definitely totally absolutely truly super pretty quite such way right now again always never ever
 """)
+# "is an architect", "was a teacher", "is 34", "is pregnant": one content word is enough after a
+# copula when it names a role, an age or a life state.
+_ROLE = re.compile(
+    r"^(?:(?:also|now|still|actually|just|currently|already|finally|officially|newly)\s+)*"
+    r"(?:is|was|has\s+been|had\s+been|used\s+to\s+be|became|becomes|will\s+be)\s+"
+    r"(?:(?:also|now|still|actually|currently|already|finally|officially|newly|not|no\s+longer)\s+)*"
+    r"(?:(?:an?|the|\x02\d+\x03's)\s+(?P<role>[\w-]+)|(?P<age>\d{1,3})|(?P<state>[a-z]+))\W*$",
+    re.I,
+)
+_NOT_ROLES = word_set("mess wreck bit lot joke thing while one same best worst way kind type sort fan pro")
+_STATES = word_set("""
+pregnant married engaged retired divorced separated single widowed vegan vegetarian sober unemployed
+""")
 
 
 class Collector:
     """Facts (deduplicated by text), relations (deduplicated) and the entities they use."""
 
-    def __init__(self, registry: Registry):
+    def __init__(self, registry: Registry, day: date | None = None):
         self.registry = registry
+        self.day = day  # the message date: relative dates in facts are resolved against it
         self.facts: dict[str, ExtractedFact] = {}
         self.relations: dict[tuple[int, str, int], ExtractedRelation] = {}
         self.used: set[int] = set()
@@ -68,6 +84,8 @@ class Collector:
     ) -> None:
         names = self.registry.names()
         text = render(tagged, names)
+        if self.day is not None:
+            text = annotate_dates(text, self.day)
         key = fact_key(text)
         if not key or key in self.facts:
             return
@@ -265,7 +283,12 @@ def _confidence(clause: Clause, base: float) -> float:
 
 def _enough_content(predicate: str) -> bool:
     """At least two content words, one of them a plain word; a named entity counts double
-    ("is in ⟨Lisbon⟩ now" passes, "and ⟨Oliver⟩" does not)."""
+    ("is in ⟨Lisbon⟩ now" passes, "and ⟨Oliver⟩" does not). A copula with a role, an age or a
+    life state passes too ("is an architect", "is 34", "is pregnant")."""
+    if match := _ROLE.match(predicate):
+        role, state = (match.group("role") or "").lower(), (match.group("state") or "").lower()
+        if match.group("age") or state in _STATES or (role and role not in _NOT_ROLES and role not in _FUNCTION_WORDS):
+            return True
     words = [w for w in _WORDS.findall(predicate) if w.lower() not in _FUNCTION_WORDS]
     plain = [w for w in words if not w.startswith("\x02") and w.lower() not in ("and", "or")]
     return bool(plain) and sum(2 if w.startswith("\x02") else 1 for w in words) >= 2

@@ -237,6 +237,18 @@ MALE_KIN = word_set(
     "brother bro grandpa grandfather grandson uncle nephew"
 )
 
+# Jobs and roles a person is ("Guili is an architect" makes Guili a person).
+OCCUPATIONS = word_set("""
+architect nurse doctor physician surgeon dentist pharmacist therapist psychologist psychiatrist counselor
+teacher professor lecturer tutor student engineer developer programmer designer lawyer attorney judge
+accountant banker consultant manager director ceo founder entrepreneur artist painter sculptor musician
+singer songwriter guitarist drummer pianist dancer actor actress writer author poet journalist editor
+photographer filmmaker chef cook baker waiter waitress bartender barista farmer mechanic electrician
+plumber carpenter pilot firefighter officer cop soldier veteran athlete player coach trainer scientist
+researcher biologist chemist physicist analyst librarian pastor priest nun worker volunteer
+activist vet veterinarian midwife paramedic caregiver nanny realtor cashier clerk driver
+""")
+
 PET_TERMS = word_set("""
 dog cat puppy pup kitten kitty pet horse rabbit bunny hamster parrot bird fish turtle tortoise snake
 ferret pony lizard gecko pig goat chicken

@@ -48,6 +48,14 @@ _INTERJECTION_BEFORE = re.compile(
     re.I,
 )
 _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )([A-Z][^\W\d_]+)")
+# Residence and travel phrases after which a lower-case gazetteer place is still a name
+# ("i live in curitiba").
+_LOWER_PLACE = re.compile(
+    r"\b(?:(?:live[sd]?|living|based|born|raised|grew\s+up|resides?|staying)\s+in|(?:moved|moving|move|"
+    r"relocated|relocating|flew|trip|traveled|travelled|traveling|travelling|drove)\s+(?:back\s+)?to|"
+    r"(?:am|'m|is|are|comes?|originally)\s+from|visit(?:ed|ing)?)\s+"
+    r"(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,2})"
+)
 
 
 @dataclass
@@ -100,6 +108,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
         mention = _run_to_mention(sentence, tokens, run, ctx)
         if mention is not None:
             mentions.append(mention)
+    mentions += _lower_places(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
     for mention in mentions:
         mention.vocative = _is_vocative(sentence, mention, mentions)
@@ -126,6 +135,22 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
             out.append(
                 Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()])
             )
+    return out
+
+
+def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:
+    """Lower-case places of the gazetteer after a residence or travel phrase; the longest of the
+    up to three words that follow wins ("moved to new york city")."""
+    out = []
+    for match in _LOWER_PLACE.finditer(sentence):
+        words = match.group("place").split()
+        for n in range(len(words), 0, -1):
+            if " ".join(words[:n]) in PLACES:
+                start = match.start("place")
+                end = start + len(" ".join(words[:n]))
+                if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end):
+                    out.append(Mention(start, end, sentence[start:end]))
+                break
     return out
 
 

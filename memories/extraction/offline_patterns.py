@@ -360,11 +360,13 @@ _KIN_PATTERNS = (
         re.I,
     ),
     # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend)
-    re.compile(rf"{_E.format('name')}\s*(?:,|\()\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b", re.I),
-    # ⟨2⟩ is ⟨0⟩'s wife
+    re.compile(
+        rf"{_E.format('name')}\s*(?:,|\()\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b(?!'s\b)", re.I
+    ),
+    # ⟨2⟩ is ⟨0⟩'s wife (but not "⟨2⟩ is ⟨0⟩'s neighbor's son")
     re.compile(
         rf"{_E.format('name')}(?:\s+(?:is|was)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
-        rf"{_KIN_OR_PET}\b",
+        rf"{_KIN_OR_PET}\b(?!'s\b)",
         re.I,
     ),
     # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩

@@ -131,7 +131,8 @@ def extract(ctx: WriteContext, step: StepRecord) -> None:
                 step.data["blind_error"] = str(exc)
     if not ctx.extraction_path:
         ctx.extraction = extract_offline(
-            ctx.message, speaker=ctx.speaker, recent_messages=ctx.recent_messages, known_names=known_names
+            ctx.message, speaker=ctx.speaker, recent_messages=ctx.recent_messages, known_names=known_names,
+            occurred_at=ctx.occurred_at,
         )
         ctx.extraction_path = "offline"
     step.data["path"] = ctx.extraction_path

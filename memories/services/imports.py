@@ -22,7 +22,7 @@ def _prime(embedder, turns: Sequence[Turn]) -> None:
     texts: list[str] = []
     for turn in turns:
         texts.append(turn.text)
-        extraction = extract_offline(turn.text, speaker=turn.speaker)
+        extraction = extract_offline(turn.text, speaker=turn.speaker, occurred_at=turn.occurred_at)
         texts += [f.text for f in extraction.facts] + [e.name for e in extraction.entities]
     if texts:
         embedder.embed(texts)

@@ -14,7 +14,7 @@ from memories.models import Agent, Entity, Event, Fact, Relationship
 def relationship_upsert(
     *, agent: Agent, source: Entity, target: Entity, rel_type: str, valid_from: datetime,
     evidence: Fact | None, source_event: Event | None, initial_strength: float = 0.8,
-    reinforcement: float = 0.1,
+    reinforcement: float = 0.1, _retry: bool = True,
 ) -> tuple[Relationship | None, str]:
     """Create the active edge, or reinforce it (strength + `reinforcement`, capped at 1.0).
     Self-references are dropped. Returns (edge, "created" | "reinforced" | "self_reference")."""
@@ -41,11 +41,13 @@ def relationship_upsert(
                 valid_from=valid_from, recorded_at=timezone.now(), evidence_fact=evidence,
                 source_event=source_event,
             )
-    except IntegrityError:
-        # A concurrent writer created the same active edge first: reinforce that one.
+    except IntegrityError as exc:
+        # A concurrent writer created the same active edge first: reinforce that one (once).
+        if not _retry or getattr(exc.__cause__, "sqlstate", None) != "23505":
+            raise
         return relationship_upsert(
             agent=agent, source=source, target=target, rel_type=rel_type, valid_from=valid_from,
             evidence=evidence, source_event=source_event, initial_strength=initial_strength,
-            reinforcement=reinforcement,
+            reinforcement=reinforcement, _retry=False,
         )
     return rel, "created"

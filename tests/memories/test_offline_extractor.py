@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from memories.extraction.offline import extract_offline
@@ -97,6 +99,45 @@ def test_compound_subject_gives_each_member_the_slot():
     ex = extract_offline("Ana and I moved to Austin last year.", speaker="Rafael")
     slots = {(f.subject, f.slot, f.value) for f in ex.facts}
     assert {("Ana", "lives_in", "Austin"), ("Rafael", "lives_in", "Austin")} <= slots
+
+
+def test_lowercase_first_person_residence_fills_the_slot():
+    ex = extract_offline("i live in curitiba", speaker="Rafael")
+    lives = _fact(ex, "Rafael lives in curitiba")
+    assert (lives.subject, lives.slot, lives.value) == ("Rafael", "lives_in", "curitiba")
+    assert _types(ex)["curitiba"] == "place"
+    assert not any(f.slot for f in extract_offline("i live in fear", speaker="Rafael").facts)
+
+
+# --- short copular statements ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "name", "expected"),
+    [
+        ("Ana is an architect.", "Ana", "Ana is an architect"),
+        ("Maria is a nurse.", "Maria", "Maria is a nurse"),
+        ("Bob is my neighbor's son.", "Bob", "Bob is Rafael's neighbor's son"),
+        ("Carlos is 34 years old.", "Carlos", "Carlos is 34 years old"),
+        ("Ana was a teacher.", "Ana", "Ana was a teacher"),
+        ("Ana is pregnant!", "Ana", "Ana is pregnant"),
+        ("I'm a nurse.", "Rafael", "Rafael is a nurse"),
+    ],
+)
+def test_short_copular_sentence_about_a_person_is_a_fact(message, name, expected):
+    ex = extract_offline(message, speaker="Rafael")
+    assert _types(ex)[name] == "person"
+    assert _fact(ex, expected).subject == name
+
+
+def test_possessive_chain_is_not_a_direct_kinship():
+    ex = extract_offline("Bob is my neighbor's son.", speaker="Rafael")
+    assert not ex.relations
+
+
+@pytest.mark.parametrize("message", ["Ana is great.", "I'm a mess.", "Ana is the best."])
+def test_short_copular_filler_is_not_a_fact(message):
+    assert not extract_offline(message, speaker="Rafael").facts
 
 
 # --- aliases and kinship -----------------------------------------------------------------------------
@@ -259,6 +300,28 @@ def test_known_names_are_recognized_at_sentence_start_and_as_first_names():
     assert _fact(ex, "Clara Rezende joined Orion Tech").value == "Orion Tech"
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Guili is coming to visit in June.",
+        "Guili is an architect.",
+        "Guili came over yesterday.",
+        "Guili is my friend.",
+        "Guili said the project is late.",
+    ],
+)
+def test_known_one_word_name_in_a_person_context_is_a_person(message):
+    ex = extract_offline(message, speaker="Rafael", known_names=["Guili"])
+    assert _types(ex)["Guili"] == "person"
+    assert _fact(ex, "Guili").subject == "Guili"
+
+
+def test_known_name_without_person_context_stays_recognized():
+    ex = extract_offline("Guili launched a new version.", speaker="Rafael", known_names=["Guili"])
+    assert "Guili" in _types(ex)
+    assert _fact(ex, "Guili launched a new version").subject == "Guili"
+
+
 # --- LoCoMo-style conversational text ----------------------------------------------------------------
 
 
@@ -359,6 +422,45 @@ def test_confidence_levels(message, confidence):
 )
 def test_importance_categories(message, category):
     assert extract_offline(message, speaker="Rafael").facts[0].importance_category == category
+
+
+# --- relative dates ----------------------------------------------------------------------------------
+
+MESSAGE_TIME = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
+
+
+def test_relative_date_is_resolved_against_the_message_time():
+    message = "I went to a LGBTQ support group yesterday and it was so powerful."
+    ex = extract_offline(message, speaker="Caroline", occurred_at=MESSAGE_TIME)
+    fact = _fact(ex, "Caroline went to a LGBTQ support group yesterday (2023-05-07)")
+    assert fact.subject == "Caroline" and fact.importance_category == "specific_event"
+    plain = extract_offline(message, speaker="Caroline")
+    assert "(" not in _fact(plain, "Caroline went to a LGBTQ support group yesterday").text
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("I started a new job last week.", "Rafael started a new job last week (week of 2023-05-01)"),
+        ("We went camping last weekend.", "Rafael went camping last weekend (weekend of 2023-05-06)"),
+        ("I got married last month.", "Rafael got married last month (April 2023)"),
+        ("I painted a lake sunrise last year.", "Rafael painted a lake sunrise last year (2022)"),
+        ("I ran a charity race 3 days ago.", "Rafael ran a charity race 3 days ago (2023-05-05)"),
+        ("Two weeks ago I adopted a puppy.", "Two weeks ago (week of 2023-04-24) Rafael adopted a puppy"),
+        ("I went hiking this morning.", "Rafael went hiking this morning (2023-05-08)"),
+        ("I visited Paris last Friday.", "Rafael visited Paris last Friday (2023-05-05)"),
+        ("I'm seeing a concert tonight with Ana.", "Rafael is seeing a concert tonight (2023-05-08) with Ana"),
+    ],
+)
+def test_relative_date_phrasings(message, expected):
+    _fact(extract_offline(message, speaker="Rafael", occurred_at=MESSAGE_TIME), expected)
+
+
+def test_vague_or_ambiguous_times_are_left_alone():
+    ex = extract_offline(
+        "I finished the last week of school. I met Ana a few days ago.", speaker="Rafael", occurred_at=MESSAGE_TIME
+    )
+    assert ex.facts and all("(" not in f.text for f in ex.facts)
 
 
 # --- output hygiene ----------------------------------------------------------------------------------
