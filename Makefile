@@ -43,6 +43,7 @@ lint: install
 
 bench: install
 	$(PY) bench/write_throughput.py
+	$(PY) bench/retrieve_latency.py
 
 stop-db:
 	$(PY) manage.py embedded_db stop

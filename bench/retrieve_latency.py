@@ -10,6 +10,7 @@ the bench an hour on 2 cores). The corpus is built once per size and reused.
 """
 
 import argparse
+import json
 import random
 import time
 
@@ -76,7 +77,7 @@ def main():
     vectors = np.stack(get_embedder().embed(pool))
     for i in range(OTHER_AGENTS):
         build(agent_get_or_create(slug=f"bench-other-{i}"), OTHER_ROWS, pool, vectors, rng)
-    questions = [q["question"] for q in __import__("json").load(open(LOCOMO))[0]["qa"]]
+    questions = [q["question"] for q in json.loads(LOCOMO.read_text())[0]["qa"]]
     for size in [int(s) for s in args.sizes.split(",")]:
         agent = agent_get_or_create(slug=f"bench-latency-{size}")
         build(agent, size, pool, vectors, rng)

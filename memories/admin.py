@@ -5,6 +5,7 @@ from django.utils.html import format_html
 
 from memories.models import (
     Agent,
+    ApiKey,
     AuditEntry,
     Entity,
     EntityAlias,
@@ -145,3 +146,26 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "actor", "action", "object_type", "object_id", "agent")
     list_filter = ("action", "object_type", "agent")
     search_fields = ("actor", "object_id", "reason")
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are created with `manage.py create_api_key` (the secret is shown once); here they are
+    listed and revoked."""
+
+    list_display = ("name", "prefix", "agent", "scope", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("scope", "agent", ("revoked_at", admin.EmptyFieldListFilter))
+    search_fields = ("name", "prefix")
+    readonly_fields = [f.name for f in ApiKey._meta.fields]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Revoke the selected keys")
+    def revoke(self, request, queryset):
+        from memories.services.api_keys import api_key_revoke
+
+        for key in queryset.filter(revoked_at__isnull=True):
+            api_key_revoke(key_id=key.pk, actor=f"user:{request.user.get_username()}")
+        self.message_user(request, "Revoked.")

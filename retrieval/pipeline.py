@@ -187,8 +187,9 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
             ctx.candidates[f"{kind[0]}:{row_id}"].scores["semantic"] = round(sim, 6)
     _load_rows(ctx, ctx.candidates)
     ctx.candidates = {k: v for k, v in ctx.candidates.items() if _row(ctx, v) is not None}
-    fused = rrf({name: [h.key for h in hits] for name, hits in ctx.rankings.items()}, k=c.rrf_k,
-                weights=c.signal_weights)
+    merged = _merged_rankings(ctx) if c.rrf_merge_kinds else {n: [h.key for h in hits] for n, hits in
+                                                                   ctx.rankings.items()}
+    fused = rrf(merged, k=c.rrf_k, weights=c.signal_weights)
     fused = normalize_max(fused)
     convex = _convex(ctx) if c.fusion == "convex" else {}
     for cand in ctx.candidates.values():
@@ -209,6 +210,20 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
             cand.final = fused.get(cand.key, 0.0)
     step.candidates_in = step.candidates_out = len(ctx.candidates)
     step.data["fusion"] = c.fusion
+
+
+LABELS = {"event_semantic": "semantic", "event_keyword": "keyword", "event_temporal": "temporal"}
+
+
+def _merged_rankings(ctx: RetrieveContext) -> dict[str, list[str]]:
+    """One ranking per signal: facts and events of the same signal merged by their (per-kind
+    max-normalized) scores, so correlated lists don't each get a full RRF vote."""
+    merged: dict[str, list[tuple[float, str]]] = {}
+    for name, hits in ctx.rankings.items():
+        top = max((h.score for h in hits), default=0.0) or 1.0
+        scale = top if name.endswith("keyword") else 1.0
+        merged.setdefault(LABELS.get(name, name), []).extend((h.score / scale, h.key) for h in hits)
+    return {label: [key for _, key in sorted(items, key=lambda x: -x[0])] for label, items in merged.items()}
 
 
 def _convex(ctx: RetrieveContext) -> dict[str, float]:

@@ -6,12 +6,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memories.extraction.offline import extract_offline
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event
-from memories.extraction.offline import extract_offline
 from memories.providers.embeddings import get_embedder
 from memories.services.write import memory_write
-
 
 PRIME_BATCH = 64
 

@@ -2,8 +2,6 @@
 
 from datetime import UTC, datetime
 
-import pytest
-
 from memories.models import Entity, EntityAlias, Event, Fact, FactEntityLink, PipelineStep, Relationship
 from memories.services.write import memory_write
 from tests.support.scripts import by_message, by_schema, calls, extraction

@@ -35,7 +35,8 @@ def test_clara_leaves_vertix_for_orion_tech(agent):
     vertix = Entity.objects.get(agent=agent, key="organization:vertix")
     linked = Fact.objects.filter(entity_links__entity=vertix).values_list("text", flat=True)
     assert any("Clara Rezende left Vertix" in t for t in linked)
-    rels = {(r.source.display_name, r.rel_type, r.target.display_name) for r in Relationship.objects.filter(agent=agent)}
+    rels = {(r.source.display_name, r.rel_type, r.target.display_name)
+            for r in Relationship.objects.filter(agent=agent)}
     assert ("Clara Rezende", "works_at", "Orion Tech") in rels
     assert ("Thiago Nogueira", "hired", "Clara Rezende") in rels
 
