@@ -56,14 +56,15 @@ class RetrievalConfig:
     graph_query_bonus: float = 1.5
     graph_max_hops: int = 2
     # fusion
-    # "convex" (default): Σ weight × min-max-normalized score per signal — measured on LoCoMo dev
-    # at R@10 0.73 vs 0.65 for RRF (k = 60), because a strong keyword or semantic match can win on
-    # its own; "rrf" (the reference's RRF, k = 60) and "weighted" (0.70/0.20/0.10) stay available.
+    # "convex" (default): Σ weight × normalized score per signal (cosine scaled from min_similarity,
+    # BM25 / graph by their best hit) — measured on LoCoMo dev at R@10 0.72 vs 0.67 for RRF (k = 60),
+    # because a strong keyword or semantic match can win on its own; "rrf" (the reference's RRF,
+    # k = 60) and "weighted" (0.70 / 0.20 / 0.10) stay available as settings and presets.
     fusion: str = "convex"
     rrf_k: int = 60
     rrf_merge_kinds: bool = False  # one RRF vote per signal (facts + events merged) instead of per list
     signal_weights: dict[str, float] = field(
-        default_factory=lambda: {"semantic": 0.7, "keyword": 1.0, "graph": 0.3, "event_semantic": 0.7,
+        default_factory=lambda: {"semantic": 1.0, "keyword": 1.0, "graph": 0.3, "event_semantic": 1.0,
                                  "event_keyword": 1.0, "temporal": 0.5, "event_temporal": 0.5, "pattern": 1.0}
     )
     score_weights: dict[str, float] = field(

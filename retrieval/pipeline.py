@@ -226,17 +226,23 @@ def _merged_rankings(ctx: RetrieveContext) -> dict[str, list[str]]:
     return {label: [key for _, key in sorted(items, key=lambda x: -x[0])] for label, items in merged.items()}
 
 
+COSINE_LISTS = {"semantic", "event_semantic", "temporal", "event_temporal"}
+
+
 def _convex(ctx: RetrieveContext) -> dict[str, float]:
-    """Σ weight × min-max-normalized score per signal: lets one strong signal win on its own."""
+    """Σ weight × normalized score per signal: one strong signal can win on its own."""
     out: dict[str, float] = {}
     for name, hits in ctx.rankings.items():
         weight = ctx.config.signal_weights.get(name, 0.0)
         if not hits or weight <= 0:
             continue
-        hi, lo = max(h.score for h in hits), min(h.score for h in hits)
-        span = (hi - lo) or 1.0
+        hi = max(h.score for h in hits)
+        # cosine lists are scaled from the similarity floor (stable on short lists), the others
+        # (BM25, graph, pattern: unbounded) by their best hit
+        lo = min(ctx.config.min_similarity, hi) if name in COSINE_LISTS else 0.0
         for hit in hits:
-            out[hit.key] = out.get(hit.key, 0.0) + weight * (hit.score - lo) / span
+            share = (hit.score - lo) / (hi - lo) if hi > lo else 1.0
+            out[hit.key] = out.get(hit.key, 0.0) + weight * share
     return normalize_max(out)
 
 
