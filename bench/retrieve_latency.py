@@ -17,7 +17,7 @@ import time
 import numpy as np
 from _setup import LOCOMO, django_setup, percentile
 
-OTHER_AGENTS, OTHER_ROWS = 9, 10000
+OTHER_AGENTS = 9
 SUBJECTS = ["Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Ana", "Rafael", "Clara", "Thiago"]
 
 
@@ -63,6 +63,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--other-rows", type=int, default=10000, help="facts of each of the 9 other agents")
     args = parser.parse_args()
     django_setup()
     from django.db import connection
@@ -76,7 +77,7 @@ def main():
     print(f"embedding {len(pool)} sentences for the synthetic corpus…", flush=True)
     vectors = np.stack(get_embedder().embed(pool))
     for i in range(OTHER_AGENTS):
-        build(agent_get_or_create(slug=f"bench-other-{i}"), OTHER_ROWS, pool, vectors, rng)
+        build(agent_get_or_create(slug=f"bench-other-{i}"), args.other_rows, pool, vectors, rng)
     questions = [q["question"] for q in json.loads(LOCOMO.read_text())[0]["qa"]]
     for size in [int(s) for s in args.sizes.split(",")]:
         agent = agent_get_or_create(slug=f"bench-latency-{size}")
@@ -91,7 +92,7 @@ def main():
             started = time.perf_counter()
             memory_retrieve(agent=agent, query=q, record=False)
             latencies.append((time.perf_counter() - started) * 1000)
-        print(f"{size} active facts (+{OTHER_AGENTS}x{OTHER_ROWS} other agents' rows): "
+        print(f"{size} active facts (+{OTHER_AGENTS}x{args.other_rows} other agents' facts): "
               f"p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms, n={len(latencies)}")
 
 

@@ -150,3 +150,34 @@ def test_fact_links_are_created_for_every_named_entity(agent, fake_llm):
     hired = Fact.objects.get(text="Thiago Nogueira personally hired Clara Rezende")
     linked = set(FactEntityLink.objects.filter(fact=hired).values_list("entity__key", "is_primary"))
     assert linked == {("person:thiago_nogueira", True), ("person:clara_rezende", False)}
+
+
+CURITIBA = by_message({
+    "I live in Curitiba": extraction(
+        entities=[("Rafael", "person"), ("Curitiba", "place")],
+        facts=[("Rafael", "Rafael lives in Curitiba", "biographical_milestone")],
+        relations=[("Rafael", "lives_in", "Curitiba")]),
+    "I moved to São Paulo": extraction(
+        entities=[("Rafael", "person"), ("São Paulo", "place")],
+        facts=[("Rafael", "Rafael lives in São Paulo", "biographical_milestone")],
+        relations=[("Rafael", "lives_in", "São Paulo")]),
+})
+
+
+def test_curitiba_then_sao_paulo_cascades_with_an_llm(agent, fake_llm):
+    fake_llm.responder = by_schema({"informed_extraction": CURITIBA})
+    write(agent, "I live in Curitiba")
+    first = Fact.objects.get(text="Rafael lives in Curitiba")
+    edge = Relationship.objects.get(rel_type="lives_in")
+    assert edge.evidence_fact == first
+    verdict = {"decisions": [{"index": 0, "action": "UPDATE", "target_id": first.id, "reason": "moved"}]}
+    fake_llm.responder = by_schema({"informed_extraction": CURITIBA, "reconciliation": verdict})
+
+    write(agent, "I moved to São Paulo", at=T1)
+
+    first.refresh_from_db()
+    edge.refresh_from_db()
+    assert first.invalidated_at is not None and edge.invalidated_at is not None and edge.valid_to == T1
+    current = Relationship.objects.get(rel_type="lives_in", invalidated_at__isnull=True)
+    assert current.target.display_name == "São Paulo" and current.evidence_fact.supersedes == first
+    assert calls(fake_llm, "reconciliation") == 1
