@@ -34,11 +34,11 @@ def main():
     django_setup()
     import httpx
     import numpy as np
+    from retrieve_latency import build, sentences
 
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
     from memories.services.api_keys import api_key_create
-    from retrieve_latency import build, sentences
 
     agent = agent_get_or_create(slug=f"bench-latency-{args.facts}")
     pool = sentences()
