@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Max, Q
 
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
 from memories.naming import ngrams, normalize_alias
-from retrieval.timefilters import event_visible, fact_visible
+from retrieval.timefilters import fact_visible
 
 
 def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
@@ -95,10 +96,6 @@ def pattern_facts(*, agent: Agent, entity_types: list[str], rel_types: list[str]
 FAMILY_RELATIONS = ("spouse_of", "parent_of", "child_of", "sibling_of", "partner_of", "family_of")
 
 
-def visible_event_ids(*, agent: Agent, ids: list[int], as_of: datetime | None) -> set[int]:
-    return set(Event.objects.filter(event_visible(as_of), agent=agent, id__in=ids).values_list("id", flat=True))
-
-
 
 def neighbour_events(*, agent: Agent, event_ids: list[int], window: int, max_gap_minutes: float,
                      as_of: datetime | None) -> list[tuple[int, int]]:
@@ -106,8 +103,6 @@ def neighbour_events(*, agent: Agent, event_ids: list[int], window: int, max_gap
     in the agent's timeline, at most `max_gap_minutes` apart."""
     if not event_ids or window <= 0:
         return []
-    from django.db import connection
-
     table = Event._meta.db_table
     visible = "e.redacted_at IS NULL" + (" AND e.occurred_at <= %(as_of)s AND e.recorded_at <= %(as_of)s"
                                          if as_of else "")

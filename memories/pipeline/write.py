@@ -13,6 +13,7 @@ from datetime import datetime
 
 import numpy as np
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories.config import WriteConfig
@@ -20,7 +21,7 @@ from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, EntityAlias, Event, Fact
-from memories.naming import is_speaker_reference, ngrams, normalize_alias
+from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
@@ -324,8 +325,6 @@ def _evidence(ctx: WriteContext, persisted: list[Fact], source: Entity, target: 
     def names(e: Entity) -> list[str]:
         return [e.display_name, *ctx.names_by_entity.get(e.id, ())]
 
-    from memories.naming import mentions
-
     matches = [
         f for f in persisted
         if any(mentions(f.text, n) for n in names(source)) and any(mentions(f.text, n) for n in names(target))
@@ -377,8 +376,6 @@ def _mirror_fact(ctx: WriteContext, source: Entity, rel_type: str, target: Entit
 
 
 def _seed_profiles(ctx: WriteContext, persisted: list[Fact]) -> None:
-    from django.utils import timezone
-
     profiles = {normalize_alias(k): v for k, v in ctx.extraction.profiles.items()}
     for entity in {e.id: e for e in ctx.resolved.values()}.values():
         if entity.profile_text:

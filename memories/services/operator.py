@@ -20,6 +20,7 @@ from memories.models import (
     Fact,
     FactEntityLink,
     PipelineRun,
+    PipelineStep,
     Relationship,
     SourceContext,
 )
@@ -278,16 +279,12 @@ def _redact_events(agent: Agent, event_ids: list[int]) -> int:
         text=REDACTED, embedding=None, metadata={}, redacted_at=now)
     # traces keep no copy of the message either
     PipelineRun.objects.filter(event_id__in=event_ids).update(result={}, params={})
-    from memories.models import PipelineStep
-
     PipelineStep.objects.filter(run__event_id__in=event_ids).update(data={})
     return count
 
 
 def _scrub_traces_and_audit(agent: Agent, pattern: re.Pattern) -> None:
     """Retrieval traces whose query named the entity, and audit payloads that quote it."""
-    from memories.models import PipelineStep
-
     runs = [r.id for r in PipelineRun.objects.filter(agent=agent).only("id", "input_ref", "result", "params")
             if pattern.search(r.input_ref) or pattern.search(str(r.result)) or pattern.search(str(r.params))]
     PipelineRun.objects.filter(id__in=runs).update(input_ref=REDACTED, result={}, params={})

@@ -67,7 +67,6 @@ def memory_write(
 ) -> WriteResult:
     """Run the whole write pipeline now. A repeated idempotency key returns the first result."""
     started = time.perf_counter()
-    apply_overrides(WriteConfig(), config_overrides)  # reject bad overrides before storing anything
     if dry_run:
         return _dry_run(agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
                         recent_messages=recent_messages, config_overrides=config_overrides, llm=llm,
