@@ -8,6 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.base")
 os.environ.setdefault("ANAMNESIS_LLM", "none")
+os.environ.setdefault("DJANGO_DEBUG", "false")  # no per-query SQL log while measuring
 LOCOMO = ROOT.parent / "shared" / "benchdata" / "locomo-dev.json"
 
 

@@ -85,6 +85,7 @@ class WriteConfig:
         "informed_extraction_topk": (0, 200), "informed_extraction_context_budget_tokens": (0, 32000),
         "semantic_dedup_threshold": (0, 1), "fuzzy_threshold": (0, 1), "fuzzy_ambiguous_floor": (0, 1),
         "reconcile_fast_path_below": (0, 1), "reconcile_noop_above": (0, 1),
+        "reconcile_candidates": (1, 1000),
         "relationship_initial_strength": (0, 1), "relationship_reinforcement": (0, 1),
         "mirror_fact_confidence": (0, 1), "min_link_name_length": (1, 100), "importance_category_map": (0, 1),
     }
@@ -100,6 +101,7 @@ class WriteConfig:
     enable_llm_resolution: bool = True
     reconcile_fast_path_below: float = 0.50
     reconcile_noop_above: float = 0.92
+    reconcile_candidates: int = 20  # nearest active facts of the entity compared (plus its same-slot facts)
     relationship_initial_strength: float = 0.8
     relationship_reinforcement: float = 0.1
     mirror_fact_confidence: float = 0.60

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -215,11 +215,33 @@ def resolve_entities(ctx: WriteContext, step: StepRecord) -> None:
     ]
 
 
-def _existing_facts(entity: Entity) -> list[ExistingFact]:
-    rows = Fact.objects.filter(entity=entity, valid_to__isnull=True, invalidated_at__isnull=True).values_list(
-        "id", "text", "embedding", "slot", "slot_value"
-    )
-    return [ExistingFact(i, t, np.asarray(e, dtype=np.float32), s, v) for i, t, e, s, v in rows]
+def _existing_facts(entity: Entity, vector: np.ndarray, slot: str, nearest: int) -> list[ExistingFact]:
+    """The entity's active facts that can change a decision: the `nearest` by cosine (exact
+    repeats and the best similarity are among them) plus every fact in the same relation slot.
+    A speaker accumulates hundreds of facts; loading them all made every write O(history).
+    The distance is computed, not index-ordered (`+ 0`), so the global HNSW index with its
+    post-filtering never drops rows of this entity."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH active AS (SELECT id, text, embedding, slot, slot_value FROM memories_fact "
+            "  WHERE entity_id = %s AND valid_to IS NULL AND invalidated_at IS NULL) "
+            "SELECT id, text, embedding, slot, slot_value FROM active "
+            "WHERE id IN (SELECT id FROM active ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s) "
+            "   OR (%s <> '' AND slot = %s)",
+            [entity.id, _vec(vector), nearest, slot, slot],
+        )
+        rows = cursor.fetchall()
+    return [ExistingFact(i, t, _as_array(e), s, v) for i, t, e, s, v in rows]
+
+
+def _vec(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def _as_array(value) -> np.ndarray:
+    if isinstance(value, str):  # a cursor without pgvector's type adapter returns the text form
+        return np.array(value[1:-1].split(","), dtype=np.float32)
+    return np.asarray(value, dtype=np.float32)
 
 
 def reconcile(ctx: WriteContext, step: StepRecord) -> None:
@@ -227,7 +249,7 @@ def reconcile(ctx: WriteContext, step: StepRecord) -> None:
     pending = []
     for fact, vector in zip(ctx.extraction.facts, ctx.fact_vectors, strict=True):
         entity = ctx.resolved[normalize_alias(fact.subject)]
-        existing = _existing_facts(entity)
+        existing = _existing_facts(entity, vector, fact.slot, ctx.config.reconcile_candidates)
         decision = decide(
             Candidate(fact.text, vector, fact.slot, fact.value, fact.negated), existing,
             fast_path_below=ctx.config.reconcile_fast_path_below, noop_above=ctx.config.reconcile_noop_above,
@@ -362,7 +384,7 @@ def _mirror_fact(ctx: WriteContext, source: Entity, rel_type: str, target: Entit
     fact = ExtractedFact(subject=source.display_name, text=text, confidence=ctx.config.mirror_fact_confidence,
                          source_context="inferred_from_relation")
     ctx.resolved.setdefault(normalize_alias(source.display_name), source)
-    decision = decide(Candidate(text, vector), _existing_facts(source),
+    decision = decide(Candidate(text, vector), _existing_facts(source, vector, "", ctx.config.reconcile_candidates),
                       fast_path_below=ctx.config.reconcile_fast_path_below,
                       noop_above=ctx.config.reconcile_noop_above, llm_available=False)
     if decision.action not in {ADD, NOOP}:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -42,26 +43,34 @@ class ImportStats:
 def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callable[[int], object] = lambda n: None,
                         recent_window: int = 3) -> ImportStats:
     """Write each turn in time order with its dia_id as external id and its own time as
-    occurred_at; turns already stored are skipped, so an interrupted import resumes."""
+    occurred_at; turns already stored are skipped, so an interrupted import resumes.
+
+    The embeddings of the next batch are computed on a second thread while this batch is
+    written (the model runs outside the GIL), so the two cores overlap model and database work."""
     stats = ImportStats()
     started = time.perf_counter()
     done = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
     embedder = get_embedder()
+    batches = [turns[i:i + PRIME_BATCH] for i in range(0, len(turns), PRIME_BATCH)]
     recent: list[str] = []
-    for index, turn in enumerate(turns):
-        if index % PRIME_BATCH == 0:
-            _prime(embedder, [t for t in turns[index:index + PRIME_BATCH] if t.dia_id not in done])
-        if turn.dia_id in done:
-            stats.skipped += 1
-        else:
-            result = memory_write(agent=agent, message=turn.text, speaker_name=turn.speaker,
-                                  occurred_at=turn.occurred_at, external_id=turn.dia_id,
-                                  recent_messages=recent[-recent_window:])
-            if result.success:
-                stats.imported += 1
-            else:
-                stats.failed += 1
-        recent.append(f"{turn.speaker}: {turn.text}")
-        progress(1)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
+        primed = pool.submit(_prime, embedder, [t for t in batches[0] if t.dia_id not in done]) if batches else None
+        for number, batch in enumerate(batches):
+            primed.result()
+            if number + 1 < len(batches):
+                primed = pool.submit(_prime, embedder, [t for t in batches[number + 1] if t.dia_id not in done])
+            for turn in batch:
+                if turn.dia_id in done:
+                    stats.skipped += 1
+                else:
+                    result = memory_write(agent=agent, message=turn.text, speaker_name=turn.speaker,
+                                          occurred_at=turn.occurred_at, external_id=turn.dia_id,
+                                          recent_messages=recent[-recent_window:])
+                    if result.success:
+                        stats.imported += 1
+                    else:
+                        stats.failed += 1
+                recent.append(f"{turn.speaker}: {turn.text}")
+                progress(1)
     stats.seconds = time.perf_counter() - started
     return stats

@@ -142,3 +142,16 @@ def test_local_embedder_gives_normalized_384d_vectors_with_sensible_similarity(e
         assert v.shape == (384,)
         assert np.linalg.norm(v) == pytest.approx(1.0, abs=1e-4)
     assert float(a @ b) > float(a @ c) + 0.3
+
+
+def test_onnx_and_torch_backends_give_the_same_vectors():
+    """Stored vectors stay comparable whichever local backend wrote them; batching by length
+    keeps each text's own vector in its own place."""
+    from memories.providers.embeddings import LocalMiniLMEmbedder, OnnxMiniLMEmbedder
+
+    texts = ["I moved to Austin last spring with my wife Ana.", "ok",
+             "Guili said the quarterly report is due on Friday, and he is worried about it."]
+    onnx_vectors = OnnxMiniLMEmbedder(batch_size=2).embed(texts)
+    torch_vectors = LocalMiniLMEmbedder().embed(texts)
+    for o, t in zip(onnx_vectors, torch_vectors, strict=True):
+        assert float(o @ t) > 0.9999
