@@ -28,17 +28,19 @@ def sentences():
 
 
 def build(agent, n, pool, vectors, rng):
+    from django.db import transaction
     from django.utils import timezone
 
     from memories.models import Entity, Event, Fact
     from memories.services.keyword import keyword_stats_apply
 
-    if Fact.objects.filter(agent=agent).count() >= n:
+    if not missing(agent, n):
         return
     entities = [Entity.objects.get_or_create(agent=agent, key=f"person:{s.lower()}",
                                              defaults={"type": "person", "display_name": s})[0] for s in SUBJECTS]
     now = timezone.now()
-    for start in range(0, n, 5000):
+    existing = Fact.objects.filter(agent=agent).count()  # resume an interrupted build
+    for start in range(existing, n, 5000):
         facts, events = [], []
         for i in range(start, min(n, start + 5000)):
             k = rng.randrange(len(pool))
@@ -52,11 +54,43 @@ def build(agent, n, pool, vectors, rng):
             if i % 4 == 0:
                 events.append(Event(agent=agent, speaker=subject.display_name, text=pool[k], occurred_at=when,
                                     recorded_at=now, embedding=vec, external_id=f"b{i}"))
-        created = Fact.objects.bulk_create(facts)
-        made = Event.objects.bulk_create(events)
-        keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in created])
-        keyword_stats_apply(agent_id=agent.id, kind="event", ids=[e.id for e in made])
+        with transaction.atomic():
+            created = Fact.objects.bulk_create(facts)
+            made = Event.objects.bulk_create(events)
+            keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in created])
+            keyword_stats_apply(agent_id=agent.id, kind="event", ids=[e.id for e in made])
         print(f"  {agent.slug}: {min(n, start + 5000)}/{n} facts", flush=True)
+
+
+def missing(agent, n):
+    from memories.models import Fact
+
+    return Fact.objects.filter(agent=agent).count() < n
+
+
+class vector_indexes_dropped:
+    """Bulk loading into HNSW indexes row by row takes most of an hour here; building them
+    once afterwards takes minutes. The definitions are read back from the database and
+    recreated even if the load is interrupted."""
+
+    def __enter__(self):
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN "
+                           "('memories_fact', 'memories_event') AND indexdef ILIKE '%% USING hnsw %%'")
+            self.definitions = cursor.fetchall()
+            for name, _ in self.definitions:
+                cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+
+    def __exit__(self, *exc):
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SET maintenance_work_mem = '2GB'")
+            for name, definition in self.definitions:
+                print(f"  rebuilding {name}…", flush=True)
+                cursor.execute(definition)
 
 
 def main():
@@ -76,12 +110,17 @@ def main():
     pool = sentences()
     print(f"embedding {len(pool)} sentences for the synthetic corpus…", flush=True)
     vectors = np.stack(get_embedder().embed(pool))
-    for i in range(OTHER_AGENTS):
-        build(agent_get_or_create(slug=f"bench-other-{i}"), args.other_rows, pool, vectors, rng)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    corpora = [(agent_get_or_create(slug=f"bench-other-{i}"), args.other_rows) for i in range(OTHER_AGENTS)]
+    corpora += [(agent_get_or_create(slug=f"bench-latency-{size}"), size) for size in sizes]
+    todo = [(agent, n) for agent, n in corpora if missing(agent, n)]
+    if todo:
+        with vector_indexes_dropped():
+            for agent, n in todo:
+                build(agent, n, pool, vectors, rng)
     questions = [q["question"] for q in json.loads(LOCOMO.read_text())[0]["qa"]]
-    for size in [int(s) for s in args.sizes.split(",")]:
+    for size in sizes:
         agent = agent_get_or_create(slug=f"bench-latency-{size}")
-        build(agent, size, pool, vectors, rng)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE memories_fact; ANALYZE memories_event")
         for q in questions[:10]:  # warm caches, model and graph

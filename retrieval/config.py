@@ -18,7 +18,7 @@ class RetrievalConfig:
         "topk_facts": (1, 200), "topk_events": (0, 200), "candidate_pool": (1, 1000),
         "min_similarity": (-1, 1), "min_confidence": (0, 1), "exact_scan_max_rows": (0, 10**9),
         "hnsw_ef_search_min": (1, 1000), "hnsw_ef_search_max": (1, 1000), "bm25_k1": (0, 10), "bm25_b": (0, 1),
-        "bm25_common_term_df_ratio": (0, 1), "ppr_alpha": (0, 0.99), "graph_hop_decay": (0, 1),
+        "ppr_alpha": (0, 0.99), "graph_hop_decay": (0, 1),
         "graph_query_bonus": (0, 10), "graph_max_hops": (0, 4), "rrf_k": (1, 1000), "signal_weights": (0, 100),
         "score_weights": (0, 100), "recency_half_life_days": (0.001, 36500),
         "confidence_half_life_days": (0.001, 36500), "spreading_activation_hops": (0, 4),
@@ -46,10 +46,6 @@ class RetrievalConfig:
     # keyword (Okapi BM25)
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
-    # On large corpora, terms in more than this share of documents still score but don't pull in
-    # candidates on their own (exact scores, far fewer rows to score); small corpora score every match.
-    bm25_common_term_df_ratio: float = 0.25
-    bm25_prune_min_docs: int = 5000
     # graph
     ppr_alpha: float = 0.85
     graph_hop_decay: tuple[float, ...] = (1.0, 0.5)

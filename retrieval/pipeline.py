@@ -3,14 +3,14 @@ enhancement → rerank → format); each step is timed into the trace with candi
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from django.db import connection
 
 from graphs.entity_graph import agent_graph, personalized_pagerank
-from memories.models import Agent, Event, Fact
+from memories.models import Agent
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient, LLMError
@@ -61,8 +61,8 @@ class RetrieveContext:
     reference: datetime | None = None
     rankings: dict[str, list[signals.Hit]] = field(default_factory=dict)
     candidates: dict[str, Candidate] = field(default_factory=dict)
-    facts: dict[int, Fact] = field(default_factory=dict)
-    events: dict[int, Event] = field(default_factory=dict)
+    facts: dict[int, selectors.FactRow] = field(default_factory=dict)
+    events: dict[int, selectors.EventRow] = field(default_factory=dict)
     ordered: list[Candidate] = field(default_factory=list)
     context: str = ""
     context_tokens: int = 0
@@ -107,6 +107,14 @@ def _graph_hits(ctx: RetrieveContext) -> tuple[list[signals.Hit], dict]:
     return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops)}
 
 
+def _timed(fn):
+    def run():
+        started = time.perf_counter()
+        out = fn()
+        return out, round((time.perf_counter() - started) * 1000, 2)
+    return run
+
+
 def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     """Semantic, keyword and graph signals (facts and events), plus the date window and
     aggregation patterns when the plan has them — concurrently."""
@@ -134,10 +142,10 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
         tasks["event_temporal"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
                                                            limit=pool, config=c, as_of=ctx.as_of, window=window)
-    results = run_all(tasks, parallel=c.parallel_signals)
-    for name, (hits, info) in results.items():
+    results = run_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
+    for name, ((hits, info), ms) in results.items():
         ctx.rankings[name] = hits
-        step.data[name] = {"count": len(hits), **info}
+        step.data[name] = {"count": len(hits), "ms": ms, **info}
     if (ctx.plan.pattern_types or ctx.plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
         ids = selectors.pattern_facts(agent=ctx.agent, entity_types=ctx.plan.pattern_types,
                                       rel_types=ctx.plan.pattern_rel_types, speaker_entity_ids=ctx.plan.entity_ids,
@@ -159,21 +167,17 @@ def _raw_scores(ctx: RetrieveContext) -> None:
             cand.scores[label] = max(cand.scores.get(label, 0.0), round(value, 6))
 
 
-def _load_rows(ctx: RetrieveContext, keys) -> None:
+def _load_rows(ctx: RetrieveContext, keys, *, need_cosine: bool = False) -> dict[str, float]:
+    """Rows of candidates not loaded yet; with `need_cosine`, also the query cosine of those
+    that no semantic list scored (returned by candidate key)."""
     fact_ids = [int(k[2:]) for k in keys if k.startswith("f:") and int(k[2:]) not in ctx.facts]
     event_ids = [int(k[2:]) for k in keys if k.startswith("e:") and int(k[2:]) not in ctx.events]
-    ctx.facts.update(selectors.facts_for_rows(agent=ctx.agent, ids=fact_ids))
-    ctx.events.update(selectors.events_for_rows(agent=ctx.agent, ids=event_ids))
-
-
-def _cosines(ctx: RetrieveContext, kind: str, ids: list[int]) -> dict[int, float]:
-    if not ids:
-        return {}
-    table = signals.TABLES[kind]
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, 1 - (embedding <=> %s::vector) FROM {table} WHERE id = ANY(%s) "
-                       f"AND agent_id = %s", [signals._vec(ctx.vector), ids, ctx.agent.id])
-        return {row_id: float(sim) for row_id, sim in cursor.fetchall()}
+    vector = ctx.vector if need_cosine else None
+    facts, fact_sims = selectors.facts_for_rows(agent=ctx.agent, ids=fact_ids, vector=vector)
+    events, event_sims = selectors.events_for_rows(agent=ctx.agent, ids=event_ids, vector=vector)
+    ctx.facts.update(facts)
+    ctx.events.update(events)
+    return {**{f"f:{i}": s for i, s in fact_sims.items()}, **{f"e:{i}": s for i, s in event_sims.items()}}
 
 
 def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
@@ -181,11 +185,8 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
     alternative. Recency is measured against the query's reference time."""
     _raw_scores(ctx)
     c = ctx.config
-    for kind in ("fact", "event"):
-        missing = [cand.id for cand in ctx.candidates.values() if cand.kind == kind and "semantic" not in cand.scores]
-        for row_id, sim in _cosines(ctx, kind, missing).items():
-            ctx.candidates[f"{kind[0]}:{row_id}"].scores["semantic"] = round(sim, 6)
-    _load_rows(ctx, ctx.candidates)
+    for key, sim in _load_rows(ctx, ctx.candidates, need_cosine=True).items():
+        ctx.candidates[key].scores.setdefault("semantic", round(sim, 6))
     ctx.candidates = {k: v for k, v in ctx.candidates.items() if _row(ctx, v) is not None}
     merged = _merged_rankings(ctx) if c.rrf_merge_kinds else {n: [h.key for h in hits] for n, hits in
                                                                    ctx.rankings.items()}
@@ -416,7 +417,7 @@ def format_step(ctx: RetrieveContext, step: StepRecord) -> None:
     step.data["context_tokens"] = ctx.context_tokens
 
 
-def _citation_label(event: Event | None) -> str:
+def _citation_label(event: selectors.EventRow | None) -> str:
     if event is None:
         return ""
     return f"event {event.id}" + (f" / {event.external_id}" if event.external_id else "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
@@ -59,15 +60,94 @@ def reference_time(*, agent: Agent, as_of: datetime | None) -> datetime | None:
     return Event.objects.filter(agent=agent).aggregate(latest=Max("occurred_at"))["latest"]
 
 
-def facts_for_rows(*, agent: Agent, ids: list[int]) -> dict[int, Fact]:
-    rows = Fact.objects.filter(agent=agent, id__in=ids).select_related("entity", "source_event").defer(
-        "embedding", "search_vector", "source_event__embedding", "source_event__search_vector")
-    return {f.id: f for f in rows}
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    id: int
+    text: str
+    speaker: str
+    occurred_at: datetime
+    external_id: str | None
 
 
-def events_for_rows(*, agent: Agent, ids: list[int]) -> dict[int, Event]:
-    rows = Event.objects.filter(agent=agent, id__in=ids).defer("embedding", "search_vector")
-    return {e.id: e for e in rows}
+@dataclass(frozen=True, slots=True)
+class EntityRef:
+    id: int
+    key: str
+    display_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactRow:
+    id: int
+    text: str
+    entity: EntityRef
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    invalidated_at: datetime | None
+    importance: float
+    confidence: float
+    reinforcement_count: int
+    source_context: str
+    source_event: EventRow | None
+
+    @property
+    def entity_id(self) -> int:
+        return self.entity.id
+
+    @property
+    def source_event_id(self) -> int | None:
+        return self.source_event.id if self.source_event else None
+
+
+def _vector_sql(vector) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def facts_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[int, FactRow], dict[int, float]]:
+    """The candidates' display and scoring columns in one query, as plain rows (building ORM
+    instances for a few hundred candidates cost more than the whole search), with their
+    cosine to `vector` when one is given."""
+    if not ids:
+        return {}, {}
+    cosine = "1 - (f.embedding <=> %s::vector)" if vector is not None else "NULL"
+    sql = f"""
+        SELECT f.id, f.text, en.id, en.key, en.display_name, f.valid_from, f.valid_to, f.recorded_at,
+               f.invalidated_at, f.importance, f.confidence, f.reinforcement_count, f.source_context,
+               ev.id, ev.text, ev.speaker, ev.occurred_at, ev.external_id, {cosine}
+        FROM {Fact._meta.db_table} f
+        JOIN {Entity._meta.db_table} en ON en.id = f.entity_id
+        LEFT JOIN {Event._meta.db_table} ev ON ev.id = f.source_event_id
+        WHERE f.agent_id = %s AND f.id = ANY(%s)
+    """
+    args = ([_vector_sql(vector)] if vector is not None else []) + [agent.id, list(ids)]
+    rows, sims = {}, {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        for r in cursor.fetchall():
+            event = EventRow(r[13], r[14], r[15], r[16], r[17]) if r[13] is not None else None
+            rows[r[0]] = FactRow(r[0], r[1], EntityRef(r[2], r[3], r[4]), r[5], r[6], r[7], r[8], r[9], r[10],
+                                 r[11], r[12], event)
+            if r[18] is not None:
+                sims[r[0]] = float(r[18])
+    return rows, sims
+
+
+def events_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[int, EventRow], dict[int, float]]:
+    if not ids:
+        return {}, {}
+    cosine = "1 - (embedding <=> %s::vector)" if vector is not None else "NULL"
+    sql = (f"SELECT id, text, speaker, occurred_at, external_id, {cosine} FROM {Event._meta.db_table} "
+           f"WHERE agent_id = %s AND id = ANY(%s)")
+    args = ([_vector_sql(vector)] if vector is not None else []) + [agent.id, list(ids)]
+    rows, sims = {}, {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        for r in cursor.fetchall():
+            rows[r[0]] = EventRow(r[0], r[1], r[2], r[3], r[4])
+            if r[5] is not None:
+                sims[r[0]] = float(r[5])
+    return rows, sims
 
 
 def pattern_facts(*, agent: Agent, entity_types: list[str], rel_types: list[str], speaker_entity_ids: list[int],

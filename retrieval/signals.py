@@ -7,6 +7,7 @@ loaded into Python here.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -115,29 +116,84 @@ def query_terms(query: str) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def _term_stats(agent_id: int, kind: str, query: str) -> tuple[list[str], dict[str, int], int, int]:
+    """The query's lexemes, their document frequencies and the corpus size, in one round trip."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH q AS (SELECT lexeme FROM unnest(to_tsvector('english', %s)))
+            SELECT q.lexeme, coalesce(t.df, 0), c.doc_count, c.total_length
+            FROM q
+            LEFT JOIN {KeywordTerm._meta.db_table} t ON t.agent_id = %s AND t.kind = %s AND t.term = q.lexeme
+            LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = %s
+            ORDER BY q.lexeme
+            """,
+            [query, agent_id, kind, agent_id, kind],
+        )
+        rows = cursor.fetchall()
+    terms = [r[0] for r in rows]
+    dfs = {r[0]: int(r[1]) for r in rows}
+    doc_count = int(rows[0][2] or 0) if rows else 0
+    total_length = int(rows[0][3] or 0) if rows else 0
+    return terms, dfs, doc_count, total_length
+
+
 def bm25_idf(doc_count: int, df: int) -> float:
     """ln(1 + (N − df + 0.5) / (df + 0.5)): always positive (Lucene's variant of Okapi IDF)."""
     return math.log(1 + (doc_count - df + 0.5) / (df + 0.5))
 
 
+def non_essential_terms(upper_bounds: dict[str, float], threshold: float) -> set[str]:
+    """MaxScore: the lowest-bound terms whose bounds sum to less than `threshold`. A document
+    matching only those cannot outscore the current k-th best, so they need not produce
+    candidates (they still count in every candidate's score)."""
+    out, total = set(), 0.0
+    for term in sorted(upper_bounds, key=lambda t: (upper_bounds[t], t)):
+        if total + upper_bounds[term] >= threshold:
+            break
+        total += upper_bounds[term]
+        out.add(term)
+    return out
+
+
 def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: RetrievalConfig,
             as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
     """Okapi BM25 over the agent's documents: candidates from the GIN full-text index, scored in
-    SQL from per-agent statistics (N, average length, df). Very common terms still score but
-    don't pull in candidates on their own."""
-    terms = query_terms(query)
-    corpus = KeywordCorpus.objects.filter(agent_id=agent_id, kind=kind).first()
-    if not terms or corpus is None or corpus.doc_count == 0:
-        return [], {"terms": terms}
-    dfs = dict(KeywordTerm.objects.filter(agent_id=agent_id, kind=kind, term__in=terms).values_list("term", "df"))
+    SQL from per-agent statistics (N, average length, df).
+
+    Exact top-k with MaxScore pruning: the documents of the rarest terms are scored first; the
+    k-th score then bounds which common terms ("go", a name in every message) can still bring
+    in a winner on their own, and only the remaining terms select the candidates that are
+    scored in full. Same ranking as scoring every matching document, far fewer rows."""
+    terms, dfs, n, total_length = _term_stats(agent_id, kind, query)
     terms = [t for t in terms if dfs.get(t, 0) > 0]
-    if not terms:
-        return [], {"terms": []}
-    n, avgdl = corpus.doc_count, corpus.total_length / corpus.doc_count
-    idf = [bm25_idf(n, dfs[t]) for t in terms]
-    selective = terms
-    if n >= config.bm25_prune_min_docs:
-        selective = [t for t in terms if dfs[t] / n <= config.bm25_common_term_df_ratio] or terms
+    if not terms or n == 0:
+        return [], {"terms": terms}
+    avgdl = total_length / n
+    idf = {t: bm25_idf(n, dfs[t]) for t in terms}
+    bounds = {t: idf[t] * (config.bm25_k1 + 1) for t in terms}  # tf saturates below (k1 + 1)
+    score = functools.partial(_bm25_rows, agent_id=agent_id, kind=kind, terms=terms, idf=idf, avgdl=avgdl,
+                              limit=limit, config=config, as_of=as_of, window=window)
+    by_rarity = sorted(terms, key=lambda t: (dfs[t], t))
+    seed, covered = [], 0
+    for term in by_rarity:  # the rarest terms, up to a few times `limit` documents
+        if seed and covered + dfs[term] > max(limit * 4, 200):
+            break
+        seed.append(term)
+        covered += dfs[term]
+    rows = score(selective=seed)
+    info = {"terms": terms, "seed_terms": seed}
+    if len(seed) < len(terms):
+        threshold = rows[limit - 1][1] if len(rows) >= limit else 0.0
+        essential = [t for t in terms if t not in non_essential_terms(bounds, threshold)]
+        info["selective"] = essential
+        if set(essential) - set(seed):
+            rows = score(selective=essential)
+    return [Hit(kind, row_id, float(value)) for row_id, value in rows], info
+
+
+def _bm25_rows(*, agent_id, kind, terms, idf, avgdl, limit, config, as_of, window, selective) -> list[tuple]:
+    """BM25 over all `terms` for the documents matching any of `selective`, best first."""
     tsquery = " | ".join("'" + t.replace("'", "''") + "'" for t in selective)
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
@@ -159,9 +215,9 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
     """
     k1, b = config.bm25_k1, config.bm25_b
     with connection.cursor() as cursor:
-        cursor.execute(sql, [terms, idf, agent_id, tsquery, *params, *extra_params, k1, k1, b, b, avgdl, limit])
-        rows = cursor.fetchall()
-    return [Hit(kind, row_id, float(score)) for row_id, score in rows], {"terms": terms, "selective": selective}
+        cursor.execute(sql, [terms, [idf[t] for t in terms], agent_id, tsquery, *params, *extra_params,
+                             k1, k1, b, b, avgdl, limit])
+        return cursor.fetchall()
 
 
 # --- graph -------------------------------------------------------------------------------------

@@ -173,14 +173,48 @@ def _reference_bm25(docs: dict[int, Counter], query_terms: list[str], k1=1.2, b=
     return out
 
 
-def test_keyword_scores_equal_a_reference_okapi_bm25(ricardo):
-    say(ricardo, "Ricardo Gomes loves jazz and plays jazz guitar on weekends.", MOVE)
+def _agent_docs(agent_id) -> dict[int, Counter]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT id, lexeme, coalesce(array_length(positions, 1), 1) FROM memories_fact, "
-                       "unnest(search_vector) WHERE agent_id = %s", [ricardo.id])
+                       "unnest(search_vector) WHERE agent_id = %s", [agent_id])
         docs: dict[int, Counter] = {}
         for doc_id, lexeme, tf in cursor.fetchall():
             docs.setdefault(doc_id, Counter())[lexeme] = tf
+    return docs
+
+
+def test_keyword_top_k_with_common_terms_equals_scoring_every_document(agent):
+    """MaxScore pruning lets common terms ("market", a name in every message) skip candidate
+    generation; the top k must still be exactly the top k of scoring every document."""
+    entity = Entity.objects.create(agent=agent, key="person:rafael", type="person", display_name="Rafael")
+    rng = np.random.default_rng(7)
+    texts_ = [f"Rafael went to the market on day {i}" + (" and the market was busy" if i % 3 == 0 else "")
+              for i in range(400)]
+    texts_ += [f"Rafael played jazz {'jazz ' * (i % 4)}at the market with band {i}" for i in range(12)]
+    texts_ += [f"Rafael heard jazz on the radio, episode {i}" for i in range(6)]
+    now = timezone.now()
+    vectors = rng.normal(size=(len(texts_), 384))
+    facts = Fact.objects.bulk_create([
+        Fact(agent=agent, entity=entity, text=t, embedding=v / np.linalg.norm(v), valid_from=now, recorded_at=now)
+        for t, v in zip(texts_, vectors, strict=True)])
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in facts])
+    query = "Rafael jazz market"
+    expected = _reference_bm25(_agent_docs(agent.id), signals.query_terms(query))
+    best = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))
+    pruned = {}
+    for limit in (3, 10, 25):
+        hits, info = signals.keyword(agent_id=agent.id, kind="fact", query=query, limit=limit,
+                                     config=retrieval_config({"min_confidence": 0.0}))
+        assert [h.id for h in hits] == [doc_id for doc_id, _ in best[:limit]], info
+        assert [h.score for h in hits] == pytest.approx([score for _, score in best[:limit]], rel=1e-9)
+        pruned[limit] = "rafael" not in info.get("selective", info["terms"])
+    # the name in every document really was skipped as a candidate source where the k-th score allows
+    assert pruned == {3: True, 10: True, 25: False}
+
+
+def test_keyword_scores_equal_a_reference_okapi_bm25(ricardo):
+    say(ricardo, "Ricardo Gomes loves jazz and plays jazz guitar on weekends.", MOVE)
+    docs = _agent_docs(ricardo.id)
     query = "Ricardo jazz guitar"
     config = retrieval_config({"min_confidence": 0.0})
     hits, _ = signals.keyword(agent_id=ricardo.id, kind="fact", query=query, limit=100, config=config)
