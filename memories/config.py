@@ -81,7 +81,7 @@ class WriteConfig:
     """Settings of the write pipeline (defaults from the reference)."""
 
     BOUNDS: ClassVar[dict] = {
-        "max_message_bytes": (1, 1024 * 1024), "extraction_timeout_sec": (0.1, 600),
+        "max_message_bytes": (1, 1024 * 1024), "event_embedding_context": (0, 10), "extraction_timeout_sec": (0.1, 600),
         "informed_extraction_topk": (0, 200), "informed_extraction_context_budget_tokens": (0, 32000),
         "semantic_dedup_threshold": (0, 1), "fuzzy_threshold": (0, 1), "fuzzy_ambiguous_floor": (0, 1),
         "reconcile_fast_path_below": (0, 1), "reconcile_noop_above": (0, 1),
@@ -91,6 +91,12 @@ class WriteConfig:
     }
 
     max_message_bytes: int = 32 * 1024
+    # What the event's vector embeds: "Speaker: text" (a question about Maria finds what Maria
+    # said), optionally after this many previous messages from recent_messages, so a short reply
+    # is found by what it answers. Measured on LoCoMo dev, recall@10: text alone 0.722,
+    # "Speaker: text" 0.734, with one previous message 0.725 (the context dilutes the reply).
+    event_embedding_speaker: bool = True
+    event_embedding_context: int = 0
     extraction_timeout_sec: float = 30.0
     enable_informed_extraction: bool = True
     informed_extraction_topk: int = 10

@@ -66,8 +66,9 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
     so `WHERE agent = X` can return fewer rows than exist. Strategy: agents with at most
     `exact_scan_max_rows` documents get an exact scan (index scans disabled for the statement);
-    larger ones use HNSW with ef_search scaled by 1 / (agent's share of the table), and any
-    short answer is redone exactly. Either way the result is never short."""
+    larger ones use HNSW with ef_search scaled by 1 / (agent's share of the table); a short
+    answer is retried once with ef_search scaled by the share the first pass actually found,
+    and redone exactly if still short. Either way the result is never short."""
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
     sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
@@ -83,8 +84,15 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
         ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit * 2 / share)))
         info.update(strategy="hnsw", ef_search=ef)
         rows = _run(sql, args, ef_search=ef)
+        if len(rows) < limit and ef < config.hnsw_ef_search_max:
+            # The agent's share near this query is lower than in the whole table: widen the
+            # search by what the first pass actually saw before paying for an exact scan.
+            local_share = max(len(rows), 1) / ef
+            ef = int(min(config.hnsw_ef_search_max, limit * 1.5 / local_share))
+            info.update(strategy="hnsw_widened", ef_search=ef)
+            rows = _run(sql, args, ef_search=ef)
         if len(rows) < limit:
-            info["strategy"] = "hnsw+exact_rescan"
+            info["strategy"] += "+exact_rescan"
             rows = _run(sql, args, exact=True)
     hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
     return [h for h in hits if h.score >= config.min_similarity], info

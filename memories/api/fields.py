@@ -31,7 +31,7 @@ class MomentField(serializers.DateTimeField):
         moment = super().to_internal_value(value)
         if not EARLIEST <= moment < LATEST:
             self.fail("out_of_range")
-        return moment
+        return moment.astimezone(UTC)  # PostgreSQL rejects offsets beyond ±15:59 that ISO-8601 allows
 
 
 class MomentFormField(IsoDateTimeField):
@@ -39,9 +39,11 @@ class MomentFormField(IsoDateTimeField):
 
     def to_python(self, value):
         moment = super().to_python(value)
-        if moment is not None and not EARLIEST <= moment < LATEST:
+        if moment is None:
+            return None
+        if not EARLIEST <= moment < LATEST:
             raise forms.ValidationError("must be between years 1000 and 8999", code="out_of_range")
-        return moment
+        return moment.astimezone(UTC)  # PostgreSQL rejects offsets beyond ±15:59 that ISO-8601 allows
 
 
 def _check_json_value(value, path: str, depth: int = 0) -> None:

@@ -27,18 +27,28 @@ def message_validate(*, message: str, speaker_name: str, max_bytes: int) -> str:
     return message.strip()
 
 
+def event_embedding_text(*, speaker: str, text: str, recent_messages=(), with_speaker: bool = True,
+                         context: int = 0) -> str:
+    """The text an event's vector embeds: the last `context` recent messages, then the message
+    itself (as "Speaker: text" with `with_speaker`)."""
+    own = f"{speaker.strip()}: {text}" if with_speaker and speaker.strip() else text
+    previous = [str(m) for m in list(recent_messages)[-context:]] if context > 0 else []
+    return "\n".join([*previous, own])
+
+
 def event_log(
     *, agent: Agent, speaker: str, text: str, occurred_at: datetime | None, embedder: EmbedderClient,
     idempotency_key: str | None = None, external_id: str | None = None, metadata: dict | None = None,
-    params: dict | None = None,
+    params: dict | None = None, embedding_text: str | None = None,
 ) -> tuple[Event, PipelineRun, bool]:
     """Store the event and its queued write job in one transaction. A repeated idempotency key
-    or external id returns the stored pair instead (created=False)."""
+    or external id returns the stored pair instead (created=False). The vector embeds
+    `embedding_text` (default: the text alone)."""
     existing = _existing(agent, idempotency_key, external_id)
     if existing:
         return (*existing, False)
     now = timezone.now()
-    vector = embedder.embed([text])[0]
+    vector = embedder.embed([embedding_text or text])[0]
     try:
         with transaction.atomic():
             event = Event.objects.create(

@@ -7,21 +7,33 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from memories.config import WriteConfig
 from memories.extraction.offline import extract_offline
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event
 from memories.providers.embeddings import get_embedder
+from memories.services.events import event_embedding_text
 from memories.services.write import memory_write
 
 PRIME_BATCH = 64
 
 
-def _prime(embedder, turns: Sequence[Turn]) -> None:
-    """Embed a batch of turns (and the fact texts and names the offline extractor will produce
-    for them) in one call, so the per-message pipeline mostly hits the embedder's cache."""
+def _recent(turns: Sequence[Turn], index: int, window: int) -> list[str]:
+    return [f"{t.speaker}: {t.text}" for t in turns[max(0, index - window):index]]
+
+
+def _prime(embedder, turns: Sequence[Turn], indexes: Sequence[int], recent_window: int) -> None:
+    """Embed a batch of turns (as the event vectors will embed them, and the fact texts and names
+    the offline extractor will produce) in one call, so the per-message pipeline mostly hits the
+    embedder's cache."""
+    config = WriteConfig()
     texts: list[str] = []
-    for turn in turns:
-        texts.append(turn.text)
+    for index in indexes:
+        turn = turns[index]
+        texts.append(event_embedding_text(speaker=turn.speaker, text=turn.text,
+                                          recent_messages=_recent(turns, index, recent_window),
+                                          with_speaker=config.event_embedding_speaker,
+                                          context=config.event_embedding_context))
         extraction = extract_offline(turn.text, speaker=turn.speaker, occurred_at=turn.occurred_at)
         texts += [f.text for f in extraction.facts] + [e.name for e in extraction.entities]
     if texts:
@@ -51,26 +63,29 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     started = time.perf_counter()
     done = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
     embedder = get_embedder()
-    batches = [turns[i:i + PRIME_BATCH] for i in range(0, len(turns), PRIME_BATCH)]
-    recent: list[str] = []
+    batches = [range(i, min(i + PRIME_BATCH, len(turns))) for i in range(0, len(turns), PRIME_BATCH)]
+
+    def prime(batch: range):
+        return pool.submit(_prime, embedder, turns, [i for i in batch if turns[i].dia_id not in done], recent_window)
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
-        primed = pool.submit(_prime, embedder, [t for t in batches[0] if t.dia_id not in done]) if batches else None
+        primed = prime(batches[0]) if batches else None
         for number, batch in enumerate(batches):
             primed.result()
             if number + 1 < len(batches):
-                primed = pool.submit(_prime, embedder, [t for t in batches[number + 1] if t.dia_id not in done])
-            for turn in batch:
+                primed = prime(batches[number + 1])
+            for index in batch:
+                turn = turns[index]
                 if turn.dia_id in done:
                     stats.skipped += 1
                 else:
                     result = memory_write(agent=agent, message=turn.text, speaker_name=turn.speaker,
                                           occurred_at=turn.occurred_at, external_id=turn.dia_id,
-                                          recent_messages=recent[-recent_window:])
+                                          recent_messages=_recent(turns, index, recent_window))
                     if result.success:
                         stats.imported += 1
                     else:
                         stats.failed += 1
-                recent.append(f"{turn.speaker}: {turn.text}")
                 progress(1)
     stats.seconds = time.perf_counter() - started
     return stats

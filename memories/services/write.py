@@ -22,7 +22,7 @@ from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import Tracer, run_steps
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
-from memories.services.events import event_log, message_validate
+from memories.services.events import event_embedding_text, event_log, message_validate
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,9 @@ def event_submit(
         agent=agent, speaker=speaker_name, text=text, occurred_at=occurred_at,
         embedder=embedder or get_embedder(), idempotency_key=idempotency_key, external_id=external_id,
         metadata=metadata, params=_params(recent_messages, config_overrides),
+        embedding_text=event_embedding_text(speaker=speaker_name, text=text, recent_messages=recent_messages or (),
+                                            with_speaker=config.event_embedding_speaker,
+                                            context=config.event_embedding_context),
     )
     if created and enqueue:
         from memories.tasks import process_event_task

@@ -2,7 +2,7 @@
 
 import json
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.management import call_command
@@ -212,3 +212,34 @@ def test_import_conversation_is_time_ordered_and_resumable(db, tmp_path, capsys)
     assert events[0].occurred_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     lisbon = Fact.objects.get(agent__slug="mini", text__contains="Lisbon")
     assert lisbon.valid_from == events[0].occurred_at
+
+
+def test_a_message_is_embedded_with_its_speaker(agent):
+    """Asked about Maria, what Maria said outranks the same words said by someone else."""
+    from retrieval.services import memory_retrieve
+
+    write(agent, "I adopted a puppy from the shelter last week.", speaker="Maria", external_id="maria")
+    write(agent, "I adopted a puppy from the shelter last week.", speaker="John", external_id="john")
+    result = memory_retrieve(agent=agent, query="What did Maria adopt?", preset="semantic_only", limit=10)
+    semantic = {e.external_id: e.scores["semantic"] for e in result.events}
+    assert semantic["maria"] > semantic["john"] + 0.05, semantic
+
+
+def test_a_short_reply_can_be_embedded_with_what_it_answers(agent):
+    """With event_embedding_context, "Sure, tomorrow works!" is recalled by a question about
+    what was asked, sharing none of its words."""
+    from retrieval.services import memory_retrieve
+
+    question = "Would you like to come over to my place and swap baking recipes?"
+    write(agent, "I finally fixed the flat tire on my bike this morning.", speaker="Joanna")
+    write(agent, question, speaker="Nate", at=T0 + timedelta(minutes=5))
+    for external_id, context in (("reply", 1), ("bare", 0)):
+        write(agent, "Sure, tomorrow works!", speaker="Joanna", at=T0 + timedelta(minutes=6 + context),
+              recent_messages=[f"Nate: {question}"], external_id=external_id,
+              config_overrides={"event_embedding_context": context})
+    result = memory_retrieve(agent=agent, query="When does Joanna plan to visit Nate to trade recipes?",
+                             preset="semantic_only", limit=10)
+    semantic = {e.external_id or e.text: e.scores["semantic"] for e in result.events}
+    assert semantic["reply"] > semantic["bare"] + 0.1, semantic
+    # and above Joanna's unrelated message
+    assert semantic["reply"] > semantic.get("I finally fixed the flat tire on my bike this morning.", 0.0)
