@@ -7,7 +7,6 @@ loaded into Python here.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,7 +14,7 @@ from datetime import datetime
 import numpy as np
 from django.db import connection, transaction
 
-from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordTerm
+from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordPosting, KeywordTerm
 from retrieval.config import RetrievalConfig
 from retrieval.timefilters import event_visible_sql, fact_visible_sql
 
@@ -151,81 +150,41 @@ def bm25_idf(doc_count: int, df: int) -> float:
     return math.log(1 + (doc_count - df + 0.5) / (df + 0.5))
 
 
-def non_essential_terms(upper_bounds: dict[str, float], threshold: float) -> set[str]:
-    """MaxScore: the lowest-bound terms whose bounds sum to less than `threshold`. A document
-    matching only those cannot outscore the current k-th best, so they need not produce
-    candidates (they still count in every candidate's score)."""
-    out, total = set(), 0.0
-    for term in sorted(upper_bounds, key=lambda t: (upper_bounds[t], t)):
-        if total + upper_bounds[term] >= threshold:
-            break
-        total += upper_bounds[term]
-        out.add(term)
-    return out
-
-
 def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: RetrievalConfig,
             as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
-    """Okapi BM25 over the agent's documents: candidates from the GIN full-text index, scored in
-    SQL from per-agent statistics (N, average length, df).
-
-    Exact top-k with MaxScore pruning: the documents of the rarest terms are scored first; the
-    k-th score then bounds which common terms ("go", a name in every message) can still bring
-    in a winner on their own, and only the remaining terms select the candidates that are
-    scored in full. Same ranking as scoring every matching document, far fewer rows."""
+    """Okapi BM25 over the agent's documents, scored in SQL from per-agent statistics (N,
+    average length, df) and the postings kept by the write path: a query reads only its own
+    terms' index rows (tf and document length included), then walks the documents best
+    first and keeps the first `limit` that are visible."""
     terms, dfs, n, total_length = _term_stats(agent_id, kind, query)
     terms = [t for t in terms if dfs.get(t, 0) > 0]
     if not terms or n == 0:
         return [], {"terms": terms}
     avgdl = total_length / n
-    idf = {t: bm25_idf(n, dfs[t]) for t in terms}
-    bounds = {t: idf[t] * (config.bm25_k1 + 1) for t in terms}  # tf saturates below (k1 + 1)
-    score = functools.partial(_bm25_rows, agent_id=agent_id, kind=kind, terms=terms, idf=idf, avgdl=avgdl,
-                              limit=limit, config=config, as_of=as_of, window=window)
-    by_rarity = sorted(terms, key=lambda t: (dfs[t], t))
-    seed, covered = [], 0
-    for term in by_rarity:  # the rarest terms, up to a few times `limit` documents
-        if seed and covered + dfs[term] > max(limit * 4, 200):
-            break
-        seed.append(term)
-        covered += dfs[term]
-    rows = score(selective=seed)
-    info = {"terms": terms, "seed_terms": seed}
-    if len(seed) < len(terms):
-        threshold = rows[limit - 1][1] if len(rows) >= limit else 0.0
-        essential = [t for t in terms if t not in non_essential_terms(bounds, threshold)]
-        info["selective"] = essential
-        if set(essential) - set(seed):
-            rows = score(selective=essential)
-    return [Hit(kind, row_id, float(value)) for row_id, value in rows], info
-
-
-def _bm25_rows(*, agent_id, kind, terms, idf, avgdl, limit, config, as_of, window, selective) -> list[tuple]:
-    """BM25 over all `terms` for the documents matching any of `selective`, best first."""
-    tsquery = " | ".join("'" + t.replace("'", "''") + "'" for t in selective)
+    idf = [bm25_idf(n, dfs[t]) for t in terms]
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
     sql = f"""
-        WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
-        docs AS (
-            SELECT d.id, d.search_vector FROM {TABLES[kind]} d
-            WHERE d.agent_id = %s AND d.search_vector @@ %s::tsquery AND {visible}{extra}
-        )
-        SELECT docs.id,
-               sum(q.idf * tf.n * (%s + 1) / (tf.n + %s * (1 - %s + %s * len.n / %s))) AS score
-        FROM docs
-        CROSS JOIN LATERAL (SELECT sum(coalesce(array_length(positions, 1), 1))::float8 AS n
-                            FROM unnest(docs.search_vector)) len
-        JOIN LATERAL unnest(docs.search_vector) u ON true
-        JOIN q ON q.term = u.lexeme
-        CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1)::float8 AS n) tf
-        GROUP BY docs.id ORDER BY score DESC, docs.id LIMIT %s
+        WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[]))
+        SELECT s.doc_id, s.score FROM (
+            SELECT p.doc_id,
+                   sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.doc_length / %s))) AS score
+            FROM {KeywordPosting._meta.db_table} p JOIN q ON q.term = p.term
+            WHERE p.agent_id = %s AND p.kind = %s
+            GROUP BY p.doc_id
+            ORDER BY score DESC, p.doc_id
+        ) s
+        WHERE EXISTS (SELECT 1 FROM {TABLES[kind]} d WHERE d.id = s.doc_id AND d.agent_id = %s
+                      AND {visible}{extra})
+        ORDER BY s.score DESC, s.doc_id
+        LIMIT %s
     """
     k1, b = config.bm25_k1, config.bm25_b
     with connection.cursor() as cursor:
-        cursor.execute(sql, [terms, [idf[t] for t in terms], agent_id, tsquery, *params, *extra_params,
-                             k1, k1, b, b, avgdl, limit])
-        return cursor.fetchall()
+        cursor.execute(sql, [terms, idf, k1, k1, b, b, avgdl, agent_id, kind, agent_id, *params, *extra_params,
+                             limit])
+        rows = cursor.fetchall()
+    return [Hit(kind, row_id, float(score)) for row_id, score in rows], {"terms": terms}
 
 
 # --- graph -------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
-from .keyword import KeywordCorpus, KeywordTerm
+from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
 from .relationships import Relationship
 from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
 
@@ -22,6 +22,7 @@ __all__ = [
     "FactEntityLink",
     "ImportanceCategory",
     "KeywordCorpus",
+    "KeywordPosting",
     "KeywordTerm",
     "PipelineRun",
     "PipelineStep",

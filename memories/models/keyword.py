@@ -32,3 +32,27 @@ class KeywordTerm(models.Model):
 
     def __str__(self) -> str:
         return f"{self.term}: {self.df}"
+
+
+class KeywordPosting(models.Model):
+    """One lexeme of one document, with its term frequency and the document's length: the
+    inverted index BM25 is scored from, so a query reads narrow index rows for its own terms
+    instead of unnesting the tsvector of every matching document. `doc_id` is a Fact or an
+    Event id, by `kind`; rows follow the documents through `keyword_stats_apply`."""
+
+    agent = models.ForeignKey("memories.Agent", on_delete=models.CASCADE, related_name="+", db_index=False)
+    kind = models.CharField(max_length=8)
+    term = models.CharField(max_length=255)
+    doc_id = models.BigIntegerField()
+    tf = models.IntegerField()
+    doc_length = models.IntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["agent", "kind", "term"], include=["doc_id", "tf", "doc_length"],
+                         name="keyword_posting_term"),
+            models.Index(fields=["kind", "doc_id"], name="keyword_posting_doc"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.doc_id} {self.term}×{self.tf}"

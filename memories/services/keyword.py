@@ -1,5 +1,6 @@
-"""BM25 statistics upkeep: document counts, lengths and per-term document frequencies per
-agent, changed in the same transaction as the rows they describe. Terms are upserted in sorted
+"""BM25 statistics upkeep: document counts, lengths, per-term document frequencies and the
+postings (term, document, tf, length) per agent, changed in the same transaction as the rows
+they describe. Terms are upserted in sorted
 order so concurrent writers never deadlock on them."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from memories.models import Event, Fact, KeywordCorpus, KeywordTerm
+from memories.models import Event, Fact, KeywordCorpus, KeywordPosting, KeywordTerm
 
 _TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
 
@@ -19,7 +20,24 @@ def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: i
         return
     table = _TABLES[kind]
     term_table, corpus_table = KeywordTerm._meta.db_table, KeywordCorpus._meta.db_table
+    posting_table = KeywordPosting._meta.db_table
     with connection.cursor() as cursor:
+        if sign > 0:
+            cursor.execute(
+                f"""
+                INSERT INTO {posting_table} (agent_id, kind, term, doc_id, tf, doc_length)
+                SELECT %s, %s, u.lexeme, d.id, coalesce(array_length(u.positions, 1), 1), l.n
+                FROM {table} d
+                CROSS JOIN LATERAL (SELECT sum(coalesce(array_length(positions, 1), 1))::int AS n
+                                    FROM unnest(d.search_vector)) l
+                CROSS JOIN LATERAL unnest(d.search_vector) u
+                WHERE d.id = ANY(%s)
+                """,
+                [agent_id, kind, list(ids)],
+            )
+        else:
+            cursor.execute(f"DELETE FROM {posting_table} WHERE kind = %s AND doc_id = ANY(%s) AND agent_id = %s",
+                           [kind, list(ids), agent_id])
         cursor.execute(
             f"""
             INSERT INTO {term_table} (agent_id, kind, term, df)
