@@ -167,16 +167,18 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
     sql = f"""
         WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[]))
         SELECT s.doc_id, s.score FROM (
-            SELECT p.doc_id,
-                   sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.doc_length / %s))) AS score
-            FROM {KeywordPosting._meta.db_table} p JOIN q ON q.term = p.term
-            WHERE p.agent_id = %s AND p.kind = %s
-            GROUP BY p.doc_id
-            ORDER BY score DESC, p.doc_id
+            SELECT doc_id, score, round(score * 1e9) AS rank_key FROM (
+                SELECT p.doc_id,
+                       sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.doc_length / %s))) AS score
+                FROM {KeywordPosting._meta.db_table} p JOIN q ON q.term = p.term
+                WHERE p.agent_id = %s AND p.kind = %s
+                GROUP BY p.doc_id
+            ) per_doc
+            ORDER BY rank_key DESC, doc_id  -- equal scores ordered by id, not by float noise
         ) s
         WHERE EXISTS (SELECT 1 FROM {TABLES[kind]} d WHERE d.id = s.doc_id AND d.agent_id = %s
                       AND {visible}{extra})
-        ORDER BY s.score DESC, s.doc_id
+        ORDER BY s.rank_key DESC, s.doc_id
         LIMIT %s
     """
     k1, b = config.bm25_k1, config.bm25_b

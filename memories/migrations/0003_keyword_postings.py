@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
                 ('agent', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.agent')),
             ],
             options={
-                'indexes': [models.Index(fields=['agent', 'kind', 'term'], include=('doc_id', 'tf', 'doc_length'), name='keyword_posting_term'), models.Index(fields=['kind', 'doc_id'], name='keyword_posting_doc')],
+                'indexes': [models.Index(fields=['agent', 'kind', 'term'], include=('doc_id', 'tf', 'doc_length'), name='keyword_posting_term')],
             },
         ),
         migrations.RunSQL(BACKFILL.format(kind="fact", table="memories_fact", where="true"),

@@ -48,10 +48,11 @@ class KeywordPosting(models.Model):
     doc_length = models.IntegerField()
 
     class Meta:
+        # One index: scoring reads it index-only, and removal finds a document's rows through
+        # its own lexemes (a second index on doc_id cost every write more than it saved).
         indexes = [
             models.Index(fields=["agent", "kind", "term"], include=["doc_id", "tf", "doc_length"],
                          name="keyword_posting_term"),
-            models.Index(fields=["kind", "doc_id"], name="keyword_posting_doc"),
         ]
 
     def __str__(self) -> str:

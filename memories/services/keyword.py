@@ -15,7 +15,8 @@ _TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
 
 
 def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: int = 1) -> None:
-    """Add (sign=1) or remove (sign=-1) documents `ids` of `kind` to the agent's BM25 statistics."""
+    """Add (sign=1) or remove (sign=-1) documents `ids` of `kind` to the agent's BM25 statistics
+    and postings. Removal reads the documents' lexemes: call it before their rows change or go."""
     if not ids:
         return
     table = _TABLES[kind]
@@ -36,8 +37,16 @@ def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: i
                 [agent_id, kind, list(ids)],
             )
         else:
-            cursor.execute(f"DELETE FROM {posting_table} WHERE kind = %s AND doc_id = ANY(%s) AND agent_id = %s",
-                           [kind, list(ids), agent_id])
+            # found through the documents' own lexemes: the (agent, kind, term) index serves it
+            cursor.execute(
+                f"""
+                DELETE FROM {posting_table} p
+                USING (SELECT DISTINCT d.id, u.lexeme FROM {table} d, unnest(d.search_vector) u
+                       WHERE d.id = ANY(%s)) gone
+                WHERE p.agent_id = %s AND p.kind = %s AND p.term = gone.lexeme AND p.doc_id = gone.id
+                """,
+                [list(ids), agent_id, kind],
+            )
         cursor.execute(
             f"""
             INSERT INTO {term_table} (agent_id, kind, term, df)
