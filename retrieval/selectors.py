@@ -10,6 +10,7 @@ from django.db.models import Max, Q
 
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
 from memories.naming import ngrams, normalize_alias
+from memories.providers.embeddings import vector_literal
 from retrieval.timefilters import fact_visible
 
 
@@ -100,10 +101,6 @@ class FactRow:
         return self.source_event.id if self.source_event else None
 
 
-def _vector_sql(vector) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
-
-
 def facts_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[int, FactRow], dict[int, float]]:
     """The candidates' display and scoring columns in one query, as plain rows (building ORM
     instances for a few hundred candidates cost more than the whole search), with their
@@ -120,7 +117,7 @@ def facts_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[i
         LEFT JOIN {Event._meta.db_table} ev ON ev.id = f.source_event_id
         WHERE f.agent_id = %s AND f.id = ANY(%s)
     """
-    args = ([_vector_sql(vector)] if vector is not None else []) + [agent.id, list(ids)]
+    args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, list(ids)]
     rows, sims = {}, {}
     with connection.cursor() as cursor:
         cursor.execute(sql, args)
@@ -139,7 +136,7 @@ def events_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[
     cosine = "1 - (embedding <=> %s::vector)" if vector is not None else "NULL"
     sql = (f"SELECT id, text, speaker, occurred_at, external_id, {cosine} FROM {Event._meta.db_table} "
            f"WHERE agent_id = %s AND id = ANY(%s)")
-    args = ([_vector_sql(vector)] if vector is not None else []) + [agent.id, list(ids)]
+    args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, list(ids)]
     rows, sims = {}, {}
     with connection.cursor() as cursor:
         cursor.execute(sql, args)

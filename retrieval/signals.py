@@ -15,6 +15,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordPosting, KeywordTerm
+from memories.providers.embeddings import vector_literal
 from retrieval.config import RetrievalConfig
 from retrieval.timefilters import event_visible_sql, fact_visible_sql
 
@@ -73,7 +74,7 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
            f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} "
            f"ORDER BY distance LIMIT %s")
-    args = [_vec(vector), agent_id, *params, *extra_params, limit]
+    args = [vector_literal(vector), agent_id, *params, *extra_params, limit]
     agent_rows = corpus_size(agent_id, kind)
     info = {"agent_rows": agent_rows, "strategy": "exact"}
     if window is not None or agent_rows <= config.exact_scan_max_rows:
@@ -95,10 +96,6 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
             rows = _run(sql, args, exact=True)
     hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
     return [h for h in hits if h.score >= config.min_similarity], info
-
-
-def _vec(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
 def _run(sql: str, args: list, *, exact: bool = False, ef_search: int | None = None) -> list[tuple]:
@@ -202,7 +199,7 @@ def graph_facts(*, entity_scores: dict[int, float], vector: np.ndarray, limit: i
     sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
            f"JOIN {TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
            f"AND d.confidence >= %s ORDER BY d.embedding <=> %s::vector LIMIT %s")
-    vec = _vec(vector)
+    vec = vector_literal(vector)
     rows = _run(sql, [vec, top, *params, config.min_confidence, vec, limit * 3], exact=True)
     best: dict[int, float] = {}
     for entity_id, fact_id, cosine in rows:

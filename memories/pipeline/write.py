@@ -24,7 +24,7 @@ from memories.models import Agent, Entity, EntityAlias, Event, Fact
 from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
-from memories.providers.embeddings import EmbedderClient
+from memories.providers.embeddings import EmbedderClient, vector_literal
 from memories.providers.llm import LLMClient
 from memories.reconcile import ADD, DELETE, NOOP, UPDATE, Candidate, Decision, ExistingFact, decide, semantic_dedup
 from memories.services import entities as entity_services
@@ -228,14 +228,10 @@ def _existing_facts(entity: Entity, vector: np.ndarray, slot: str, nearest: int)
             "SELECT id, text, embedding, slot, slot_value FROM active "
             "WHERE id IN (SELECT id FROM active ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s) "
             "   OR (%s <> '' AND slot = %s)",
-            [entity.id, _vec(vector), nearest, slot, slot],
+            [entity.id, vector_literal(vector), nearest, slot, slot],
         )
         rows = cursor.fetchall()
     return [ExistingFact(i, t, _as_array(e), s, v) for i, t, e, s, v in rows]
-
-
-def _vec(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
 def _as_array(value) -> np.ndarray:

@@ -273,6 +273,11 @@ def reset_embedder() -> None:
     _embedder = None
 
 
+def vector_literal(vector) -> str:
+    """A vector as pgvector's text literal, for raw SQL (`%s::vector`)."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine similarity of two normalized vectors."""
     return float(np.dot(a, b))

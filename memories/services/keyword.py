@@ -1,7 +1,6 @@
 """BM25 statistics upkeep: document counts, lengths, per-term document frequencies and the
 postings (term, document, tf, length) per agent, changed in the same transaction as the rows
-they describe. Terms are upserted in sorted
-order so concurrent writers never deadlock on them."""
+they describe. Terms are upserted in sorted order so concurrent writers never deadlock on them."""
 
 from __future__ import annotations
 
