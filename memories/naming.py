@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 SPEAKER_PRONOUNS = frozenset({"i", "me", "my", "mine", "myself", "eu", "user", "the user", "speaker"})
 RELATIONSHIP_TERMS = frozenset({
@@ -18,9 +19,12 @@ _SPACES = re.compile(r"\s+")
 
 
 def strip_accents(text: str) -> str:
+    if text.isascii():
+        return text
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+@lru_cache(maxsize=8192)  # the same names and fact texts are compared again on every write
 def normalize_alias(name: str) -> str:
     """"São  Paulo!" → "sao paulo": the form aliases are stored and matched in."""
     text = strip_accents(name).casefold()

@@ -19,7 +19,7 @@ ADD, UPDATE, NOOP, DELETE = "ADD", "UPDATE", "NOOP", "DELETE"
 class ExistingFact:
     id: int
     text: str
-    embedding: np.ndarray
+    similarity: float  # cosine to the candidate
     slot: str = ""
     value: str = ""
 
@@ -53,7 +53,7 @@ class Decision:
 
 
 def _same_text(a: str, b: str) -> bool:
-    return normalize_alias(a) == normalize_alias(b)
+    return a == b or normalize_alias(a) == normalize_alias(b)
 
 
 def decide(
@@ -70,7 +70,7 @@ def decide(
     a known slot → UPDATE (structural, needs no LLM); below the similarity floor → ADD (fast
     path); near-identical → NOOP; otherwise the LLM decides when there is one, else ADD.
     """
-    sims = [float(np.dot(candidate.embedding, fact.embedding)) for fact in existing]
+    sims = [fact.similarity for fact in existing]
     best_index = int(np.argmax(sims)) if sims else -1
     best_sim = sims[best_index] if sims else 0.0
     best = existing[best_index] if sims else None

@@ -21,7 +21,7 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
+            _pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="retrieval")
         return _pool
 
 
@@ -29,12 +29,25 @@ def can_offload() -> bool:
     return not connection.in_atomic_block
 
 
-def run_all(tasks: dict[str, Callable[[], object]], *, parallel: bool = True) -> dict[str, object]:
-    """Run named callables, concurrently when allowed; exceptions propagate."""
-    if not parallel or not can_offload() or len(tasks) < 2:
-        return {name: fn() for name, fn in tasks.items()}
-    futures: dict[str, Future] = {name: _executor().submit(fn) for name, fn in tasks.items()}
+def start_all(tasks: dict[str, Callable[[], object]], *, parallel: bool = True) -> dict[str, Future]:
+    """Start named callables on the pool when allowed (else run them now); collect the results
+    with `collect`. Exceptions surface there."""
+    if not parallel or not can_offload():
+        return {name: _done(fn) for name, fn in tasks.items()}
+    return {name: _executor().submit(fn) for name, fn in tasks.items()}
+
+
+def collect(futures: dict[str, Future]) -> dict[str, object]:
     return {name: future.result() for name, future in futures.items()}
+
+
+def _done(fn: Callable[[], object]) -> Future:
+    future: Future = Future()
+    try:
+        future.set_result(fn())
+    except Exception as exc:
+        future.set_exception(exc)
+    return future
 
 
 def fire_and_forget(fn: Callable[[], object]) -> None:

@@ -16,7 +16,7 @@ from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient, LLMError
 from memories.tokens import count_tokens
 from retrieval import selectors, signals
-from retrieval.concurrency import run_all
+from retrieval.concurrency import collect, start_all
 from retrieval.config import RetrievalConfig
 from retrieval.formatting import ContextLine, format_context
 from retrieval.fusion import (
@@ -64,6 +64,7 @@ class RetrieveContext:
     facts: dict[int, selectors.FactRow] = field(default_factory=dict)
     events: dict[int, selectors.EventRow] = field(default_factory=dict)
     ordered: list[Candidate] = field(default_factory=list)
+    pending: dict = field(default_factory=dict)  # signals already started (name → future)
     context: str = ""
     context_tokens: int = 0
 
@@ -83,6 +84,9 @@ def plan(ctx: RetrieveContext, step: StepRecord) -> None:
 
 
 def embed_query(ctx: RetrieveContext, step: StepRecord) -> None:
+    """The query vector. BM25 needs none: its searches start first and run meanwhile."""
+    ctx.pending = start_all({name: _timed(fn) for name, fn in _keyword_tasks(ctx).items()},
+                            parallel=ctx.config.parallel_signals)
     ctx.vector = ctx.embedder.embed([ctx.query])[0]
     ctx.reference = selectors.reference_time(agent=ctx.agent, as_of=ctx.as_of) or ctx.now
 
@@ -115,26 +119,33 @@ def _timed(fn):
     return run
 
 
+def _keyword_tasks(ctx: RetrieveContext) -> dict:
+    c, pool, aid, weights = ctx.config, ctx.config.candidate_pool, ctx.agent.id, ctx.config.signal_weights
+    tasks = {}
+    if weights.get("keyword", 0) > 0:
+        tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=ctx.query, limit=pool, config=c,
+                                                   as_of=ctx.as_of)
+    if c.include_events and weights.get("event_keyword", 0) > 0:
+        tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=ctx.query, limit=pool,
+                                                         config=c, as_of=ctx.as_of)
+    return tasks
+
+
 def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     """Semantic, keyword and graph signals (facts and events), plus the date window and
-    aggregation patterns when the plan has them — concurrently."""
+    aggregation patterns when the plan has them — concurrently (BM25 started with the query
+    embedding)."""
     c, pool, aid = ctx.config, ctx.config.candidate_pool, ctx.agent.id
     weights = c.signal_weights
     tasks = {}
     if weights.get("semantic", 0) > 0:
         tasks["semantic"] = lambda: signals.semantic(agent_id=aid, kind="fact", vector=ctx.vector, limit=pool,
                                                      config=c, as_of=ctx.as_of)
-    if weights.get("keyword", 0) > 0:
-        tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=ctx.query, limit=pool, config=c,
-                                                   as_of=ctx.as_of)
     if weights.get("graph", 0) > 0:
         tasks["graph"] = lambda: _graph_hits(ctx)
     if c.include_events and weights.get("event_semantic", 0) > 0:
         tasks["event_semantic"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
                                                            limit=pool, config=c, as_of=ctx.as_of)
-    if c.include_events and weights.get("event_keyword", 0) > 0:
-        tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=ctx.query, limit=pool,
-                                                         config=c, as_of=ctx.as_of)
     window = ctx.plan.window
     if window is not None and weights.get("temporal", 0) > 0:
         tasks["temporal"] = lambda: signals.semantic(agent_id=aid, kind="fact", vector=ctx.vector, limit=pool,
@@ -142,7 +153,9 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
         tasks["event_temporal"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
                                                            limit=pool, config=c, as_of=ctx.as_of, window=window)
-    results = run_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
+    started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
+    results = collect({**ctx.pending, **started})
+    ctx.pending = {}
     for name, ((hits, info), ms) in results.items():
         ctx.rankings[name] = hits
         step.data[name] = {"count": len(hits), "ms": ms, **info}

@@ -11,6 +11,7 @@ from django.db.models import Max, Q
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
+from memories.selectors import aliases_matching
 from retrieval.timefilters import fact_visible
 
 
@@ -19,10 +20,10 @@ def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
     aliases (every entity's display name and key slug are registered as aliases)."""
     grams = ngrams(query, max_len=4)
     found: dict[int, str] = {}
-    rows = EntityAlias.objects.filter(agent=agent, alias__in=grams).select_related("entity")
-    for alias in rows.order_by("-alias"):
-        entity = alias.entity.merged_into or alias.entity
-        found.setdefault(entity.id, alias.alias)
+    for alias, entity in aliases_matching(agent=agent, names=grams):
+        if entity.merged_into_id:
+            entity = entity.merged_into
+        found.setdefault(entity.id, alias)
     return found
 
 

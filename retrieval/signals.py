@@ -61,26 +61,44 @@ def table_size(kind: str) -> int:
 
 # --- semantic ----------------------------------------------------------------------------------
 
+# The agent's share of the HNSW neighbourhood last observed per (agent, kind): a first pass
+# that came back short tells what share of the index's candidates were the agent's rows, and
+# the next query starts from it instead of paying for a second pass again.
+_observed_share: dict[tuple[int, str], float] = {}
+
+
 def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
              as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
     """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
-    so `WHERE agent = X` can return fewer rows than exist. Strategy: agents with at most
-    `exact_scan_max_rows` documents get an exact scan (index scans disabled for the statement);
-    larger ones use HNSW with ef_search scaled by 1 / (agent's share of the table); a short
-    answer is retried once with ef_search scaled by the share the first pass actually found,
-    and redone exactly if still short. Either way the result is never short."""
+    so `WHERE agent = X` can return fewer rows than exist. Strategy: when the agent (or the date
+    window) holds at most `exact_scan_max_rows` documents, an exact scan (index scans disabled
+    for the statement); otherwise HNSW with ef_search scaled by 1 / (the agent's share of the
+    table, or the lower share observed near recent queries); a short answer is retried once with
+    ef_search scaled by the share this pass actually found, and redone exactly if still short.
+    Either way the result is never short.
+
+    A date window is a further filter the index cannot see: a window with at most
+    `exact_scan_max_rows` documents is scanned exactly; a larger one takes the HNSW path with
+    the window's share and keeps what it finds (the in-window documents among the nearest
+    `hnsw_ef_search_max` of the table) rather than measuring the distance to every one of them:
+    the window list is a boost next to the unfiltered semantic list, never the only source."""
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
     sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
            f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} "
            f"ORDER BY distance LIMIT %s")
     args = [vector_literal(vector), agent_id, *params, *extra_params, limit]
-    agent_rows = corpus_size(agent_id, kind)
-    info = {"agent_rows": agent_rows, "strategy": "exact"}
-    if window is not None or agent_rows <= config.exact_scan_max_rows:
+    rows_in_scope = corpus_size(agent_id, kind)
+    if window is not None and rows_in_scope > config.exact_scan_max_rows:
+        rows_in_scope = window_size(agent_id, kind, window, cap=config.exact_scan_max_rows)
+    info = {"agent_rows": rows_in_scope, "strategy": "exact"}
+    if rows_in_scope <= config.exact_scan_max_rows:
         rows = _run(sql, args, exact=True)
     else:
-        share = max(agent_rows / max(table_size(kind), agent_rows), 1e-6)
+        memo = (agent_id, kind) if window is None else None
+        share = max(rows_in_scope / max(table_size(kind), rows_in_scope), 1e-6)
+        if memo in _observed_share:
+            share = min(share, _observed_share[memo])
         ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit * 2 / share)))
         info.update(strategy="hnsw", ef_search=ef)
         rows = _run(sql, args, ef_search=ef)
@@ -88,14 +106,27 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
             # The agent's share near this query is lower than in the whole table: widen the
             # search by what the first pass actually saw before paying for an exact scan.
             local_share = max(len(rows), 1) / ef
+            if memo:
+                _observed_share[memo] = local_share
             ef = int(min(config.hnsw_ef_search_max, limit * 1.5 / local_share))
             info.update(strategy="hnsw_widened", ef_search=ef)
             rows = _run(sql, args, ef_search=ef)
-        if len(rows) < limit:
+        elif memo in _observed_share:  # drift back toward the table-wide share
+            _observed_share[memo] = min(1.0, _observed_share[memo] * 1.05)
+        if len(rows) < limit and window is None:
             info["strategy"] += "+exact_rescan"
             rows = _run(sql, args, exact=True)
     hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
     return [h for h in hits if h.score >= config.min_similarity], info
+
+
+def window_size(agent_id: int, kind: str, window, *, cap: int) -> int:
+    """The agent's documents in the date window, counted up to `cap` + 1 (an index-only scan)."""
+    column = "occurred_at" if kind == "event" else "valid_from"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {TABLES[kind]} WHERE agent_id = %s AND {column} >= %s "
+                       f"AND {column} < %s LIMIT %s) w", [agent_id, window.start, window.end, cap + 1])
+        return int(cursor.fetchone()[0])
 
 
 def _run(sql: str, args: list, *, exact: bool = False, ef_search: int | None = None) -> list[tuple]:
@@ -161,29 +192,36 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
     idf = [bm25_idf(n, dfs[t]) for t in terms]
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    sql = f"""
-        WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[]))
-        SELECT s.doc_id, s.score FROM (
-            SELECT doc_id, score, round(score * 1e9) AS rank_key FROM (
-                SELECT p.doc_id,
-                       sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.doc_length / %s))) AS score
-                FROM {KeywordPosting._meta.db_table} p JOIN q ON q.term = p.term
-                WHERE p.agent_id = %s AND p.kind = %s
-                GROUP BY p.doc_id
-            ) per_doc
-            ORDER BY rank_key DESC, doc_id  -- equal scores ordered by id, not by float noise
-        ) s
-        WHERE EXISTS (SELECT 1 FROM {TABLES[kind]} d WHERE d.id = s.doc_id AND d.agent_id = %s
-                      AND {visible}{extra})
-        ORDER BY s.rank_key DESC, s.doc_id
-        LIMIT %s
-    """
     k1, b = config.bm25_k1, config.bm25_b
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [terms, idf, k1, k1, b, b, avgdl, agent_id, kind, agent_id, *params, *extra_params,
-                             limit])
-        rows = cursor.fetchall()
-    return [Hit(kind, row_id, float(score)) for row_id, score in rows], {"terms": terms}
+    # The best `fetch` documents are kept by a top-N sort and then checked for visibility; only
+    # when fewer than `limit` of them are visible is every matching document sorted and walked.
+    for fetch in (limit * 3, None):
+        sql = f"""
+            WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
+            ranked AS MATERIALIZED (
+                SELECT doc_id, score, round(score * 1e9) AS rank_key FROM (
+                    SELECT p.doc_id,
+                           sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.doc_length / %s))) AS score
+                    FROM {KeywordPosting._meta.db_table} p JOIN q ON q.term = p.term
+                    WHERE p.agent_id = %s AND p.kind = %s
+                    GROUP BY p.doc_id
+                ) per_doc
+                ORDER BY rank_key DESC, doc_id  -- equal scores ordered by id, not by float noise
+                LIMIT %s
+            )
+            SELECT s.doc_id, s.score, (SELECT count(*) FROM ranked) FROM ranked s
+            WHERE EXISTS (SELECT 1 FROM {TABLES[kind]} d WHERE d.id = s.doc_id AND d.agent_id = %s
+                          AND {visible}{extra})
+            ORDER BY s.rank_key DESC, s.doc_id
+            LIMIT %s
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [terms, idf, k1, k1, b, b, avgdl, agent_id, kind, fetch, agent_id, *params,
+                                 *extra_params, limit])
+            rows = cursor.fetchall()
+        if fetch is None or len(rows) >= limit or (rows and rows[0][2] < fetch):
+            break  # enough, or every matching document was already among the fetched
+    return [Hit(kind, row_id, float(score)) for row_id, score, _ in rows], {"terms": terms}
 
 
 # --- graph -------------------------------------------------------------------------------------

@@ -20,13 +20,14 @@ from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
-from memories.models import Agent, Entity, EntityAlias, Event, Fact
+from memories.models import Agent, Entity, Event, Fact
 from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient, vector_literal
 from memories.providers.llm import LLMClient
 from memories.reconcile import ADD, DELETE, NOOP, UPDATE, Candidate, Decision, ExistingFact, decide, semantic_dedup
+from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
 from memories.services.agents import agent_graph_bump
@@ -75,11 +76,10 @@ class WriteContext:
 def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
     """Entities the message names already: word-boundary match of its n-grams against aliases."""
     grams = ngrams(ctx.message)
-    rows = EntityAlias.objects.filter(agent=ctx.agent, alias__in=grams).select_related("entity")
-    for row in rows:
-        ctx.known[row.entity.id] = row.entity
-        ctx.known_names.add(row.alias.title())
-        ctx.known_names.add(row.entity.display_name)
+    for alias, entity in aliases_matching(agent=ctx.agent, names=grams):
+        ctx.known[entity.id] = entity
+        ctx.known_names.add(alias.title())
+        ctx.known_names.add(entity.display_name)
     step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
 
@@ -219,25 +219,20 @@ def _existing_facts(entity: Entity, vector: np.ndarray, slot: str, nearest: int)
     """The entity's active facts that can change a decision: the `nearest` by cosine (exact
     repeats and the best similarity are among them) plus every fact in the same relation slot.
     A speaker accumulates hundreds of facts; loading them all made every write O(history).
-    The distance is computed, not index-ordered (`+ 0`), so the global HNSW index with its
-    post-filtering never drops rows of this entity."""
+    The similarity is computed for each of the entity's active facts, never index-ordered, so
+    the global HNSW index with its post-filtering cannot drop rows of this entity."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "WITH active AS (SELECT id, text, embedding, slot, slot_value FROM memories_fact "
+            "WITH active AS (SELECT id, text, slot, slot_value, "
+            "  coalesce(1 - (embedding <=> %s::vector), 0) AS similarity FROM memories_fact "
             "  WHERE entity_id = %s AND valid_to IS NULL AND invalidated_at IS NULL) "
-            "SELECT id, text, embedding, slot, slot_value FROM active "
-            "WHERE id IN (SELECT id FROM active ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s) "
+            "SELECT id, text, similarity, slot, slot_value FROM active "
+            "WHERE id IN (SELECT id FROM active ORDER BY similarity DESC LIMIT %s) "
             "   OR (%s <> '' AND slot = %s)",
-            [entity.id, vector_literal(vector), nearest, slot, slot],
+            [vector_literal(vector), entity.id, nearest, slot, slot],
         )
         rows = cursor.fetchall()
-    return [ExistingFact(i, t, _as_array(e), s, v) for i, t, e, s, v in rows]
-
-
-def _as_array(value) -> np.ndarray:
-    if isinstance(value, str):  # a cursor without pgvector's type adapter returns the text form
-        return np.array(value[1:-1].split(","), dtype=np.float32)
-    return np.asarray(value, dtype=np.float32)
+    return [ExistingFact(i, t, float(sim), s, v) for i, t, sim, s, v in rows]
 
 
 def reconcile(ctx: WriteContext, step: StepRecord) -> None:

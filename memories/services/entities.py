@@ -71,7 +71,7 @@ class Resolution:
 
 
 def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
-    entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).first()
+    entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).defer("name_embedding").first()
     if entity is None:
         entity = entity_get_or_create(agent=agent, name=speaker, entity_type="person",
                                       name_embedding=embed([speaker])[0])
@@ -90,7 +90,8 @@ def _live(entity: Entity) -> Entity:
 def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity | None, str]:
     """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars)."""
     norm = normalize_alias(name)
-    alias = EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity").first()
+    alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
+             .defer("entity__name_embedding").first())
     if alias:
         return _live(alias.entity), "alias"
     slug = entity_key("x", name).split(":", 1)[1]

@@ -43,10 +43,8 @@ def event_log(
 ) -> tuple[Event, PipelineRun, bool]:
     """Store the event and its queued write job in one transaction. A repeated idempotency key
     or external id returns the stored pair instead (created=False). The vector embeds
-    `embedding_text` (default: the text alone)."""
-    existing = _existing(agent, idempotency_key, external_id)
-    if existing:
-        return (*existing, False)
+    `embedding_text` (default: the text alone). Repeats are found by the unique constraints: a
+    new message pays no lookup."""
     now = timezone.now()
     vector = embedder.embed([embedding_text or text])[0]
     try:

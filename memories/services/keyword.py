@@ -21,52 +21,42 @@ def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: i
     table = _TABLES[kind]
     term_table, corpus_table = KeywordTerm._meta.db_table, KeywordCorpus._meta.db_table
     posting_table = KeywordPosting._meta.db_table
-    with connection.cursor() as cursor:
-        if sign > 0:
-            cursor.execute(
-                f"""
-                INSERT INTO {posting_table} (agent_id, kind, term, doc_id, tf, doc_length)
-                SELECT %s, %s, u.lexeme, d.id, coalesce(array_length(u.positions, 1), 1), l.n
-                FROM {table} d
-                CROSS JOIN LATERAL (SELECT sum(coalesce(array_length(positions, 1), 1))::int AS n
-                                    FROM unnest(d.search_vector)) l
-                CROSS JOIN LATERAL unnest(d.search_vector) u
-                WHERE d.id = ANY(%s)
-                """,
-                [agent_id, kind, list(ids)],
-            )
-        else:
-            # found through the documents' own lexemes: the (agent, kind, term) index serves it
-            cursor.execute(
-                f"""
-                DELETE FROM {posting_table} p
-                USING (SELECT DISTINCT d.id, u.lexeme FROM {table} d, unnest(d.search_vector) u
-                       WHERE d.id = ANY(%s)) gone
-                WHERE p.agent_id = %s AND p.kind = %s AND p.term = gone.lexeme AND p.doc_id = gone.id
-                """,
-                [list(ids), agent_id, kind],
-            )
-        cursor.execute(
-            f"""
+    if sign > 0:
+        postings = f"""
+            INSERT INTO {posting_table} (agent_id, kind, term, doc_id, tf, doc_length)
+            SELECT %(agent)s, %(kind)s, u.lexeme, d.id, coalesce(array_length(u.positions, 1), 1), l.n
+            FROM {table} d
+            CROSS JOIN LATERAL (SELECT sum(coalesce(array_length(positions, 1), 1))::int AS n
+                                FROM unnest(d.search_vector)) l
+            CROSS JOIN LATERAL unnest(d.search_vector) u
+            WHERE d.id = ANY(%(ids)s)
+        """
+    else:  # found through the documents' own lexemes: the (agent, kind, term) index serves it
+        postings = f"""
+            DELETE FROM {posting_table} p
+            USING (SELECT DISTINCT d.id, u.lexeme FROM {table} d, unnest(d.search_vector) u
+                   WHERE d.id = ANY(%(ids)s)) gone
+            WHERE p.agent_id = %(agent)s AND p.kind = %(kind)s AND p.term = gone.lexeme AND p.doc_id = gone.id
+        """
+    # one statement, one round trip: the three parts read the documents, not each other
+    sql = f"""
+        WITH postings AS ({postings}),
+        terms AS (
             INSERT INTO {term_table} (agent_id, kind, term, df)
-            SELECT %s, %s, u.lexeme, %s * count(DISTINCT d.id)
+            SELECT %(agent)s, %(kind)s, u.lexeme, %(sign)s * count(DISTINCT d.id)
             FROM {table} d, unnest(d.search_vector) u
-            WHERE d.id = ANY(%s)
+            WHERE d.id = ANY(%(ids)s)
             GROUP BY u.lexeme ORDER BY u.lexeme
             ON CONFLICT (agent_id, kind, term) DO UPDATE SET df = {term_table}.df + EXCLUDED.df
-            """,
-            [agent_id, kind, sign, list(ids)],
         )
-        cursor.execute(
-            f"""
-            INSERT INTO {corpus_table} (agent_id, kind, doc_count, total_length)
-            SELECT %s, %s, %s * count(DISTINCT d.id),
-                   %s * coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
-            FROM {table} d LEFT JOIN LATERAL unnest(d.search_vector) u ON true
-            WHERE d.id = ANY(%s)
-            ON CONFLICT (agent_id, kind) DO UPDATE SET
-                doc_count = {corpus_table}.doc_count + EXCLUDED.doc_count,
-                total_length = {corpus_table}.total_length + EXCLUDED.total_length
-            """,
-            [agent_id, kind, sign, sign, list(ids)],
-        )
+        INSERT INTO {corpus_table} (agent_id, kind, doc_count, total_length)
+        SELECT %(agent)s, %(kind)s, %(sign)s * count(DISTINCT d.id),
+               %(sign)s * coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
+        FROM {table} d LEFT JOIN LATERAL unnest(d.search_vector) u ON true
+        WHERE d.id = ANY(%(ids)s)
+        ON CONFLICT (agent_id, kind) DO UPDATE SET
+            doc_count = {corpus_table}.doc_count + EXCLUDED.doc_count,
+            total_length = {corpus_table}.total_length + EXCLUDED.total_length
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"agent": agent_id, "kind": kind, "sign": sign, "ids": list(ids)})

@@ -123,7 +123,8 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
     )
     try:
         with transaction.atomic():
-            run = PipelineRun.objects.select_for_update(of=("self",)).select_related("event", "agent").get(pk=run_id)
+            run = (PipelineRun.objects.select_for_update(of=("self",)).select_related("event", "agent")
+                   .defer("event__embedding", "event__search_vector").get(pk=run_id))
             if run.status == RunStatus.SUCCEEDED:
                 return WriteResult.from_dict(run.result)
             return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True)

@@ -156,6 +156,33 @@ def test_semantic_search_never_returns_fewer_rows_than_exist(agent, other_agent)
     assert info["strategy"] == "exact"
 
 
+def test_date_window_search_returns_only_documents_in_the_window(agent):
+    """A date window the index cannot see: scanned exactly when small, searched through HNSW
+    with the window's share when large — either way nothing outside the window comes back, and
+    the exact scan finds every document inside it."""
+    from retrieval.temporal import TimeWindow
+
+    rng = np.random.default_rng(11)
+    entity = Entity.objects.create(agent=agent, key="concept:notes", type="concept", display_name="Notes")
+    inside, outside = _bulk_facts(agent, entity, 40, rng, "inside"), _bulk_facts(agent, entity, 40, rng, "outside")
+    Fact.objects.filter(id__in=[f.id for f in inside]).update(valid_from=BEFORE)
+    Fact.objects.filter(id__in=[f.id for f in outside]).update(valid_from=MOVE)
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in inside + outside])
+    window = TimeWindow(BEFORE - timedelta(days=1), BEFORE + timedelta(days=1), "test")
+    query = rng.normal(size=384)
+    query /= np.linalg.norm(query)
+    found = {}
+    for max_rows in (0, 100000):  # force the HNSW path, then the exact path
+        config = retrieval_config({"exact_scan_max_rows": max_rows, "min_similarity": -1.0})
+        hits, info = signals.semantic(agent_id=agent.id, kind="fact", vector=query, limit=60, config=config,
+                                      window=window)
+        found[info["strategy"]] = {h.id for h in hits}
+    assert set(found) == {"hnsw", "exact"} or set(found) == {"hnsw_widened", "exact"}
+    assert found["exact"] == {f.id for f in inside}
+    for ids in found.values():
+        assert ids and ids <= {f.id for f in inside}
+
+
 def _reference_bm25(docs: dict[int, Counter], query_terms: list[str], k1=1.2, b=0.75) -> dict[int, float]:
     n = len(docs)
     avgdl = sum(sum(c.values()) for c in docs.values()) / n
@@ -207,6 +234,28 @@ def test_keyword_top_k_with_common_terms_equals_scoring_every_document(agent):
                                      config=retrieval_config({"min_confidence": 0.0}))
         assert [h.id for h in hits] == [doc_id for doc_id, _ in best[:limit]], info
         assert [h.score for h in hits] == pytest.approx([score for _, score in best[:limit]], rel=1e-9)
+
+
+def test_keyword_top_k_skips_superseded_best_matches(agent):
+    """When the best-scoring documents are all closed versions, the search still returns `limit`
+    visible ones — the next best, in reference order — not a short list."""
+    entity = Entity.objects.create(agent=agent, key="person:rafael", type="person", display_name="Rafael")
+    now = timezone.now()
+    rng = np.random.default_rng(3)
+    texts_ = [f"Rafael plays the oboe {'oboe ' * 3} in hall {i}" for i in range(40)]  # best, then closed
+    texts_ += [f"Rafael plays the oboe at home, evening {i}" for i in range(20)]
+    vectors = rng.normal(size=(len(texts_), 384))
+    facts = Fact.objects.bulk_create([
+        Fact(agent=agent, entity=entity, text=t, embedding=v / np.linalg.norm(v), valid_from=now, recorded_at=now,
+             valid_to=now if i < 40 else None, invalidated_at=now if i < 40 else None)
+        for i, (t, v) in enumerate(zip(texts_, vectors, strict=True))])
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in facts])
+    open_ids = {f.id for f in facts[40:]}
+    expected = _reference_bm25(_agent_docs(agent.id), signals.query_terms("oboe"))
+    best = [d for d, _ in sorted(expected.items(), key=lambda kv: (-round(kv[1] * 1e9), kv[0])) if d in open_ids]
+    hits, _ = signals.keyword(agent_id=agent.id, kind="fact", query="oboe", limit=10,
+                              config=retrieval_config({"min_confidence": 0.0}))
+    assert [h.id for h in hits] == best[:10]
 
 
 def test_keyword_scores_equal_a_reference_okapi_bm25(ricardo):
