@@ -25,7 +25,7 @@ class RetrievalConfig:
         "spreading_decay_factor": (0, 1), "spreading_facts_per_entity": (0, 50),
         "spreading_related_entities": (0, 50), "pattern_boost_max": (0, 1), "contiguity_seeds": (0, 50),
         "contiguity_window": (0, 10), "contiguity_decay": (0, 1), "contiguity_max_gap_minutes": (0, 10**6),
-        "diversity_penalty": (0, 1), "reranker_weight": (0, 1), "reranker_veto": (0, 1),
+        "diversity_penalty": (0, 1), "source_support": (0, 1), "reranker_weight": (0, 1), "reranker_veto": (0, 1),
         "reranker_timeout_sec": (0.1, 120), "reranker_top_n": (1, 200), "min_score": (0, 1),
         "context_max_tokens": (1, 100000), "context_tiers": (0, 1), "trivial_max_chars": (0, 100),
     }
@@ -83,8 +83,11 @@ class RetrievalConfig:
     contiguity_window: int = 2
     contiguity_decay: float = 0.7
     contiguity_max_gap_minutes: float = 30.0
-    # diversity: a second item citing the same source message is scored × this
+    # one message, several items (its event, the facts drawn from it): the best of them gains
+    # source_support × each other's score, the others are scored × diversity_penalty. LoCoMo dev
+    # R@10: 0.740 at 0, 0.757 at 0.1, 0.763 at 0.2, 0.752 at 0.3, 0.742 at 0.4
     diversity_penalty: float = 0.5
+    source_support: float = 0.2
     # reranking (LLM)
     enable_reranker: bool = True
     reranker_weight: float = 0.70

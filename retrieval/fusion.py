@@ -56,3 +56,21 @@ def rerank_blend(formula: float, reranker: float, *, weight: float = 0.70, veto:
     if reranker < veto:
         return 0.0
     return formula * ((1 - weight) + weight * reranker)
+
+
+def fold_by_source(items: Sequence[tuple[str, object, float]], *, support: float, penalty: float
+                   ) -> dict[str, float]:
+    """Scores after grouping `(key, source, score)` items (best first) by the message they cite:
+    the first item of a message gains `support` × each later one's score — a message matched
+    through its own text and through the facts drawn from it is better evidence than either
+    alone — and the later ones are scored × `penalty`, so one message doesn't fill the list."""
+    first: dict[object, str] = {}
+    out: dict[str, float] = {}
+    for key, source, score in items:
+        if source in first:
+            out[first[source]] += support * score
+            out[key] = score * penalty
+        else:
+            first[source] = key
+            out[key] = score
+    return out

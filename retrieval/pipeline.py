@@ -21,6 +21,7 @@ from retrieval.config import RetrievalConfig
 from retrieval.formatting import ContextLine, format_context
 from retrieval.fusion import (
     decayed_confidence,
+    fold_by_source,
     normalize_max,
     pattern_boost,
     recency,
@@ -384,15 +385,17 @@ def _text(ctx: RetrieveContext, cand: Candidate) -> str:
 
 
 def select(ctx: RetrieveContext, step: StepRecord) -> None:
-    """min_score, then the limit; an event already cited by a higher-ranked fact is folded into it."""
+    """Items grouped by the message they cite (support and diversity), min_score, then the
+    limit; an event already cited by a higher-ranked fact is folded into it."""
     step.candidates_in = len(ctx.ordered)
-    seen: set[int] = set()
-    for cand in ctx.ordered:  # diversity: later items citing an already-cited message count less
-        source = _source_event_id(ctx, cand)
-        if source in seen:
-            cand.final *= ctx.config.diversity_penalty
-            cand.scores["diversity"] = ctx.config.diversity_penalty
-        seen.add(source)
+    c = ctx.config
+    # an item with no source message (an operator's correction) is its own group
+    folded = fold_by_source([(x.key, _source_event_id(ctx, x) or x.key, x.final) for x in ctx.ordered],
+                            support=c.source_support, penalty=c.diversity_penalty)
+    for cand in ctx.ordered:
+        if folded[cand.key] < cand.final:
+            cand.scores["diversity"] = c.diversity_penalty
+        cand.final = folded[cand.key]
     ranked = sorted(ctx.ordered, key=lambda x: (-x.final, x.key))
     cited, out = set(), []
     for cand in ranked:

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from retrieval.fusion import pattern_boost, recency, rerank_blend, rrf, weighted
+from retrieval.fusion import fold_by_source, pattern_boost, recency, rerank_blend, rrf, weighted
 
 NOW = datetime(2024, 1, 15, tzinfo=UTC)
 
@@ -41,3 +41,14 @@ def test_rerank_blend_dampens_and_vetoes():
     assert rerank_blend(0.91, 1.0) == pytest.approx(0.91)
     assert rerank_blend(0.65, 0.2) == pytest.approx(0.65 * (0.3 + 0.14))
     assert rerank_blend(0.30, 0.05) == 0.0
+
+
+def test_a_message_found_through_its_text_and_its_facts_outranks_one_found_once():
+    # "e:1" and "f:7" both come from message 1; "e:2" alone scores a little higher than "e:1"
+    items = [("e:2", 2, 0.90), ("e:1", 1, 0.85), ("f:7", 1, 0.80), ("e:3", 3, 0.50)]
+    folded = fold_by_source(items, support=0.2, penalty=0.5)
+    assert folded["e:1"] == pytest.approx(0.85 + 0.2 * 0.80)
+    assert max(folded, key=folded.get) == "e:1"
+    assert folded["f:7"] == pytest.approx(0.40)  # the second item of message 1 counts less
+    assert folded["e:2"] == 0.90 and folded["e:3"] == 0.50
+    assert fold_by_source(items, support=0.0, penalty=1.0) == {k: v for k, _, v in items}
