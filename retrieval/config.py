@@ -109,10 +109,10 @@ PRESETS: dict[str, dict] = {
     # single-signal baselines (what eval_locomo compares the pipeline with)
     "keyword_only": {"signal_weights": {"keyword": 1.0, "event_keyword": 1.0, "pattern": 0.0},
                      "spreading_activation_hops": 0, "enable_reranker": False, "pattern_boost_max": 0.0,
-                     "contiguity_seeds": 0, "diversity_penalty": 1.0},
+                     "contiguity_seeds": 0, "diversity_penalty": 1.0, "source_support": 0.0},
     "semantic_only": {"signal_weights": {"semantic": 1.0, "event_semantic": 1.0, "pattern": 0.0},
                       "spreading_activation_hops": 0, "enable_reranker": False, "pattern_boost_max": 0.0,
-                     "contiguity_seeds": 0, "diversity_penalty": 1.0},
+                     "contiguity_seeds": 0, "diversity_penalty": 1.0, "source_support": 0.0},
     "fast": {"enable_reranker": False, "spreading_activation_hops": 0},
 }
 
