@@ -31,10 +31,13 @@ def apply_overrides(config, overrides: dict | None):
         changes[name] = _coerce(name, value, hints[name])
         _check_bounds(type(config), name, changes[name])
         current = getattr(config, name)
-        if isinstance(current, dict) and set(changes[name]) - set(current):
-            extra = sorted(set(changes[name]) - set(current))
-            raise ConfigError(f"setting '{name}' has unknown key(s): {', '.join(extra)}",
-                              {name: {"unknown": extra, "allowed": sorted(current)}})
+        if isinstance(current, dict):
+            if set(changes[name]) - set(current):
+                extra = sorted(set(changes[name]) - set(current))
+                raise ConfigError(f"setting '{name}' has unknown key(s): {', '.join(extra)}",
+                                  {name: {"unknown": extra, "allowed": sorted(current)}})
+            # a mapping override changes the keys it names; the others keep their values
+            changes[name] = {**current, **changes[name]}
     return dataclasses.replace(config, **changes)
 
 

@@ -67,6 +67,13 @@ class RetrieveContext:
     ordered: list[Candidate] = field(default_factory=list)
     pending: dict = field(default_factory=dict)  # signals already started (name → future)
     context: str = ""
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The signal weights for this query's intent (the plan's lookup / enumeration)."""
+        if self.plan is not None and self.plan.intent == "enumeration":
+            return self.config.enumeration_signal_weights
+        return self.config.signal_weights
     context_tokens: int = 0
 
 
@@ -121,7 +128,7 @@ def _timed(fn):
 
 
 def _keyword_tasks(ctx: RetrieveContext) -> dict:
-    c, pool, aid, weights = ctx.config, ctx.config.candidate_pool, ctx.agent.id, ctx.config.signal_weights
+    c, pool, aid, weights = ctx.config, ctx.config.candidate_pool, ctx.agent.id, ctx.weights
     tasks = {}
     if weights.get("keyword", 0) > 0:
         tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=ctx.query, limit=pool, config=c,
@@ -137,7 +144,7 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     aggregation patterns when the plan has them — concurrently (BM25 started with the query
     embedding)."""
     c, pool, aid = ctx.config, ctx.config.candidate_pool, ctx.agent.id
-    weights = c.signal_weights
+    weights = ctx.weights
     tasks = {}
     if weights.get("semantic", 0) > 0:
         tasks["semantic"] = lambda: signals.semantic(agent_id=aid, kind="fact", vector=ctx.vector, limit=pool,
@@ -204,7 +211,7 @@ def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
     ctx.candidates = {k: v for k, v in ctx.candidates.items() if _row(ctx, v) is not None}
     merged = _merged_rankings(ctx) if c.rrf_merge_kinds else {n: [h.key for h in hits] for n, hits in
                                                                    ctx.rankings.items()}
-    fused = rrf(merged, k=c.rrf_k, weights=c.signal_weights)
+    fused = rrf(merged, k=c.rrf_k, weights=ctx.weights)
     fused = normalize_max(fused)
     convex = _convex(ctx) if c.fusion == "convex" else {}
     for cand in ctx.candidates.values():
@@ -248,7 +255,7 @@ def _convex(ctx: RetrieveContext) -> dict[str, float]:
     """Σ weight × normalized score per signal: one strong signal can win on its own."""
     out: dict[str, float] = {}
     for name, hits in ctx.rankings.items():
-        weight = ctx.config.signal_weights.get(name, 0.0)
+        weight = ctx.weights.get(name, 0.0)
         if not hits or weight <= 0:
             continue
         hi = max(h.score for h in hits)

@@ -28,6 +28,11 @@ AGGREGATIONS = {
     r"\b(companies|organi[sz]ations|employers)\b": ("type", "organization"),
     r"\b(books|movies|films|songs|hobbies)\b": ("type", "concept"),
 }
+# Enumerations ask for several things at once — "What books has John read?", "What do Jon and
+# Gina have in common?", "How many hikes ...": the answer is spread over many messages.
+_ENUMERATION = re.compile(r"\b(both|in common|how many|list|all the|what (kinds?|types?|sorts?) of)\b", re.IGNORECASE)
+_PLURAL_ASK = re.compile(r"^\s*(what|which)\s+(\w+s)\b", re.IGNORECASE)
+_NOT_PLURAL = frozenset({"does", "is", "was", "has", "kinds", "types", "sorts", "this", "his", "its"})
 _AGGREGATE_CUE = re.compile(r"\b(who are|what are|list|all (of )?my|which|how many|name (all|my))\b", re.IGNORECASE)
 
 
@@ -41,18 +46,27 @@ class RetrievalPlan:
     pattern_rel_types: list[str] = field(default_factory=list)
     broad_query: bool = False
     window: TimeWindow | None = None
+    intent: str = "lookup"  # lookup | enumeration
 
     def as_dict(self) -> dict:
         return {
             "strategy": self.strategy, "reason": self.reason, "entity_ids": self.entity_ids,
             "pattern_types": self.pattern_types, "pattern_rel_types": self.pattern_rel_types,
             "broad_query": self.broad_query, "window": self.window.as_dict() if self.window else None,
+            "intent": self.intent,
         }
 
 
 def is_trivial(query: str, max_chars: int = 3) -> bool:
     text = query.strip()
     return len(text) <= max_chars or bool(_TRIVIAL.match(text)) or bool(_ONLY_SYMBOLS.match(text))
+
+
+def is_enumeration(query: str) -> bool:
+    """Does the question ask for several things ("what books", "both", "how many")?"""
+    plural = _PLURAL_ASK.match(query)
+    word = plural.group(2).lower() if plural else ""
+    return bool(_ENUMERATION.search(query)) or (bool(word) and word not in _NOT_PLURAL and not word.endswith("ss"))
 
 
 def plan_query(query: str, *, now: datetime, entity_ids: list[int], known_types: set[str],
@@ -74,4 +88,5 @@ def plan_query(query: str, *, now: datetime, entity_ids: list[int], known_types:
     if _BROAD.search(query):
         plan.broad_query, plan.reason = True, "broad"
     plan.window = resolve_temporal(query, now)
+    plan.intent = "enumeration" if is_enumeration(query) or plan.reason == "aggregation" else "lookup"
     return plan

@@ -34,3 +34,17 @@ def test_broad_queries_widen_the_graph():
 def test_temporal_expression_becomes_a_window():
     p = plan("what did I do yesterday?")
     assert p.window and p.window.start.day == 11
+
+
+@pytest.mark.parametrize("query", ["What books has John read?", "What activities does Melanie partake in?",
+                                   "What do Jon and Gina both have in common?", "How many hikes has Joanna been on?",
+                                   "What kinds of art does Caroline make?", "list my projects"])
+def test_questions_asking_for_several_things_are_enumerations(query):
+    assert plan(query).intent == "enumeration"
+
+
+@pytest.mark.parametrize("query", ["What did Maria adopt?", "What does Melanie do to destress?",
+                                   "Where does Marcos Tavares live?", "What is Caroline's relationship status?",
+                                   "When did Nate win his first tournament?"])
+def test_questions_about_one_thing_are_lookups(query):
+    assert plan(query).intent == "lookup"

@@ -107,6 +107,16 @@ def test_unknown_override_is_a_clear_error(ricardo):
         memory_retrieve(agent=ricardo, query="x y z", config_overrides={"min_score": "high"})
 
 
+def test_overriding_one_signal_weight_keeps_the_others(ricardo):
+    """`{"signal_weights": {"keyword": 0}}` turns BM25 off and nothing else: the other signals
+    still run and still find the fact."""
+    result = memory_retrieve(agent=ricardo, query="Where does Ricardo Gomes live?",
+                             config_overrides={"signal_weights": {"keyword": 0.0, "event_keyword": 0.0}})
+    signals_step = next(s for s in result.trace if s["name"] == "signals")
+    assert "keyword" not in signals_step["data"] and "semantic" in signals_step["data"]
+    assert any("Austin" in text for text in texts(result))
+
+
 def test_temporal_expression_finds_what_happened_then(agent):
     day = datetime(2024, 6, 12, 10, tzinfo=UTC)
     say(agent, "I went hiking in the mountains.", day - timedelta(days=20))
