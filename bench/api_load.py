@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from _setup import LOCOMO, ROOT, django_setup, percentile
+from _setup import LOCOMO, ROOT, django_setup, machine_speed, percentile
 
 
 def free_port() -> int:
@@ -47,6 +47,7 @@ def main():
             for i in range(args.clients)]
     questions = [q["question"] for q in json.loads(LOCOMO.read_text())[0]["qa"]]
 
+    print(machine_speed(), flush=True)
     port = free_port()
     server = subprocess.Popen(
         [str(ROOT / ".venv/bin/uvicorn"), "memory_project.asgi:application", "--host", "127.0.0.1", "--port",

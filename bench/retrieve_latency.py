@@ -15,7 +15,7 @@ import random
 import time
 
 import numpy as np
-from _setup import LOCOMO, django_setup, percentile
+from _setup import LOCOMO, django_setup, machine_speed, percentile
 
 OTHER_AGENTS = 9
 SUBJECTS = ["Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Ana", "Rafael", "Clara", "Thiago"]
@@ -108,6 +108,7 @@ def main():
 
     rng = random.Random(42)
     pool = sentences()
+    print(machine_speed(), flush=True)
     print(f"embedding {len(pool)} sentences for the synthetic corpus…", flush=True)
     vectors = np.stack(get_embedder().embed(pool))
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -8,7 +8,7 @@ import argparse
 import time
 import uuid
 
-from _setup import LOCOMO, django_setup, percentile
+from _setup import LOCOMO, django_setup, machine_speed, percentile
 
 
 def main():
@@ -23,6 +23,7 @@ def main():
     from memories.services.imports import conversation_import
     from memories.services.write import memory_write
 
+    print(machine_speed(), flush=True)
     get_embedder().embed(["warm up"])
     turns = [t for conv in load_conversations(LOCOMO) for t in conv.turns]
     run = uuid.uuid4().hex[:8]
