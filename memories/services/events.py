@@ -39,12 +39,13 @@ def event_embedding_text(*, speaker: str, text: str, recent_messages=(), with_sp
 def event_log(
     *, agent: Agent, speaker: str, text: str, occurred_at: datetime | None, embedder: EmbedderClient,
     idempotency_key: str | None = None, external_id: str | None = None, metadata: dict | None = None,
-    params: dict | None = None, embedding_text: str | None = None,
+    params: dict | None = None, embedding_text: str | None = None, start_now: bool = False,
 ) -> tuple[Event, PipelineRun, bool]:
     """Store the event and its queued write job in one transaction. A repeated idempotency key
     or external id returns the stored pair instead (created=False). The vector embeds
     `embedding_text` (default: the text alone). Repeats are found by the unique constraints: a
-    new message pays no lookup."""
+    new message pays no lookup. With `start_now` the job is stored as already running (its
+    first attempt), for a caller that processes it at once."""
     now = timezone.now()
     vector = embedder.embed([embedding_text or text])[0]
     try:
@@ -56,8 +57,9 @@ def event_log(
             )
             keyword_stats_apply(agent_id=agent.id, kind="event", ids=[event.id])
             run = PipelineRun.objects.create(
-                agent=agent, kind=RunKind.WRITE, name="write", status=RunStatus.QUEUED, event=event,
-                input_ref=f"event:{event.id}", params=params or {},
+                agent=agent, kind=RunKind.WRITE, name="write", event=event, input_ref=f"event:{event.id}",
+                params=params or {}, **({"status": RunStatus.RUNNING, "started_at": now, "attempts": 1}
+                                        if start_now else {"status": RunStatus.QUEUED}),
             )
     except IntegrityError:
         existing = _existing(agent, idempotency_key, external_id)

@@ -50,7 +50,7 @@ def event_submit(
     event, run, created = event_log(
         agent=agent, speaker=speaker_name, text=text, occurred_at=occurred_at,
         embedder=embedder or get_embedder(), idempotency_key=idempotency_key, external_id=external_id,
-        metadata=metadata, params=_params(recent_messages, config_overrides),
+        metadata=metadata, params=_params(recent_messages, config_overrides), start_now=not enqueue,
         embedding_text=event_embedding_text(speaker=speaker_name, text=text, recent_messages=recent_messages or (),
                                             with_speaker=config.event_embedding_speaker,
                                             context=config.event_embedding_context),
@@ -83,7 +83,7 @@ def memory_write(
         return WriteResult(success=True, duration_ms=_ms(started))
     if not created and run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
-    result = event_process(run_id=run.id, llm=llm, embedder=embedder)
+    result = event_process(run_id=run.id, llm=llm, embedder=embedder, started=created)
     result.duration_ms = _ms(started)
     return result
 
@@ -114,13 +114,16 @@ def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, conf
     return result
 
 
-def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: EmbedderClient | None = None) -> WriteResult:
+def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
+                  started: bool = False) -> WriteResult:
     """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
     job's `succeeded` status commit together, so a re-run after a crash starts clean and a
-    re-run after success returns the stored result."""
-    PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
-        status=RunStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
-    )
+    re-run after success returns the stored result. `started`: the job was stored as running
+    (its first attempt) by the caller that logged it."""
+    if not started:
+        PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
+            status=RunStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+        )
     try:
         with transaction.atomic():
             run = (PipelineRun.objects.select_for_update(of=("self",)).select_related("event", "agent")
