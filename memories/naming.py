@@ -24,9 +24,18 @@ def strip_accents(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-@lru_cache(maxsize=8192)  # the same names and fact texts are compared again on every write
 def normalize_alias(name: str) -> str:
     """"São  Paulo!" → "sao paulo": the form aliases are stored and matched in."""
+    # the same names and fact texts are compared again on every write: short ones are cached
+    return _normalize_cached(name) if len(name) <= 256 else _normalize(name)
+
+
+@lru_cache(maxsize=8192)
+def _normalize_cached(name: str) -> str:
+    return _normalize(name)
+
+
+def _normalize(name: str) -> str:
     text = strip_accents(name).casefold()
     text = _NON_WORD.sub(" ", text.replace("'s ", " ").replace("’s ", " "))
     return _SPACES.sub(" ", text).strip()
