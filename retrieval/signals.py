@@ -95,7 +95,8 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     if rows_in_scope <= config.exact_scan_max_rows:
         rows = _run(sql, args, exact=True)
     else:
-        memo = (agent_id, kind) if window is None else None
+        # learned from plain searches only: an as_of or window filter hides rows on purpose
+        memo = (agent_id, kind) if window is None and as_of is None else None
         share = max(rows_in_scope / max(table_size(kind), rows_in_scope), 1e-6)
         if memo in _observed_share:
             share = min(share, _observed_share[memo])
