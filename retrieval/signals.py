@@ -123,10 +123,10 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
 
 def window_size(agent_id: int, kind: str, window, *, cap: int) -> int:
     """The agent's documents in the date window, counted up to `cap` + 1 (an index-only scan)."""
-    column = "occurred_at" if kind == "event" else "valid_from"
+    extra, params = _window_sql(kind, window)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {TABLES[kind]} WHERE agent_id = %s AND {column} >= %s "
-                       f"AND {column} < %s LIMIT %s) w", [agent_id, window.start, window.end, cap + 1])
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {TABLES[kind]} d WHERE d.agent_id = %s{extra} "
+                       f"LIMIT %s) w", [agent_id, *params, cap + 1])
         return int(cursor.fetchone()[0])
 
 
