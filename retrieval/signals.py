@@ -14,8 +14,9 @@ from datetime import datetime
 import numpy as np
 from django.db import connection, transaction
 
-from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordPosting, KeywordTerm
+from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.providers.embeddings import vector_literal
+from retrieval import postings
 from retrieval.config import RetrievalConfig
 from retrieval.timefilters import event_visible_sql, fact_visible_sql
 
@@ -152,13 +153,14 @@ def query_terms(query: str) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _term_stats(agent_id: int, kind: str, query: str) -> tuple[list[str], dict[str, int], int, int]:
-    """The query's lexemes, their document frequencies and the corpus size, in one round trip."""
+def _term_stats(agent_id: int, kind: str, query: str) -> tuple[dict[str, tuple[int, int]], int, int]:
+    """The query's lexemes with their document frequency and version (those the agent's
+    documents contain), and the corpus size and total length, in one round trip."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             WITH q AS (SELECT lexeme FROM unnest(to_tsvector('english', %s)))
-            SELECT q.lexeme, coalesce(t.df, 0), c.doc_count, c.total_length
+            SELECT q.lexeme, coalesce(t.df, 0), coalesce(t.version, 0), c.doc_count, c.total_length
             FROM q
             LEFT JOIN {KeywordTerm._meta.db_table} t ON t.agent_id = %s AND t.kind = %s AND t.term = q.lexeme
             LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = %s
@@ -167,11 +169,10 @@ def _term_stats(agent_id: int, kind: str, query: str) -> tuple[list[str], dict[s
             [query, agent_id, kind, agent_id, kind],
         )
         rows = cursor.fetchall()
-    terms = [r[0] for r in rows]
-    dfs = {r[0]: int(r[1]) for r in rows}
-    doc_count = int(rows[0][2] or 0) if rows else 0
-    total_length = int(rows[0][3] or 0) if rows else 0
-    return terms, dfs, doc_count, total_length
+    terms = {r[0]: (int(r[1]), int(r[2])) for r in rows if r[1] > 0}
+    doc_count = int(rows[0][3] or 0) if rows else 0
+    total_length = int(rows[0][4] or 0) if rows else 0
+    return terms, doc_count, total_length
 
 
 def bm25_idf(doc_count: int, df: int) -> float:
@@ -181,48 +182,42 @@ def bm25_idf(doc_count: int, df: int) -> float:
 
 def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: RetrievalConfig,
             as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
-    """Okapi BM25 over the agent's documents, scored in SQL from per-agent statistics (N,
-    average length, df) and the postings kept by the write path: a query reads only its own
-    terms' index rows (tf and document length included), then walks the documents best
-    first and keeps the first `limit` that are visible."""
-    terms, dfs, n, total_length = _term_stats(agent_id, kind, query)
-    terms = [t for t in terms if dfs.get(t, 0) > 0]
+    """Okapi BM25 over the agent's documents, from per-agent statistics (N, average length, df)
+    and the postings kept by the write path: the query's terms' posting lists (cached in
+    memory while their terms are unchanged, see `retrieval.postings`) are scored with numpy,
+    then the documents are walked best first (equal scores to 1e-9 by id) and the first
+    `limit` visible ones kept."""
+    stats, n, total_length = _term_stats(agent_id, kind, query)
+    terms = sorted(stats)
     if not terms or n == 0:
         return [], {"terms": terms}
-    avgdl = total_length / n
-    idf = [bm25_idf(n, dfs[t]) for t in terms]
+    lists = postings.posting_lists(agent_id=agent_id, kind=kind, versions={t: stats[t][1] for t in terms})
+    doc_ids, scores = postings.bm25_scores([(bm25_idf(n, stats[t][0]), lists[t]) for t in terms if t in lists],
+                                           avgdl=total_length / n, k1=config.bm25_k1, b=config.bm25_b)
+    keys = np.round(scores * 1e9)
+    hits: list[Hit] = []
+    # The best 3 × limit are checked for visibility first; only when too few of them are
+    # visible is every match ordered and checked, a batch at a time.
+    order = postings.best_first(doc_ids, keys, limit * 3)
+    done = 0
+    while True:
+        batch = order[done:]
+        shown = _visible_ids(kind, agent_id, doc_ids[batch].tolist(), as_of, config, window)
+        hits += [Hit(kind, int(doc_ids[i]), float(scores[i])) for i in batch if int(doc_ids[i]) in shown]
+        done = len(order)
+        if len(hits) >= limit or done >= len(doc_ids):
+            break
+        order = postings.best_first(doc_ids, keys, min(len(doc_ids), done * 4))
+    return hits[:limit], {"terms": terms, "matched": len(doc_ids)}
+
+
+def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: RetrievalConfig, window) -> set[int]:
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    k1, b = config.bm25_k1, config.bm25_b
-    # The best `fetch` documents are kept by a top-N sort and then checked for visibility; only
-    # when fewer than `limit` of them are visible is every matching document sorted and walked.
-    for fetch in (limit * 3, None):
-        sql = f"""
-            WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
-            ranked AS MATERIALIZED (
-                SELECT doc_id, score, round(score * 1e9) AS rank_key FROM (
-                    SELECT p.doc_id,
-                           sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.doc_length / %s))) AS score
-                    FROM {KeywordPosting._meta.db_table} p JOIN q ON q.term = p.term
-                    WHERE p.agent_id = %s AND p.kind = %s
-                    GROUP BY p.doc_id
-                ) per_doc
-                ORDER BY rank_key DESC, doc_id  -- equal scores ordered by id, not by float noise
-                LIMIT %s
-            )
-            SELECT s.doc_id, s.score, (SELECT count(*) FROM ranked) FROM ranked s
-            WHERE EXISTS (SELECT 1 FROM {TABLES[kind]} d WHERE d.id = s.doc_id AND d.agent_id = %s
-                          AND {visible}{extra})
-            ORDER BY s.rank_key DESC, s.doc_id
-            LIMIT %s
-        """
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [terms, idf, k1, k1, b, b, avgdl, agent_id, kind, fetch, agent_id, *params,
-                                 *extra_params, limit])
-            rows = cursor.fetchall()
-        if fetch is None or len(rows) >= limit or (rows and rows[0][2] < fetch):
-            break  # enough, or every matching document was already among the fetched
-    return [Hit(kind, row_id, float(score)) for row_id, score, _ in rows], {"terms": terms}
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT d.id FROM {TABLES[kind]} d WHERE d.id = ANY(%s) AND d.agent_id = %s "
+                       f"AND {visible}{extra}", [ids, agent_id, *params, *extra_params])
+        return {row[0] for row in cursor.fetchall()}
 
 
 # --- graph -------------------------------------------------------------------------------------

@@ -26,6 +26,9 @@ class KeywordTerm(models.Model):
     kind = models.CharField(max_length=8)
     term = models.CharField(max_length=255)
     df = models.BigIntegerField(default=0)
+    # Drawn from a sequence by every statement that changes this term's postings: a reader's
+    # cached posting list of the term is current exactly while this value is unchanged.
+    version = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "kind", "term"], name="keyword_term_unique")]

@@ -1,6 +1,7 @@
 """BM25 statistics upkeep: document counts, lengths, per-term document frequencies and the
 postings (term, document, tf, length) per agent, changed in the same transaction as the rows
-they describe. Terms are upserted in sorted order so concurrent writers never deadlock on them."""
+they describe. Terms are upserted in sorted order so concurrent writers never deadlock on them,
+and stamped with a new version so cached posting lists of them are known to be stale."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from django.db import connection
 from memories.models import Event, Fact, KeywordCorpus, KeywordPosting, KeywordTerm
 
 _TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
+# Every change of a term's postings stamps the term row with a new value of this sequence
+# (see KeywordTerm.version and retrieval.postings).
+VERSION_SEQUENCE = "memories_keyword_version"
 
 
 def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: int = 1) -> None:
@@ -41,13 +45,15 @@ def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: i
     # one statement, one round trip: the three parts read the documents, not each other
     sql = f"""
         WITH postings AS ({postings}),
+        stamp AS (SELECT nextval('{VERSION_SEQUENCE}') AS version),
         terms AS (
-            INSERT INTO {term_table} (agent_id, kind, term, df)
-            SELECT %(agent)s, %(kind)s, u.lexeme, %(sign)s * count(DISTINCT d.id)
+            INSERT INTO {term_table} (agent_id, kind, term, df, version)
+            SELECT %(agent)s, %(kind)s, u.lexeme, %(sign)s * count(DISTINCT d.id), (SELECT version FROM stamp)
             FROM {table} d, unnest(d.search_vector) u
             WHERE d.id = ANY(%(ids)s)
             GROUP BY u.lexeme ORDER BY u.lexeme
-            ON CONFLICT (agent_id, kind, term) DO UPDATE SET df = {term_table}.df + EXCLUDED.df
+            ON CONFLICT (agent_id, kind, term) DO UPDATE SET df = {term_table}.df + EXCLUDED.df,
+                                                             version = EXCLUDED.version
         )
         INSERT INTO {corpus_table} (agent_id, kind, doc_count, total_length)
         SELECT %(agent)s, %(kind)s, %(sign)s * count(DISTINCT d.id),

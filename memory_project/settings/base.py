@@ -156,6 +156,11 @@ ANAMNESIS_LLM_MODEL = os.environ.get("ANAMNESIS_LLM_MODEL", "gpt-4o-mini")
 ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 
+# --- Retrieval ---
+# BM25 posting lists kept in memory per process (16 bytes a posting; 2M ≈ 32 MB), reused until
+# a write changes their term (retrieval/postings.py).
+ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_POSTINGS", "2000000"))
+
 # --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a staff session ---
 # Request bodies above this are a 413 (the API checks Content-Length before reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024

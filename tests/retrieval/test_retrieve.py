@@ -1,7 +1,5 @@
 """The read pipeline on the real database, fed by the real write pipeline (offline extractor)."""
 
-import math
-from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -16,6 +14,7 @@ from memories.services.write import memory_write
 from retrieval import signals
 from retrieval.config import retrieval_config
 from retrieval.services import memory_retrieve
+from tests.support.bm25 import agent_documents, facts_with_postings, reference_bm25, reference_order
 
 BEFORE = datetime(2024, 1, 10, tzinfo=UTC)
 MOVE = datetime(2024, 3, 1, tzinfo=UTC)
@@ -193,52 +192,18 @@ def test_date_window_search_returns_only_documents_in_the_window(agent):
         assert ids and ids <= {f.id for f in inside}
 
 
-def _reference_bm25(docs: dict[int, Counter], query_terms: list[str], k1=1.2, b=0.75) -> dict[int, float]:
-    n = len(docs)
-    avgdl = sum(sum(c.values()) for c in docs.values()) / n
-    df = Counter(t for c in docs.values() for t in c)
-    out = {}
-    for doc_id, tf in docs.items():
-        dl = sum(tf.values())
-        score = 0.0
-        for term in set(query_terms):
-            if tf[term]:
-                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-                score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * dl / avgdl))
-        if score > 0:
-            out[doc_id] = score
-    return out
-
-
-def _agent_docs(agent_id) -> dict[int, Counter]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id, lexeme, coalesce(array_length(positions, 1), 1) FROM memories_fact, "
-                       "unnest(search_vector) WHERE agent_id = %s", [agent_id])
-        docs: dict[int, Counter] = {}
-        for doc_id, lexeme, tf in cursor.fetchall():
-            docs.setdefault(doc_id, Counter())[lexeme] = tf
-    return docs
-
-
 def test_keyword_top_k_with_common_terms_equals_scoring_every_document(agent):
     """With common terms ("market", a name in every message) the top k read from the postings
     is exactly the top k of scoring every document with a reference BM25, in order."""
     entity = Entity.objects.create(agent=agent, key="person:rafael", type="person", display_name="Rafael")
-    rng = np.random.default_rng(7)
     texts_ = [f"Rafael went to the market on day {i}" + (" and the market was busy" if i % 3 == 0 else "")
               for i in range(400)]
     texts_ += [f"Rafael played jazz {'jazz ' * (i % 4)}at the market with band {i}" for i in range(12)]
     texts_ += [f"Rafael heard jazz on the radio, episode {i}" for i in range(6)]
-    now = timezone.now()
-    vectors = rng.normal(size=(len(texts_), 384))
-    facts = Fact.objects.bulk_create([
-        Fact(agent=agent, entity=entity, text=t, embedding=v / np.linalg.norm(v), valid_from=now, recorded_at=now)
-        for t, v in zip(texts_, vectors, strict=True)])
-    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in facts])
+    facts_with_postings(agent, entity, texts_)
     query = "Rafael jazz market"
-    expected = _reference_bm25(_agent_docs(agent.id), signals.query_terms(query))
-    # equal scores (to 1e-9: float sums differ in the last bits) rank by id
-    best = sorted(expected.items(), key=lambda kv: (-round(kv[1] * 1e9), kv[0]))
+    expected = reference_bm25(agent_documents(agent.id), signals.query_terms(query))
+    best = reference_order(expected)
     for limit in (3, 10, 25):
         hits, info = signals.keyword(agent_id=agent.id, kind="fact", query=query, limit=limit,
                                      config=retrieval_config({"min_confidence": 0.0}))
@@ -250,19 +215,12 @@ def test_keyword_top_k_skips_superseded_best_matches(agent):
     """When the best-scoring documents are all closed versions, the search still returns `limit`
     visible ones — the next best, in reference order — not a short list."""
     entity = Entity.objects.create(agent=agent, key="person:rafael", type="person", display_name="Rafael")
-    now = timezone.now()
-    rng = np.random.default_rng(3)
     texts_ = [f"Rafael plays the oboe {'oboe ' * 3} in hall {i}" for i in range(40)]  # best, then closed
     texts_ += [f"Rafael plays the oboe at home, evening {i}" for i in range(20)]
-    vectors = rng.normal(size=(len(texts_), 384))
-    facts = Fact.objects.bulk_create([
-        Fact(agent=agent, entity=entity, text=t, embedding=v / np.linalg.norm(v), valid_from=now, recorded_at=now,
-             valid_to=now if i < 40 else None, invalidated_at=now if i < 40 else None)
-        for i, (t, v) in enumerate(zip(texts_, vectors, strict=True))])
-    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in facts])
+    facts = facts_with_postings(agent, entity, texts_, closed=set(range(40)))
     open_ids = {f.id for f in facts[40:]}
-    expected = _reference_bm25(_agent_docs(agent.id), signals.query_terms("oboe"))
-    best = [d for d, _ in sorted(expected.items(), key=lambda kv: (-round(kv[1] * 1e9), kv[0])) if d in open_ids]
+    expected = reference_bm25(agent_documents(agent.id), signals.query_terms("oboe"))
+    best = [d for d, _ in reference_order(expected) if d in open_ids]
     hits, _ = signals.keyword(agent_id=agent.id, kind="fact", query="oboe", limit=10,
                               config=retrieval_config({"min_confidence": 0.0}))
     assert [h.id for h in hits] == best[:10]
@@ -270,12 +228,12 @@ def test_keyword_top_k_skips_superseded_best_matches(agent):
 
 def test_keyword_scores_equal_a_reference_okapi_bm25(ricardo):
     say(ricardo, "Ricardo Gomes loves jazz and plays jazz guitar on weekends.", MOVE)
-    docs = _agent_docs(ricardo.id)
+    docs = agent_documents(ricardo.id)
     query = "Ricardo jazz guitar"
     config = retrieval_config({"min_confidence": 0.0})
     hits, _ = signals.keyword(agent_id=ricardo.id, kind="fact", query=query, limit=100, config=config)
     terms = signals.query_terms(query)
-    expected = _reference_bm25(docs, terms)
+    expected = reference_bm25(docs, terms)
     active = set(Fact.objects.filter(agent=ricardo, valid_to__isnull=True).values_list("id", flat=True))
     assert {h.id for h in hits} == {i for i in expected if i in active}
     for hit in hits:
