@@ -13,6 +13,7 @@ from datetime import datetime
 
 import numpy as np
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -97,7 +98,9 @@ def pre_retrieval(ctx: WriteContext, step: StepRecord) -> None:
         else:
             facts = (
                 Fact.objects.filter(entity=entity, valid_to__isnull=True, invalidated_at__isnull=True)
-                .order_by(CosineDistance("embedding", ctx.event.embedding))
+                # "+ 0": sorted exactly, never by the shared HNSW index, which filters by entity
+                # after its scan and would return too few of this entity's facts
+                .order_by(CosineDistance("embedding", ctx.event.embedding) + Value(0.0))
                 .values_list("text", "confidence")[: ctx.config.informed_extraction_topk]
             )
             chunk = [f"[{entity.display_name} fact] {text} ({conf:.2f})" for text, conf in facts]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Q, Value
 from pgvector.django import CosineDistance
 
 from memories.models import Agent, Entity, EntityAlias
@@ -113,12 +113,15 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity 
 
 
 def resolve_fuzzy(*, agent: Agent, vector: np.ndarray, entity_type: str, limit: int = 3) -> list[tuple[Entity, float]]:
-    """Phase 2 candidates: nearest entity names by cosine, same type (or untyped concepts)."""
+    """Phase 2 candidates: nearest entity names by cosine, same type (or untyped concepts).
+    Ordered by `distance + 0`, which the shared HNSW index cannot serve: that index filters by
+    agent after its scan (pgvector 0.6.2) and returns too few names for an agent that is a small
+    share of the table. An agent's entities are few enough to sort exactly."""
     etype = normalize_type(entity_type)
     rows = (
         Entity.objects.filter(agent=agent, merged_into__isnull=True, name_embedding__isnull=False)
         .filter(Q(type=etype) | Q(type="concept") if etype != "concept" else Q())
-        .annotate(distance=CosineDistance("name_embedding", vector))
+        .annotate(distance=CosineDistance("name_embedding", vector) + Value(0.0))
         .order_by("distance")[:limit]
     )
     return [(e, 1.0 - float(e.distance)) for e in rows]
