@@ -20,6 +20,7 @@ install: $(VENV)/.installed
 
 migrate: install
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py agent_indexes
 
 demo: migrate
 	$(PY) manage.py load_demo

@@ -39,10 +39,12 @@ def main():
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
     from memories.services.api_keys import api_key_create
+    from memories.services.vector_indexes import agent_indexes_ensure
 
     agent = agent_get_or_create(slug=f"bench-latency-{args.facts}")
     pool = sentences()
     build(agent, args.facts, pool, np.stack(get_embedder().embed(pool)), random.Random(42))
+    agent_indexes_ensure(agent=agent)  # the beat job's work, done now
     keys = [api_key_create(agent=agent, scope="write", name=f"bench-{i}", actor="bench")[1]
             for i in range(args.clients)]
     questions = [q["question"] for q in json.loads(LOCOMO.read_text())[0]["qa"]]

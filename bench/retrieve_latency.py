@@ -70,17 +70,21 @@ def missing(agent, n):
 
 class vector_indexes_dropped:
     """Bulk loading into HNSW indexes row by row takes most of an hour here; building them
-    once afterwards takes minutes. The definitions are read back from the database and
-    recreated even if the load is interrupted."""
+    once afterwards takes minutes. The shared indexes' definitions are read back from the
+    database and recreated even if the load is interrupted; the agents' own indexes are dropped
+    (main() builds them afterwards, as the beat job would)."""
 
     def __enter__(self):
         from django.db import connection
 
+        from memories.selectors import agent_indexes
+
         with connection.cursor() as cursor:
             cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN "
                            "('memories_fact', 'memories_event') AND indexdef ILIKE '%% USING hnsw %%'")
-            self.definitions = cursor.fetchall()
-            for name, _ in self.definitions:
+            own = {index.name for index in agent_indexes()}
+            self.definitions = [(name, definition) for name, definition in cursor.fetchall() if name not in own]
+            for name in [name for name, _ in self.definitions] + sorted(own):
                 cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
 
     def __exit__(self, *exc):
@@ -104,6 +108,7 @@ def main():
 
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
+    from memories.services.vector_indexes import agent_indexes_ensure
     from retrieval.services import memory_retrieve
 
     rng = random.Random(42)
@@ -119,6 +124,10 @@ def main():
         with vector_indexes_dropped():
             for agent, n in todo:
                 build(agent, n, pool, vectors, rng)
+    # agents past ANAMNESIS_AGENT_INDEX_MIN_ROWS get their own HNSW indexes (the beat job's work)
+    built = agent_indexes_ensure()["built"]
+    if built:
+        print(f"built the agents' own vector indexes: {', '.join(built)}", flush=True)
     questions = [q["question"] for q in json.loads(LOCOMO.read_text())[0]["qa"]]
     for size in sizes:
         agent = agent_get_or_create(slug=f"bench-latency-{size}")

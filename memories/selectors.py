@@ -3,8 +3,11 @@ by it, so no query built here can return another agent's rows."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from memories.errors import NotFound
@@ -188,3 +191,42 @@ def runs_with_steps(*, agent: Agent) -> QuerySet[PipelineRun]:
     """Runs with their steps prefetched in order (attempt, then position)."""
     steps = Prefetch("steps", queryset=PipelineStep.objects.order_by("attempt", "order"))
     return PipelineRun.objects.filter(agent=agent).prefetch_related(steps)
+
+
+# --- per-agent vector indexes (built by memories.services.vector_indexes) ---
+
+_AGENT_INDEX = re.compile(r"^(fact|event)_ann_a(\d+)$")
+
+
+def agent_index_name(kind: str, agent_id: int) -> str:
+    return f"{kind}_ann_a{int(agent_id)}"
+
+
+@dataclass(frozen=True)
+class AgentIndex:
+    name: str
+    kind: str
+    agent_id: int
+    valid: bool  # false while a concurrent build runs, or after one failed
+
+
+def agent_indexes() -> list[AgentIndex]:
+    """Every per-agent vector index in the database."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                       "WHERE c.relname ~ '^(fact|event)_ann_a[0-9]+$'")
+        rows = cursor.fetchall()
+    out = []
+    for name, valid in rows:
+        kind, agent_id = _AGENT_INDEX.match(name).groups()
+        out.append(AgentIndex(name, kind, int(agent_id), bool(valid)))
+    return out
+
+
+def agent_index_ready(*, kind: str, agent_id: int) -> bool:
+    """Whether the agent has a valid vector index of its own for `kind`."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                       "WHERE c.relname = %s", [agent_index_name(kind, agent_id)])
+        row = cursor.fetchone()
+    return bool(row and row[0])

@@ -38,9 +38,10 @@ class RetrievalConfig:
     min_confidence: float = 0.55
     include_events: bool = True
     parallel_signals: bool = True
-    # semantic search vs pgvector 0.6.2 (no iterative scans): exact scan below this many rows
-    # for the agent, else HNSW with ef_search scaled by the agent's share of the table, and an
-    # exact re-scan whenever the index returns fewer rows than exist.
+    # semantic search vs pgvector 0.6.2 (no iterative scans): an agent with its own HNSW index
+    # searches it; otherwise an exact scan below this many rows for the agent (or the date
+    # window), else the shared HNSW with ef_search scaled by the agent's share of the table; an
+    # exact re-scan whenever an index returns fewer rows than exist.
     exact_scan_max_rows: int = 20000
     hnsw_ef_search_min: int = 40
     hnsw_ef_search_max: int = 1000

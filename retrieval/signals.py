@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 
 from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.providers.embeddings import vector_literal
+from memories.selectors import agent_index_ready
 from retrieval import postings
 from retrieval.config import RetrievalConfig
 from retrieval.timefilters import event_visible_sql, fact_visible_sql
@@ -71,47 +73,58 @@ _observed_share: dict[tuple[int, str], float] = {}
 def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
              as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
     """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
-    so `WHERE agent = X` can return fewer rows than exist. Strategy: when the agent (or the date
-    window) holds at most `exact_scan_max_rows` documents, an exact scan (index scans disabled
-    for the statement); otherwise HNSW with ef_search scaled by 1 / (the agent's share of the
-    table, or the lower share observed near recent queries); a short answer is retried once with
-    ef_search scaled by the share this pass actually found, and redone exactly if still short.
-    Either way the result is never short.
+    so `WHERE agent = X` on the shared index can return fewer rows than exist. Strategy:
+    - an agent with an HNSW index of its own (`memories.services.vector_indexes`, agents with at
+      least ANAMNESIS_AGENT_INDEX_MIN_ROWS documents) searches it: every neighbour is its own;
+    - else an agent (or date window) with at most `exact_scan_max_rows` documents is scanned
+      exactly (index scans disabled for the statement);
+    - else the shared index, with ef_search scaled by 1 / (the agent's share of the table, or the
+      lower share observed near recent queries).
+    On an index, a short answer is retried once with ef_search scaled by the share this pass
+    actually found, and redone exactly if still short: the result is never short.
 
     A date window is a further filter the index cannot see: a window with at most
-    `exact_scan_max_rows` documents is scanned exactly; a larger one takes the HNSW path with
+    `exact_scan_max_rows` documents is scanned exactly; a larger one takes the index path with
     the window's share and keeps what it finds (the in-window documents among the nearest
-    `hnsw_ef_search_max` of the table) rather than measuring the distance to every one of them:
-    the window list is a boost next to the unfiltered semantic list, never the only source."""
+    `hnsw_ef_search_max`) rather than measuring the distance to every one of them: the window
+    list is a boost next to the unfiltered semantic list, never the only source."""
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
+    agent_rows = corpus_size(agent_id, kind)
+    own = agent_rows >= settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS and agent_index_ready(kind=kind, agent_id=agent_id)
+    # Stored vectors are unit length, so ordering by inner product (<#>) is ordering by cosine;
+    # only the agent's own index (vector_ip_ops) can serve it, whatever the planner's costs say.
+    order = "d.embedding <#> %s::vector" if own else "distance"
     sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
            f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} "
-           f"ORDER BY distance LIMIT %s")
-    args = [vector_literal(vector), agent_id, *params, *extra_params, limit]
-    rows_in_scope = corpus_size(agent_id, kind)
-    if window is not None and rows_in_scope > config.exact_scan_max_rows:
+           f"ORDER BY {order} LIMIT %s")
+    literal = vector_literal(vector)
+    args = [literal, agent_id, *params, *extra_params, *([literal] if own else []), limit]
+    rows_in_scope = agent_rows
+    if window is not None and (own or agent_rows > config.exact_scan_max_rows):
         rows_in_scope = window_size(agent_id, kind, window, cap=config.exact_scan_max_rows)
     info = {"agent_rows": rows_in_scope, "strategy": "exact"}
-    if rows_in_scope <= config.exact_scan_max_rows:
+    if rows_in_scope <= config.exact_scan_max_rows and not (own and window is None):
         rows = _run(sql, args, exact=True)
     else:
-        # learned from plain searches only: an as_of or window filter hides rows on purpose
-        memo = (agent_id, kind) if window is None and as_of is None else None
-        share = max(rows_in_scope / max(table_size(kind), rows_in_scope), 1e-6)
+        # learned from plain searches of the shared index only: an as_of or window filter hides
+        # rows on purpose, and in the agent's own index the share is its visible rows
+        memo = (agent_id, kind) if window is None and as_of is None and not own else None
+        share = max(rows_in_scope / max(agent_rows if own else table_size(kind), rows_in_scope), 1e-6)
         if memo in _observed_share:
             share = min(share, _observed_share[memo])
         ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit * 2 / share)))
-        info.update(strategy="hnsw", ef_search=ef)
+        label = "agent_hnsw" if own else "hnsw"
+        info.update(strategy=label, ef_search=ef)
         rows = _run(sql, args, ef_search=ef)
         if len(rows) < limit and ef < config.hnsw_ef_search_max:
-            # The agent's share near this query is lower than in the whole table: widen the
-            # search by what the first pass actually saw before paying for an exact scan.
+            # The agent's share near this query is lower than expected: widen the search by what
+            # the first pass actually saw before paying for an exact scan.
             local_share = max(len(rows), 1) / ef
             if memo:
                 _observed_share[memo] = local_share
             ef = int(min(config.hnsw_ef_search_max, limit * 1.5 / local_share))
-            info.update(strategy="hnsw_widened", ef_search=ef)
+            info.update(strategy=f"{label}_widened", ef_search=ef)
             rows = _run(sql, args, ef_search=ef)
         elif memo in _observed_share:  # drift back toward the table-wide share
             _observed_share[memo] = min(1.0, _observed_share[memo] * 1.05)

@@ -161,6 +161,14 @@ ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 # a write changes their term (retrieval/postings.py).
 ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_POSTINGS", "2000000"))
 
+# Agents with at least this many facts (or events) get HNSW indexes of their own
+# (memories/services/vector_indexes.py), built by the beat job below or `manage.py agent_indexes`.
+ANAMNESIS_AGENT_INDEX_MIN_ROWS = int(os.environ.get("ANAMNESIS_AGENT_INDEX_MIN_ROWS", "5000"))
+CELERY_BEAT_SCHEDULE["agent-vector-indexes"] = {
+    "task": "memories.tasks.agent_indexes_ensure_task",
+    "schedule": float(os.environ.get("ANAMNESIS_AGENT_INDEX_EVERY_SECONDS", "600")),
+}
+
 # --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a staff session ---
 # Request bodies above this are a 413 (the API checks Content-Length before reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024

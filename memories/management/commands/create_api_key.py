@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memories import selectors
 from memories.errors import DomainError
+from memories.management.options import agent_option
 from memories.models import ApiKeyScope
 from memories.services.api_keys import api_key_create
 
@@ -21,11 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="print only the key")
 
     def handle(self, *args, **opts):
-        agent = None
-        if opts["agent"]:
-            agent = selectors.agent_by_slug(slug=opts["agent"])
-            if agent is None:
-                raise CommandError(f"no agent with slug {opts['agent']!r}")
+        agent = agent_option(opts["agent"])
         try:
             key, plaintext = api_key_create(agent=agent, scope=opts["scope"], name=opts["name"], actor="cli")
         except DomainError as exc:

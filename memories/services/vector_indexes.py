@@ -1,0 +1,95 @@
+"""Per-agent HNSW indexes: one partial index (`WHERE agent_id = N`) per kind for every agent with
+at least `ANAMNESIS_AGENT_INDEX_MIN_ROWS` documents.
+
+pgvector 0.6.2 filters the rows of an HNSW scan after the index scan, so in the shared index an
+agent's query must look at about limit / (agent's share of the table) neighbours, and an agent
+with a small share ends in an exact scan of all its rows. In its own index every neighbour is
+the agent's: a 10k-row agent answers in about 1 ms instead of an 18 ms exact scan. The shared
+index stays for agents without one (and while theirs is being built).
+
+Built `CONCURRENTLY` (writes go on) by the `agent_indexes_ensure_task` beat job and by
+`manage.py agent_indexes`; an index left invalid by an interrupted build is rebuilt, the indexes
+of deleted agents are dropped, and an advisory lock keeps two runs from racing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import connection
+
+from memories.models import Agent, Event, Fact, KeywordCorpus
+from memories.selectors import agent_index_name, agent_indexes
+
+logger = logging.getLogger(__name__)
+
+TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
+_LOCK = 0x616E6E  # advisory lock key: one ensure run at a time
+
+
+def agent_indexes_ensure(*, agent: Agent | None = None) -> dict[str, list[str]]:
+    """Build the missing indexes of agents (or of `agent`) with at least
+    ANAMNESIS_AGENT_INDEX_MIN_ROWS documents of a kind; rebuild invalid ones; drop those of
+    deleted agents. CONCURRENTLY unless called inside a transaction (where Postgres forbids it).
+    Returns the names built and dropped."""
+    concurrently = not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        # in a transaction the lock is released with it, else when this run ends
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)" if not concurrently
+                       else "SELECT pg_try_advisory_lock(%s)", [_LOCK])
+        if not cursor.fetchone()[0]:
+            logger.info("another process is building vector indexes; skipped")
+            return {"built": [], "dropped": []}
+        if not concurrently:  # rows written earlier in the transaction: check their constraints now
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    try:
+        return _ensure(agent, settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS, concurrently)
+    finally:
+        with connection.cursor() as cursor:
+            if concurrently:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK])
+            else:
+                cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
+def _ensure(agent: Agent | None, min_rows: int, concurrently: bool) -> dict[str, list[str]]:
+    existing = {s.name: s for s in agent_indexes()}
+    sizes = KeywordCorpus.objects.filter(doc_count__gte=min_rows)
+    if agent is not None:
+        sizes = sizes.filter(agent=agent)
+    live_agents = set(Agent.objects.values_list("id", flat=True))
+    dropped = []
+    for state in existing.values():
+        if state.agent_id not in live_agents or not state.valid:
+            _drop(state.name, concurrently)
+            dropped.append(state.name)
+    built = []
+    for agent_id, kind in sizes.values_list("agent_id", "kind"):
+        name = agent_index_name(kind, agent_id)
+        if name in existing and existing[name].valid:
+            continue
+        _build(name, kind, agent_id, concurrently)
+        built.append(name)
+    return {"built": built, "dropped": [n for n in dropped if n not in built]}
+
+
+def _build(name: str, kind: str, agent_id: int, concurrently: bool) -> None:
+    how = "CONCURRENTLY " if concurrently else ""
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '512MB'")
+        # inner product: on unit vectors the same order as cosine, and an operator the shared
+        # (cosine) index cannot serve, so an agent's search always uses its own index. Same
+        # parameters as the shared index (m 16, ef_construction 64); agent_id is an int.
+        cursor.execute(f'CREATE INDEX {how}IF NOT EXISTS "{name}" ON {TABLES[kind]} USING hnsw '
+                       f"(embedding vector_ip_ops) WITH (m = 16, ef_construction = 64) "
+                       f"WHERE agent_id = {int(agent_id)}")
+        cursor.execute("RESET maintenance_work_mem")
+    logger.info("built vector index %s", name)
+
+
+def _drop(name: str, concurrently: bool) -> None:
+    how = "CONCURRENTLY " if concurrently else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP INDEX {how}IF EXISTS "{name}"')
+    logger.info("dropped vector index %s", name)
