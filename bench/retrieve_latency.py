@@ -4,7 +4,9 @@ agent with 10k and 100k active facts, with 9 other agents' rows in the same tabl
 Facts are synthetic but realistic: texts combine real conversational sentences (LoCoMo turns,
 read from ../shared, never shipped) with named subjects, and each embedding is the bundled
 model's embedding of its sentence plus small noise (embedding 100k distinct texts would take
-the bench an hour on 2 cores). The corpus is built once per size and reused.
+the bench an hour on 2 cores). As the write pipeline would, each fact is linked to its subject
+and each subject's name is an alias, so questions naming a subject seed the graph signal with
+an entity that holds a tenth of the agent's facts. The corpus is built once per size and reused.
 
     .venv/bin/python bench/retrieve_latency.py [--sizes 10000,100000] [--queries 200]
 """
@@ -31,7 +33,7 @@ def build(agent, n, pool, vectors, rng):
     from django.db import transaction
     from django.utils import timezone
 
-    from memories.models import Entity, Event, Fact
+    from memories.models import Entity, Event, Fact, FactEntityLink
     from memories.services.keyword import keyword_stats_apply
 
     if not missing(agent, n):
@@ -56,10 +58,29 @@ def build(agent, n, pool, vectors, rng):
                                     recorded_at=now, embedding=vec, external_id=f"b{i}"))
         with transaction.atomic():
             created = Fact.objects.bulk_create(facts)
+            FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=f.entity, is_primary=True)
+                                                for f in created])
             made = Event.objects.bulk_create(events)
             keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in created])
             keyword_stats_apply(agent_id=agent.id, kind="event", ids=[e.id for e in made])
         print(f"  {agent.slug}: {min(n, start + 5000)}/{n} facts", flush=True)
+
+
+def link_subjects(agent):
+    """As the write pipeline does: each subject's name is an alias (the planner finds it in a
+    question and seeds the graph signal) and each fact is linked to its subject. Backfills a
+    corpus built before the bench did this."""
+    from django.db import connection
+
+    from memories.models import Entity, FactEntityLink
+    from memories.services.entities import alias_register
+
+    for entity in Entity.objects.filter(agent=agent):
+        alias_register(agent=agent, entity=entity, names=[entity.display_name])
+    if not FactEntityLink.objects.filter(fact__agent=agent).exists():
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO memories_factentitylink (fact_id, entity_id, is_primary) "
+                           "SELECT id, entity_id, true FROM memories_fact WHERE agent_id = %s", [agent.id])
 
 
 def missing(agent, n):
@@ -124,6 +145,8 @@ def main():
         with vector_indexes_dropped():
             for agent, n in todo:
                 build(agent, n, pool, vectors, rng)
+    for agent, _ in corpora:
+        link_subjects(agent)
     # agents past ANAMNESIS_AGENT_INDEX_MIN_ROWS get their own HNSW indexes (the beat job's work)
     built = agent_indexes_ensure()["built"]
     if built:
@@ -132,7 +155,7 @@ def main():
     for size in sizes:
         agent = agent_get_or_create(slug=f"bench-latency-{size}")
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE memories_fact; ANALYZE memories_event")
+            cursor.execute("ANALYZE memories_fact; ANALYZE memories_event; ANALYZE memories_factentitylink")
         for q in questions[:10]:  # warm caches, model and graph
             memory_retrieve(agent=agent, query=q, record=False)
         latencies = []

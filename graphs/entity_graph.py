@@ -22,7 +22,8 @@ _lock = threading.Lock()
 
 def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
     """Undirected weighted graph: relationship edges (weight = strength) plus co-mention edges
-    between entities named by the same fact (0.5 per shared fact, capped at 1)."""
+    between entities named by the same fact (0.5 per shared fact, capped at 1); each entity's
+    node holds how many visible facts name it (`facts`)."""
     graph = nx.Graph()
     edges = Relationship.objects.filter(fact_visible(as_of), agent=agent).values_list(
         "source_id", "target_id", "strength", "rel_type")
@@ -35,6 +36,7 @@ def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
     for fact_id, entity_id in links:
         by_fact.setdefault(fact_id, []).append(entity_id)
         graph.add_node(entity_id)
+        graph.nodes[entity_id]["facts"] = graph.nodes[entity_id].get("facts", 0) + 1
     for entities in by_fact.values():
         for i, a in enumerate(entities):
             for b in entities[i + 1:]:

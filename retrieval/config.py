@@ -18,7 +18,7 @@ class RetrievalConfig:
         "topk_facts": (1, 200), "topk_events": (0, 200), "candidate_pool": (1, 1000),
         "min_similarity": (-1, 1), "min_confidence": (0, 1), "exact_scan_max_rows": (0, 10**9),
         "hnsw_ef_search_min": (1, 1000), "hnsw_ef_search_max": (1, 1000), "bm25_k1": (0, 10), "bm25_b": (0, 1),
-        "ppr_alpha": (0, 0.99), "graph_hop_decay": (0, 1),
+        "ppr_alpha": (0, 0.99), "graph_hop_decay": (0, 1), "graph_exact_max_facts": (0, 10**9),
         "graph_query_bonus": (0, 10), "graph_max_hops": (0, 4), "rrf_k": (1, 1000), "signal_weights": (0, 100),
         "enumeration_signal_weights": (0, 100),
         "score_weights": (0, 100), "recency_half_life_days": (0.001, 36500),
@@ -53,6 +53,8 @@ class RetrievalConfig:
     graph_hop_decay: tuple[float, ...] = (1.0, 0.5)
     graph_query_bonus: float = 1.5
     graph_max_hops: int = 2
+    # an entity with more linked facts than this is searched through the agent's vector index
+    graph_exact_max_facts: int = 3000
     # fusion
     # "convex" (default): Σ weight × normalized score per signal (cosine scaled from min_similarity,
     # BM25 / graph by their best hit) — measured on LoCoMo dev at R@10 0.72 vs 0.67 for RRF (k = 60),

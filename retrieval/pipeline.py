@@ -66,6 +66,7 @@ class RetrieveContext:
     events: dict[int, selectors.EventRow] = field(default_factory=dict)
     ordered: list[Candidate] = field(default_factory=list)
     pending: dict = field(default_factory=dict)  # signals already started (name → future)
+    graph: object | None = None  # the entity graph the graph signal used (networkx.Graph)
     context: str = ""
 
     @property
@@ -114,9 +115,11 @@ def _graph_hits(ctx: RetrieveContext) -> tuple[list[signals.Hit], dict]:
         * (ctx.config.graph_query_bonus if e in mentioned else 1.0)
         for e, h in scores.hops.items()
     }
-    hits = signals.graph_facts(entity_scores=normalize_max(entity_scores), vector=ctx.vector,
-                               limit=ctx.config.candidate_pool, config=ctx.config, as_of=ctx.as_of)
-    return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops)}
+    ctx.graph = graph
+    hits, info = signals.graph_facts(agent_id=ctx.agent.id, entity_scores=normalize_max(entity_scores),
+                                     vector=ctx.vector, limit=ctx.config.candidate_pool, config=ctx.config,
+                                     as_of=ctx.as_of, graph=graph)
+    return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}
 
 
 def _timed(fn):
@@ -289,9 +292,9 @@ def enhance(ctx: RetrieveContext, step: StepRecord) -> None:
             if not neighbours:
                 break
             parent = max(frontier.values())
-            hits = signals.graph_facts(entity_scores={n: 1.0 for n in neighbours}, vector=ctx.vector,
-                                       limit=c.spreading_facts_per_entity * len(neighbours), config=c,
-                                       as_of=ctx.as_of)
+            hits, _ = signals.graph_facts(agent_id=ctx.agent.id, entity_scores={n: 1.0 for n in neighbours},
+                                          vector=ctx.vector, limit=c.spreading_facts_per_entity * len(neighbours),
+                                          config=c, as_of=ctx.as_of, graph=ctx.graph)
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
                 if hit.key not in ctx.candidates:

@@ -235,22 +235,61 @@ def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: Retrie
 
 # --- graph -------------------------------------------------------------------------------------
 
-def graph_facts(*, entity_scores: dict[int, float], vector: np.ndarray, limit: int, config: RetrievalConfig,
-                as_of: datetime | None = None) -> list[Hit]:
+def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.ndarray, limit: int,
+                config: RetrievalConfig, as_of: datetime | None = None, graph=None) -> tuple[list[Hit], dict]:
     """Facts linked to the graph's top entities, scored by entity score × (0.5 + 0.5 cosine),
-    so a seed entity's many facts are ordered by relevance to the query."""
+    so a seed entity's many facts are ordered by relevance to the query.
+
+    An entity with at most `graph_exact_max_facts` linked facts has them all measured; a larger
+    one (the agent's own person links to most of its facts) is searched through the agent's
+    own vector index: its facts among the query's nearest, with ef_search scaled by the share of
+    the agent's facts it holds — the list is a boost next to the semantic one, so it keeps what
+    that pass finds instead of measuring tens of thousands of facts."""
     if not entity_scores:
-        return []
+        return [], {}
     top = sorted(entity_scores, key=entity_scores.get, reverse=True)[: max(10, config.spreading_related_entities)]
+    cap = config.graph_exact_max_facts
+    # the cached entity graph knows each entity's facts; else count them, up to the cap
+    counts = ({e: graph.nodes[e].get("facts", 0) for e in top if e in graph} if graph is not None
+              else _linked_counts(top, cap=cap))
+    small = [e for e in top if counts.get(e, 0) <= cap]
+    large = [e for e in top if counts.get(e, 0) > cap]
+    if large and not (corpus_size(agent_id, "fact") >= settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS
+                      and agent_index_ready(kind="fact", agent_id=agent_id)):
+        small, large = top, []  # no index of its own yet: measure every linked fact
     visible, params = fact_visible_sql(as_of)
-    sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
-           f"JOIN {TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
-           f"AND d.confidence >= %s ORDER BY d.embedding <=> %s::vector LIMIT %s")
     vec = vector_literal(vector)
-    rows = _run(sql, [vec, top, *params, config.min_confidence, vec, limit * 3], exact=True)
+    rows, info = [], {"entities_measured": len(small), "entities_searched": len(large)}
+    if small:
+        # ordered by "distance + 0", which no vector index can serve: the planner reads the
+        # links by entity and the facts by id, then sorts (disabling index scans instead made
+        # it scan every agent's links)
+        sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
+               f"JOIN {TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
+               f"AND d.confidence >= %s ORDER BY (d.embedding <=> %s::vector) + 0 LIMIT %s")
+        rows += _run(sql, [vec, small, *params, config.min_confidence, vec, limit * 3])
+    if large:
+        share = min(1.0, sum(counts[e] for e in large) / max(corpus_size(agent_id, "fact"), 1))
+        ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit / share)))
+        sql = (f"WITH near AS MATERIALIZED (SELECT d.id, d.embedding <=> %s::vector AS distance "
+               f"FROM {TABLES['fact']} d WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible} "
+               f"AND d.confidence >= %s ORDER BY d.embedding <#> %s::vector LIMIT %s) "
+               f"SELECT l.entity_id, near.id, 1 - near.distance FROM near "
+               f"JOIN {FactEntityLink._meta.db_table} l ON l.fact_id = near.id AND l.entity_id = ANY(%s) "
+               f"ORDER BY near.distance LIMIT %s")
+        rows += _run(sql, [vec, agent_id, *params, config.min_confidence, vec, ef, large, limit * 3], ef_search=ef)
+        info["ef_search"] = ef
     best: dict[int, float] = {}
     for entity_id, fact_id, cosine in rows:
         score = entity_scores[entity_id] * (0.5 + 0.5 * max(0.0, float(cosine)))
         best[fact_id] = max(best.get(fact_id, 0.0), score)
     ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    return [Hit("fact", fact_id, score) for fact_id, score in ranked]
+    return [Hit("fact", fact_id, score) for fact_id, score in ranked], info
+
+
+def _linked_counts(entity_ids: list[int], *, cap: int) -> dict[int, int]:
+    """Each entity's linked facts, counted up to cap + 1 (index-only scans)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT e, (SELECT count(*) FROM (SELECT 1 FROM {FactEntityLink._meta.db_table} l "
+                       f"WHERE l.entity_id = e LIMIT %s) c) FROM unnest(%s::bigint[]) AS e", [cap + 1, entity_ids])
+        return dict(cursor.fetchall())

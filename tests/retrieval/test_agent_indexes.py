@@ -81,6 +81,30 @@ def test_a_date_window_on_an_agent_index_returns_only_rows_in_the_window(agent, 
             assert {h.id for h in hits} == inside
 
 
+def test_graph_facts_of_a_large_entity_come_from_the_agent_index(agent, settings):
+    """An entity linked to more facts than `graph_exact_max_facts` is searched through the
+    agent's own index: its nearest facts, scored entity score × (0.5 + 0.5 cosine), the same
+    best facts an exact pass finds."""
+    from memories.models import FactEntityLink
+
+    settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS = 100
+    ana = person(agent, "Ana")
+    facts = facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(400)])
+    FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=ana, is_primary=True) for f in facts])
+    config = retrieval_config({"graph_exact_max_facts": 50, "min_confidence": 0.0})
+    exact, info = signals.graph_facts(agent_id=agent.id, entity_scores={ana.id: 1.0}, vector=query_vector(),
+                                      limit=20, config=config)
+    assert info["entities_measured"] == 1  # no index of its own yet: every linked fact measured
+    assert [h.id for h in exact] == exact_ids(agent, 20)
+    agent_indexes_ensure(agent=agent)
+    hits, info = signals.graph_facts(agent_id=agent.id, entity_scores={ana.id: 1.0}, vector=query_vector(),
+                                     limit=20, config=config)
+    assert info["entities_searched"] == 1 and info["ef_search"] >= 20
+    assert len(hits) == 20
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len({h.id for h in hits} & {h.id for h in exact}) >= 18
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_command_builds_indexes_concurrently_and_drops_those_of_deleted_agents(settings):
     settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS = 50
