@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import networkx as nx
+from django.db import connection
 
-from memories.models import Agent, FactEntityLink, Relationship
-from retrieval.timefilters import fact_visible
+from memories.models import Agent, Fact, FactEntityLink, Relationship
+from retrieval.timefilters import fact_visible, fact_visible_sql
 
 _cache: dict[int, tuple[int, nx.Graph]] = {}
 _lock = threading.Lock()
@@ -42,6 +43,65 @@ def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
             for b in entities[i + 1:]:
                 prior = graph.get_edge_data(a, b, {}).get("weight", 0.0)
                 graph.add_edge(a, b, weight=min(1.0, prior + 0.5))
+    return graph
+
+
+def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as_of: datetime | None
+                        ) -> nx.Graph:
+    """The part of `build_graph(agent, as_of)` that PPR from `seeds` reads: the subgraph induced
+    by the entities within `max_hops` of a seed, with the same edge weights, read hop by hop
+    from the database. A time-travel query pays for its neighbourhood, not for rebuilding the
+    agent's whole history (at 100k facts that took about 280 ms). Node `facts` here counts
+    every version's links (an upper bound of the facts visible then)."""
+    links, facts = FactEntityLink._meta.db_table, Fact._meta.db_table
+    rels = Relationship._meta.db_table
+    fact_sql, fact_params = fact_visible_sql(as_of, "f")
+    rel_sql, rel_params = fact_visible_sql(as_of, "r")
+    graph = nx.Graph()
+    seeds = list(seeds)
+    seen = set(seeds)
+    frontier = list(seen)
+    with connection.cursor() as cursor:
+        for _ in range(max_hops):
+            if not frontier:
+                break
+            cursor.execute(
+                f"SELECT r.source_id, r.target_id FROM {rels} r WHERE r.agent_id = %s AND {rel_sql} "
+                f"AND (r.source_id = ANY(%s) OR r.target_id = ANY(%s)) "
+                f"UNION SELECT l1.entity_id, l2.entity_id FROM {links} l1 JOIN {facts} f ON f.id = l1.fact_id "
+                f"JOIN {links} l2 ON l2.fact_id = l1.fact_id AND l2.entity_id <> l1.entity_id "
+                f"WHERE l1.entity_id = ANY(%s) AND {fact_sql}",
+                [agent.id, *rel_params, frontier, frontier, frontier, *fact_params])
+            found = {node for pair in cursor.fetchall() for node in pair} - seen
+            seen |= found
+            frontier = list(found)
+        nodes = list(seen)
+        cursor.execute(
+            f"SELECT r.source_id, r.target_id, r.strength, r.rel_type FROM {rels} r WHERE r.agent_id = %s "
+            f"AND {rel_sql} AND r.source_id = ANY(%s) AND r.target_id = ANY(%s)",
+            [agent.id, *rel_params, nodes, nodes])
+        for source, target, strength, rel_type in cursor.fetchall():
+            prior = graph.get_edge_data(source, target, {}).get("weight", 0.0)
+            graph.add_edge(source, target, weight=min(1.0, prior + strength), rel_type=rel_type)
+        # a seed with no edges is still a node when a fact visible then names it
+        cursor.execute(
+            f"SELECT e FROM unnest(%s::bigint[]) AS e WHERE EXISTS (SELECT 1 FROM {links} l "
+            f"JOIN {facts} f ON f.id = l.fact_id WHERE l.entity_id = e AND {fact_sql})", [list(seeds), *fact_params])
+        graph.add_nodes_from(row[0] for row in cursor.fetchall())
+        cursor.execute(
+            f"SELECT l1.entity_id, l2.entity_id, count(*) FROM {links} l1 JOIN {facts} f ON f.id = l1.fact_id "
+            f"JOIN {links} l2 ON l2.fact_id = l1.fact_id AND l2.entity_id > l1.entity_id "
+            f"WHERE l1.entity_id = ANY(%s) AND l2.entity_id = ANY(%s) AND {fact_sql} GROUP BY 1, 2",
+            [nodes, nodes, *fact_params])
+        for a, b, shared in cursor.fetchall():
+            prior = graph.get_edge_data(a, b, {}).get("weight", 0.0)
+            graph.add_edge(a, b, weight=min(1.0, prior + 0.5 * shared))
+        # facts per entity, every version counted (index-only): a size that only chooses how the
+        # graph signal reads an entity's facts, not worth checking each one's visibility
+        cursor.execute(f"SELECT entity_id, count(*) FROM {links} WHERE entity_id = ANY(%s) GROUP BY entity_id",
+                       [[n for n in nodes if n in graph]])
+        for entity_id, count in cursor.fetchall():
+            graph.nodes[entity_id]["facts"] = count
     return graph
 
 

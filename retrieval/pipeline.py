@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
-from graphs.entity_graph import agent_graph, personalized_pagerank
+from graphs.entity_graph import agent_graph, neighbourhood_graph, personalized_pagerank
 from memories.models import Agent
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
@@ -104,8 +104,10 @@ def _graph_hits(ctx: RetrieveContext) -> tuple[list[signals.Hit], dict]:
     seeds = ctx.plan.entity_ids
     if not seeds:
         return [], {"seeds": []}
-    graph = agent_graph(ctx.agent, ctx.as_of)
     hops = ctx.config.graph_max_hops + (1 if ctx.plan.broad_query else 0)
+    # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
+    graph = (agent_graph(ctx.agent) if ctx.as_of is None
+             else neighbourhood_graph(ctx.agent, seeds, max_hops=hops, as_of=ctx.as_of))
     scores = personalized_pagerank(graph, seeds, alpha=ctx.config.ppr_alpha, max_hops=hops)
     ppr = normalize_max(scores.ppr)
     decay = ctx.config.graph_hop_decay

@@ -249,9 +249,9 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
         return [], {}
     top = sorted(entity_scores, key=entity_scores.get, reverse=True)[: max(10, config.spreading_related_entities)]
     cap = config.graph_exact_max_facts
-    # the cached entity graph knows each entity's facts; else count them, up to the cap
-    counts = ({e: graph.nodes[e].get("facts", 0) for e in top if e in graph} if graph is not None
-              else _linked_counts(top, cap=cap))
+    # the entity graph knows its entities' facts; the others are counted, up to the cap
+    known = {e: graph.nodes[e].get("facts", 0) for e in top if e in graph} if graph is not None else {}
+    counts = {**_linked_counts([e for e in top if e not in known], cap=cap), **known}
     small = [e for e in top if counts.get(e, 0) <= cap]
     large = [e for e in top if counts.get(e, 0) > cap]
     if large and not (corpus_size(agent_id, "fact") >= settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS
@@ -289,6 +289,8 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
 
 def _linked_counts(entity_ids: list[int], *, cap: int) -> dict[int, int]:
     """Each entity's linked facts, counted up to cap + 1 (index-only scans)."""
+    if not entity_ids:
+        return {}
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT e, (SELECT count(*) FROM (SELECT 1 FROM {FactEntityLink._meta.db_table} l "
                        f"WHERE l.entity_id = e LIMIT %s) c) FROM unnest(%s::bigint[]) AS e", [cap + 1, entity_ids])
