@@ -8,7 +8,7 @@ the bench an hour on 2 cores). As the write pipeline would, each fact is linked 
 and each subject's name is an alias, so questions naming a subject seed the graph signal with
 an entity that holds a tenth of the agent's facts. The corpus is built once per size and reused.
 
-    .venv/bin/python bench/retrieve_latency.py [--sizes 10000,100000] [--queries 200]
+    .venv/bin/python bench/retrieve_latency.py [--sizes 10000,100000] [--queries 200] [--as-of-queries 50]
 """
 
 import argparse
@@ -122,10 +122,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--as-of-queries", type=int, default=50, help="also time this many as_of queries (0: none)")
     parser.add_argument("--other-rows", type=int, default=10000, help="facts of each of the 9 other agents")
     args = parser.parse_args()
     django_setup()
     from django.db import connection
+    from django.utils import timezone
 
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
@@ -158,14 +160,25 @@ def main():
             cursor.execute("ANALYZE memories_fact; ANALYZE memories_event; ANALYZE memories_factentitylink")
         for q in questions[:10]:  # warm caches, model and graph
             memory_retrieve(agent=agent, query=q, record=False)
-        latencies = []
-        for i in range(args.queries):
-            q = questions[i % len(questions)] + ("" if i < len(questions) else f" ({i})")
-            started = time.perf_counter()
-            memory_retrieve(agent=agent, query=q, record=False)
-            latencies.append((time.perf_counter() - started) * 1000)
+        latencies = timed(agent, questions, args.queries)
         print(f"{size} active facts (+{OTHER_AGENTS}x{args.other_rows} other agents' facts): "
               f"p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms, n={len(latencies)}")
+        if args.as_of_queries:  # the time-travel path, as of now: every fact visible, none cached
+            past = timed(agent, questions, args.as_of_queries, as_of=timezone.now())
+            print(f"{size} active facts, as_of now (time-travel path): p50 {percentile(past, 50):.1f} ms, "
+                  f"p95 {percentile(past, 95):.1f} ms, n={len(past)}")
+
+
+def timed(agent, questions, n, as_of=None):
+    from retrieval.services import memory_retrieve
+
+    latencies = []
+    for i in range(n):
+        q = questions[i % len(questions)] + ("" if i < len(questions) else f" ({i})")
+        started = time.perf_counter()
+        memory_retrieve(agent=agent, query=q, as_of=as_of, record=False)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
 
 
 if __name__ == "__main__":

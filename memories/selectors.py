@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
@@ -18,6 +19,7 @@ from memories.models import (
     Event,
     Fact,
     FactEntityLink,
+    KeywordCorpus,
     PipelineRun,
     PipelineStep,
     Relationship,
@@ -223,10 +225,22 @@ def agent_indexes() -> list[AgentIndex]:
     return out
 
 
-def agent_index_ready(*, kind: str, agent_id: int) -> bool:
-    """Whether the agent has a valid vector index of its own for `kind`."""
+class VectorScope(NamedTuple):
+    rows: int  # the agent's stored documents of the kind (the BM25 corpus count)
+    own_index: bool  # a valid vector index of its own
+
+
+def vector_scopes(*, agent_id: int) -> dict[str, VectorScope]:
+    """For facts and events, in one round trip: what the semantic search strategy depends on."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                       "WHERE c.relname = %s", [agent_index_name(kind, agent_id)])
-        row = cursor.fetchone()
-    return bool(row and row[0])
+        cursor.execute(
+            f"SELECT k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false) "
+            f"FROM unnest(array['fact', 'event']) AS k(kind) "
+            f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = k.kind "
+            f"LEFT JOIN pg_class ic ON ic.relname = k.kind || '_ann_a' || %s::text "
+            f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid", [agent_id, agent_id])
+        return {kind: VectorScope(int(rows), bool(valid)) for kind, rows, valid in cursor.fetchall()}
+
+
+def vector_scope(*, agent_id: int, kind: str) -> VectorScope:
+    return vector_scopes(agent_id=agent_id)[kind]

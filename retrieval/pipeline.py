@@ -14,6 +14,7 @@ from memories.models import Agent
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient, LLMError
+from memories.selectors import VectorScope, vector_scopes
 from memories.tokens import count_tokens
 from retrieval import selectors, signals
 from retrieval.concurrency import collect, start_all
@@ -67,6 +68,7 @@ class RetrieveContext:
     ordered: list[Candidate] = field(default_factory=list)
     pending: dict = field(default_factory=dict)  # signals already started (name → future)
     graph: object | None = None  # the entity graph the graph signal used (networkx.Graph)
+    scopes: dict[str, VectorScope] = field(default_factory=dict)  # per kind: rows, own vector index
     context: str = ""
 
     @property
@@ -97,6 +99,7 @@ def embed_query(ctx: RetrieveContext, step: StepRecord) -> None:
     ctx.pending = start_all({name: _timed(fn) for name, fn in _keyword_tasks(ctx).items()},
                             parallel=ctx.config.parallel_signals)
     ctx.vector = ctx.embedder.embed([ctx.query])[0]
+    ctx.scopes = vector_scopes(agent_id=ctx.agent.id)
     ctx.reference = selectors.reference_time(agent=ctx.agent, as_of=ctx.as_of) or ctx.now
 
 
@@ -120,7 +123,7 @@ def _graph_hits(ctx: RetrieveContext) -> tuple[list[signals.Hit], dict]:
     ctx.graph = graph
     hits, info = signals.graph_facts(agent_id=ctx.agent.id, entity_scores=normalize_max(entity_scores),
                                      vector=ctx.vector, limit=ctx.config.candidate_pool, config=ctx.config,
-                                     as_of=ctx.as_of, graph=graph)
+                                     as_of=ctx.as_of, graph=graph, scope=ctx.scopes.get("fact"))
     return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}
 
 
@@ -148,24 +151,23 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     """Semantic, keyword and graph signals (facts and events), plus the date window and
     aggregation patterns when the plan has them — concurrently (BM25 started with the query
     embedding)."""
-    c, pool, aid = ctx.config, ctx.config.candidate_pool, ctx.agent.id
-    weights = ctx.weights
+    c, weights, window = ctx.config, ctx.weights, ctx.plan.window
+
+    def nearest(kind: str, window=None):
+        return lambda: signals.semantic(agent_id=ctx.agent.id, kind=kind, vector=ctx.vector, limit=c.candidate_pool,
+                                        config=c, as_of=ctx.as_of, window=window, scope=ctx.scopes[kind])
+
     tasks = {}
     if weights.get("semantic", 0) > 0:
-        tasks["semantic"] = lambda: signals.semantic(agent_id=aid, kind="fact", vector=ctx.vector, limit=pool,
-                                                     config=c, as_of=ctx.as_of)
+        tasks["semantic"] = nearest("fact")
     if weights.get("graph", 0) > 0:
         tasks["graph"] = lambda: _graph_hits(ctx)
     if c.include_events and weights.get("event_semantic", 0) > 0:
-        tasks["event_semantic"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
-                                                           limit=pool, config=c, as_of=ctx.as_of)
-    window = ctx.plan.window
+        tasks["event_semantic"] = nearest("event")
     if window is not None and weights.get("temporal", 0) > 0:
-        tasks["temporal"] = lambda: signals.semantic(agent_id=aid, kind="fact", vector=ctx.vector, limit=pool,
-                                                     config=c, as_of=ctx.as_of, window=window)
+        tasks["temporal"] = nearest("fact", window)
     if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
-        tasks["event_temporal"] = lambda: signals.semantic(agent_id=aid, kind="event", vector=ctx.vector,
-                                                           limit=pool, config=c, as_of=ctx.as_of, window=window)
+        tasks["event_temporal"] = nearest("event", window)
     started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
     results = collect({**ctx.pending, **started})
     ctx.pending = {}
@@ -175,7 +177,7 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     if (ctx.plan.pattern_types or ctx.plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
         ids = selectors.pattern_facts(agent=ctx.agent, entity_types=ctx.plan.pattern_types,
                                       rel_types=ctx.plan.pattern_rel_types, speaker_entity_ids=ctx.plan.entity_ids,
-                                      as_of=ctx.as_of, limit=pool)
+                                      as_of=ctx.as_of, limit=c.candidate_pool)
         ctx.rankings["pattern"] = [signals.Hit("fact", i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
         step.data["pattern"] = {"count": len(ids)}
     step.candidates_out = len({h.key for hits in ctx.rankings.values() for h in hits})
@@ -296,7 +298,8 @@ def enhance(ctx: RetrieveContext, step: StepRecord) -> None:
             parent = max(frontier.values())
             hits, _ = signals.graph_facts(agent_id=ctx.agent.id, entity_scores={n: 1.0 for n in neighbours},
                                           vector=ctx.vector, limit=c.spreading_facts_per_entity * len(neighbours),
-                                          config=c, as_of=ctx.as_of, graph=ctx.graph)
+                                          config=c, as_of=ctx.as_of, graph=ctx.graph,
+                                          scope=ctx.scopes.get("fact"))
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
                 if hit.key not in ctx.candidates:

@@ -8,16 +8,16 @@ loaded into Python here.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.providers.embeddings import vector_literal
-from memories.selectors import agent_index_ready
+from memories.selectors import VectorScope, vector_scope
 from retrieval import postings
 from retrieval.config import RetrievalConfig
 from retrieval.timefilters import event_visible_sql, fact_visible_sql
@@ -50,10 +50,6 @@ def _window_sql(kind: str, window) -> tuple[str, list]:
     return f" AND {column} >= %s AND {column} < %s", [window.start, window.end]
 
 
-def corpus_size(agent_id: int, kind: str) -> int:
-    return KeywordCorpus.objects.filter(agent_id=agent_id, kind=kind).values_list("doc_count", flat=True).first() or 0
-
-
 def table_size(kind: str) -> int:
     """Planner estimate of the table's rows (cheap; no count(*))."""
     with connection.cursor() as cursor:
@@ -71,41 +67,42 @@ _observed_share: dict[tuple[int, str], float] = {}
 
 
 def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
-             as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
+             as_of: datetime | None = None, window=None, scope: VectorScope | None = None) -> tuple[list[Hit], dict]:
     """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
     so `WHERE agent = X` on the shared index can return fewer rows than exist. Strategy:
     - an agent with an HNSW index of its own (`memories.services.vector_indexes`, agents with at
       least ANAMNESIS_AGENT_INDEX_MIN_ROWS documents) searches it: every neighbour is its own;
-    - else an agent (or date window) with at most `exact_scan_max_rows` documents is scanned
-      exactly (index scans disabled for the statement);
+    - else an agent (or date window) with at most `exact_scan_max_rows` documents is measured
+      exactly (ordered by an expression no vector index can serve);
     - else the shared index, with ef_search scaled by 1 / (the agent's share of the table, or the
       lower share observed near recent queries).
     On an index, a short answer is retried once with ef_search scaled by the share this pass
     actually found, and redone exactly if still short: the result is never short.
 
     A date window is a further filter the index cannot see: a window with at most
-    `exact_scan_max_rows` documents is scanned exactly; a larger one takes the index path with
+    `exact_scan_max_rows` documents is measured exactly; a larger one takes the index path with
     the window's share and keeps what it finds (the in-window documents among the nearest
     `hnsw_ef_search_max`) rather than measuring the distance to every one of them: the window
-    list is a boost next to the unfiltered semantic list, never the only source."""
+    list is a boost next to the unfiltered semantic list, never the only source.
+
+    `scope` (the agent's document count and own-index state) is read once per retrieval by the
+    pipeline; without it, it is read here."""
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    agent_rows = corpus_size(agent_id, kind)
-    own = agent_rows >= settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS and agent_index_ready(kind=kind, agent_id=agent_id)
-    # Stored vectors are unit length, so ordering by inner product (<#>) is ordering by cosine;
-    # only the agent's own index (vector_ip_ops) can serve it, whatever the planner's costs say.
-    order = "d.embedding <#> %s::vector" if own else "distance"
-    sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
-           f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} "
-           f"ORDER BY {order} LIMIT %s")
-    literal = vector_literal(vector)
-    args = [literal, agent_id, *params, *extra_params, *([literal] if own else []), limit]
+    agent_rows, own = scope or vector_scope(agent_id=agent_id, kind=kind)
+
+    def nearest(order: str, ef_search: int | None = None) -> list[tuple]:
+        sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
+               f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} ORDER BY {order} LIMIT %s")
+        literal = vector_literal(vector)
+        return _run(sql, [literal, agent_id, *params, *extra_params, literal, limit], ef_search=ef_search)
+
     rows_in_scope = agent_rows
     if window is not None and (own or agent_rows > config.exact_scan_max_rows):
         rows_in_scope = window_size(agent_id, kind, window, cap=config.exact_scan_max_rows)
     info = {"agent_rows": rows_in_scope, "strategy": "exact"}
     if rows_in_scope <= config.exact_scan_max_rows and not (own and window is None):
-        rows = _run(sql, args, exact=True)
+        rows = nearest(EXACT_ORDER)
     else:
         # learned from plain searches of the shared index only: an as_of or window filter hides
         # rows on purpose, and in the agent's own index the share is its visible rows
@@ -114,9 +111,11 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
         if memo in _observed_share:
             share = min(share, _observed_share[memo])
         ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit * 2 / share)))
-        label = "agent_hnsw" if own else "hnsw"
+        # Stored vectors are unit length, so ordering by inner product (<#>) is ordering by
+        # cosine; only the agent's own index (vector_ip_ops) can serve it, whatever the costs.
+        order, label = (OWN_INDEX_ORDER, "agent_hnsw") if own else (SHARED_INDEX_ORDER, "hnsw")
         info.update(strategy=label, ef_search=ef)
-        rows = _run(sql, args, ef_search=ef)
+        rows = nearest(order, ef)
         if len(rows) < limit and ef < config.hnsw_ef_search_max:
             # The agent's share near this query is lower than expected: widen the search by what
             # the first pass actually saw before paying for an exact scan.
@@ -125,14 +124,22 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
                 _observed_share[memo] = local_share
             ef = int(min(config.hnsw_ef_search_max, limit * 1.5 / local_share))
             info.update(strategy=f"{label}_widened", ef_search=ef)
-            rows = _run(sql, args, ef_search=ef)
+            rows = nearest(order, ef)
         elif memo in _observed_share:  # drift back toward the table-wide share
             _observed_share[memo] = min(1.0, _observed_share[memo] * 1.05)
         if len(rows) < limit and window is None:
             info["strategy"] += "+exact_rescan"
-            rows = _run(sql, args, exact=True)
+            rows = nearest(EXACT_ORDER)
     hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
     return [h for h in hits if h.score >= config.min_similarity], info
+
+
+# The three ways to order by nearness to the query vector (one %s: the vector): "+ 0" makes an
+# expression no vector index can serve, so the planner filters by agent and sorts (exact);
+# cosine (<=>) is what the shared index serves; inner product (<#>) only an agent's own index.
+EXACT_ORDER = "(d.embedding <=> %s::vector) + 0"
+SHARED_INDEX_ORDER = "d.embedding <=> %s::vector"
+OWN_INDEX_ORDER = "d.embedding <#> %s::vector"
 
 
 def window_size(agent_id: int, kind: str, window, *, cap: int) -> int:
@@ -144,17 +151,22 @@ def window_size(agent_id: int, kind: str, window, *, cap: int) -> int:
         return int(cursor.fetchone()[0])
 
 
-def _run(sql: str, args: list, *, exact: bool = False, ef_search: int | None = None) -> list[tuple]:
-    with transaction.atomic(), connection.cursor() as cursor:
-        if exact:
-            cursor.execute("SET LOCAL enable_indexscan = off")
+# The hnsw.ef_search each autocommit connection was last given (by its psycopg connection, so
+# a reconnect starts over): set once per connection and value, not around every search.
+_ef_search_set: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _run(sql: str, args: list, *, ef_search: int | None = None) -> list[tuple]:
+    with connection.cursor() as cursor:
         if ef_search:
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+            ef_search = int(ef_search)
+            if connection.in_atomic_block:  # reverts with the transaction
+                cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            elif _ef_search_set.get(connection.connection) != ef_search:
+                cursor.execute(f"SET hnsw.ef_search = {ef_search}")
+                _ef_search_set[connection.connection] = ef_search
         cursor.execute(sql, args)
-        rows = cursor.fetchall()
-        if exact:  # SET LOCAL outlives a savepoint: restore it for the rest of an outer transaction
-            cursor.execute("SET LOCAL enable_indexscan = on")
-        return rows
+        return cursor.fetchall()
 
 
 # --- keyword (Okapi BM25) ----------------------------------------------------------------------
@@ -236,7 +248,8 @@ def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: Retrie
 # --- graph -------------------------------------------------------------------------------------
 
 def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.ndarray, limit: int,
-                config: RetrievalConfig, as_of: datetime | None = None, graph=None) -> tuple[list[Hit], dict]:
+                config: RetrievalConfig, as_of: datetime | None = None, graph=None,
+                scope: VectorScope | None = None) -> tuple[list[Hit], dict]:
     """Facts linked to the graph's top entities, scored by entity score × (0.5 + 0.5 cosine),
     so a seed entity's many facts are ordered by relevance to the query.
 
@@ -254,8 +267,8 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
     counts = {**_linked_counts([e for e in top if e not in known], cap=cap), **known}
     small = [e for e in top if counts.get(e, 0) <= cap]
     large = [e for e in top if counts.get(e, 0) > cap]
-    if large and not (corpus_size(agent_id, "fact") >= settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS
-                      and agent_index_ready(kind="fact", agent_id=agent_id)):
+    agent_rows, own = (scope or vector_scope(agent_id=agent_id, kind="fact")) if large else (0, False)
+    if large and not own:
         small, large = top, []  # no index of its own yet: measure every linked fact
     visible, params = fact_visible_sql(as_of)
     vec = vector_literal(vector)
@@ -266,14 +279,14 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
         # it scan every agent's links)
         sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
                f"JOIN {TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
-               f"AND d.confidence >= %s ORDER BY (d.embedding <=> %s::vector) + 0 LIMIT %s")
+               f"AND d.confidence >= %s ORDER BY {EXACT_ORDER} LIMIT %s")
         rows += _run(sql, [vec, small, *params, config.min_confidence, vec, limit * 3])
     if large:
-        share = min(1.0, sum(counts[e] for e in large) / max(corpus_size(agent_id, "fact"), 1))
+        share = min(1.0, sum(counts[e] for e in large) / max(agent_rows, 1))
         ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit / share)))
         sql = (f"WITH near AS MATERIALIZED (SELECT d.id, d.embedding <=> %s::vector AS distance "
                f"FROM {TABLES['fact']} d WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible} "
-               f"AND d.confidence >= %s ORDER BY d.embedding <#> %s::vector LIMIT %s) "
+               f"AND d.confidence >= %s ORDER BY {OWN_INDEX_ORDER} LIMIT %s) "
                f"SELECT l.entity_id, near.id, 1 - near.distance FROM near "
                f"JOIN {FactEntityLink._meta.db_table} l ON l.fact_id = near.id AND l.entity_id = ANY(%s) "
                f"ORDER BY near.distance LIMIT %s")
