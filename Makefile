@@ -42,7 +42,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(PY) manage.py makemigrations --check --dry-run
 
-bench: install
+bench: migrate
 	$(PY) bench/write_throughput.py
 	$(PY) bench/retrieve_latency.py
 
