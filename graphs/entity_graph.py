@@ -29,8 +29,7 @@ def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
     edges = Relationship.objects.filter(fact_visible(as_of), agent=agent).values_list(
         "source_id", "target_id", "strength", "rel_type")
     for source, target, strength, rel_type in edges:
-        prior = graph.get_edge_data(source, target, {}).get("weight", 0.0)
-        graph.add_edge(source, target, weight=min(1.0, prior + strength), rel_type=rel_type)
+        _strengthen(graph, source, target, strength, rel_type=rel_type)
     links = FactEntityLink.objects.filter(fact_visible(as_of, "fact__"), fact__agent=agent).values_list(
         "fact_id", "entity_id").order_by("fact_id")
     by_fact: dict[int, list[int]] = {}
@@ -41,9 +40,17 @@ def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
     for entities in by_fact.values():
         for i, a in enumerate(entities):
             for b in entities[i + 1:]:
-                prior = graph.get_edge_data(a, b, {}).get("weight", 0.0)
-                graph.add_edge(a, b, weight=min(1.0, prior + 0.5))
+                _strengthen(graph, a, b, CO_MENTION_WEIGHT)
     return graph
+
+
+CO_MENTION_WEIGHT = 0.5  # per fact naming both entities
+
+
+def _strengthen(graph: nx.Graph, a: int, b: int, amount: float, **attrs) -> None:
+    """Add `amount` to the edge's weight (created if missing), capped at 1."""
+    prior = graph.get_edge_data(a, b, {}).get("weight", 0.0)
+    graph.add_edge(a, b, weight=min(1.0, prior + amount), **attrs)
 
 
 def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as_of: datetime | None
@@ -81,8 +88,7 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
             f"AND {rel_sql} AND r.source_id = ANY(%s) AND r.target_id = ANY(%s)",
             [agent.id, *rel_params, nodes, nodes])
         for source, target, strength, rel_type in cursor.fetchall():
-            prior = graph.get_edge_data(source, target, {}).get("weight", 0.0)
-            graph.add_edge(source, target, weight=min(1.0, prior + strength), rel_type=rel_type)
+            _strengthen(graph, source, target, strength, rel_type=rel_type)
         # a seed with no edges is still a node when a fact visible then names it
         cursor.execute(
             f"SELECT e FROM unnest(%s::bigint[]) AS e WHERE EXISTS (SELECT 1 FROM {links} l "
@@ -94,8 +100,7 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
             f"WHERE l1.entity_id = ANY(%s) AND l2.entity_id = ANY(%s) AND {fact_sql} GROUP BY 1, 2",
             [nodes, nodes, *fact_params])
         for a, b, shared in cursor.fetchall():
-            prior = graph.get_edge_data(a, b, {}).get("weight", 0.0)
-            graph.add_edge(a, b, weight=min(1.0, prior + 0.5 * shared))
+            _strengthen(graph, a, b, CO_MENTION_WEIGHT * shared)
         # facts per entity, every version counted (index-only): a size that only chooses how the
         # graph signal reads an entity's facts, not worth checking each one's visibility
         cursor.execute(f"SELECT entity_id, count(*) FROM {links} WHERE entity_id = ANY(%s) GROUP BY entity_id",
@@ -105,11 +110,9 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
     return graph
 
 
-def agent_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
+def agent_graph(agent: Agent) -> nx.Graph:
     """The current graph from the cache (rebuilt when the agent's graph_version moved); a
-    time-travel graph is built for the query and not cached."""
-    if as_of is not None:
-        return build_graph(agent, as_of)
+    time-travel query reads `neighbourhood_graph` instead."""
     version = Agent.objects.filter(pk=agent.pk).values_list("graph_version", flat=True).first() or 0
     cached = _cache.get(agent.pk)
     if cached and cached[0] == version:

@@ -232,13 +232,15 @@ class VectorScope(NamedTuple):
 
 def vector_scopes(*, agent_id: int) -> dict[str, VectorScope]:
     """For facts and events, in one round trip: what the semantic search strategy depends on."""
+    kinds = ("fact", "event")
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false) "
-            f"FROM unnest(array['fact', 'event']) AS k(kind) "
+            f"FROM unnest(%s::text[], %s::text[]) AS k(kind, index_name) "
             f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = k.kind "
-            f"LEFT JOIN pg_class ic ON ic.relname = k.kind || '_ann_a' || %s::text "
-            f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid", [agent_id, agent_id])
+            f"LEFT JOIN pg_class ic ON ic.relname = k.index_name "
+            f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid",
+            [list(kinds), [agent_index_name(kind, agent_id) for kind in kinds], agent_id])
         return {kind: VectorScope(int(rows), bool(valid)) for kind, rows, valid in cursor.fetchall()}
 
 

@@ -15,14 +15,12 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 
-from memories.models import Event, Fact, FactEntityLink, KeywordCorpus, KeywordTerm
+from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.providers.embeddings import vector_literal
 from memories.selectors import VectorScope, vector_scope
 from retrieval import postings
 from retrieval.config import RetrievalConfig
 from retrieval.timefilters import event_visible_sql, fact_visible_sql
-
-TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
 
 
 @dataclass
@@ -53,7 +51,8 @@ def _window_sql(kind: str, window) -> tuple[str, list]:
 def table_size(kind: str) -> int:
     """Planner estimate of the table's rows (cheap; no count(*))."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [TABLES[kind]])
+        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = %s",
+                       [DOCUMENT_TABLES[kind]])
         row = cursor.fetchone()
     return int(row[0]) if row else 0
 
@@ -92,7 +91,7 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     agent_rows, own = scope or vector_scope(agent_id=agent_id, kind=kind)
 
     def nearest(order: str, ef_search: int | None = None) -> list[tuple]:
-        sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {TABLES[kind]} d "
+        sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {DOCUMENT_TABLES[kind]} d "
                f"WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible}{extra} ORDER BY {order} LIMIT %s")
         literal = vector_literal(vector)
         return _run(sql, [literal, agent_id, *params, *extra_params, literal, limit], ef_search=ef_search)
@@ -146,7 +145,7 @@ def window_size(agent_id: int, kind: str, window, *, cap: int) -> int:
     """The agent's documents in the date window, counted up to `cap` + 1 (an index-only scan)."""
     extra, params = _window_sql(kind, window)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {TABLES[kind]} d WHERE d.agent_id = %s{extra} "
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {DOCUMENT_TABLES[kind]} d WHERE d.agent_id = %s{extra} "
                        f"LIMIT %s) w", [agent_id, *params, cap + 1])
         return int(cursor.fetchone()[0])
 
@@ -240,7 +239,7 @@ def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: Retrie
     visible, params = _visibility(kind, as_of, config.min_confidence)
     extra, extra_params = _window_sql(kind, window)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT d.id FROM {TABLES[kind]} d WHERE d.id = ANY(%s) AND d.agent_id = %s "
+        cursor.execute(f"SELECT d.id FROM {DOCUMENT_TABLES[kind]} d WHERE d.id = ANY(%s) AND d.agent_id = %s "
                        f"AND {visible}{extra}", [ids, agent_id, *params, *extra_params])
         return {row[0] for row in cursor.fetchall()}
 
@@ -278,14 +277,14 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
         # links by entity and the facts by id, then sorts (disabling index scans instead made
         # it scan every agent's links)
         sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
-               f"JOIN {TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
+               f"JOIN {DOCUMENT_TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
                f"AND d.confidence >= %s ORDER BY {EXACT_ORDER} LIMIT %s")
         rows += _run(sql, [vec, small, *params, config.min_confidence, vec, limit * 3])
     if large:
         share = min(1.0, sum(counts[e] for e in large) / max(agent_rows, 1))
         ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit / share)))
         sql = (f"WITH near AS MATERIALIZED (SELECT d.id, d.embedding <=> %s::vector AS distance "
-               f"FROM {TABLES['fact']} d WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible} "
+               f"FROM {DOCUMENT_TABLES['fact']} d WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible} "
                f"AND d.confidence >= %s ORDER BY {OWN_INDEX_ORDER} LIMIT %s) "
                f"SELECT l.entity_id, near.id, 1 - near.distance FROM near "
                f"JOIN {FactEntityLink._meta.db_table} l ON l.fact_id = near.id AND l.entity_id = ANY(%s) "

@@ -9,7 +9,11 @@ from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
 from .relationships import Relationship
 from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
 
+# The tables of the two document kinds that are searched (semantic, BM25) by agent.
+DOCUMENT_TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
+
 __all__ = [
+    "DOCUMENT_TABLES",
     "EMBEDDING_DIMENSIONS",
     "Agent",
     "ApiKey",

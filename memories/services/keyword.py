@@ -9,9 +9,8 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from memories.models import Event, Fact, KeywordCorpus, KeywordPosting, KeywordTerm
+from memories.models import DOCUMENT_TABLES, KeywordCorpus, KeywordPosting, KeywordTerm
 
-_TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
 # Every change of a term's postings stamps the term row with a new value of this sequence
 # (see KeywordTerm.version and retrieval.postings).
 VERSION_SEQUENCE = "memories_keyword_version"
@@ -22,7 +21,7 @@ def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: i
     and postings. Removal reads the documents' lexemes: call it before their rows change or go."""
     if not ids:
         return
-    table = _TABLES[kind]
+    table = DOCUMENT_TABLES[kind]
     term_table, corpus_table = KeywordTerm._meta.db_table, KeywordCorpus._meta.db_table
     posting_table = KeywordPosting._meta.db_table
     if sign > 0:

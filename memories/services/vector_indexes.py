@@ -19,12 +19,11 @@ import logging
 from django.conf import settings
 from django.db import connection
 
-from memories.models import Agent, Event, Fact, KeywordCorpus
+from memories.models import DOCUMENT_TABLES, Agent, KeywordCorpus
 from memories.selectors import agent_index_name, agent_indexes
 
 logger = logging.getLogger(__name__)
 
-TABLES = {"fact": Fact._meta.db_table, "event": Event._meta.db_table}
 _LOCK = 0x616E6E  # advisory lock key: one ensure run at a time
 
 
@@ -81,7 +80,7 @@ def _build(name: str, kind: str, agent_id: int, concurrently: bool) -> None:
         # inner product: on unit vectors the same order as cosine, and an operator the shared
         # (cosine) index cannot serve, so an agent's search always uses its own index. Same
         # parameters as the shared index (m 16, ef_construction 64); agent_id is an int.
-        cursor.execute(f'CREATE INDEX {how}IF NOT EXISTS "{name}" ON {TABLES[kind]} USING hnsw '
+        cursor.execute(f'CREATE INDEX {how}IF NOT EXISTS "{name}" ON {DOCUMENT_TABLES[kind]} USING hnsw '
                        f"(embedding vector_ip_ops) WITH (m = 16, ef_construction = 64) "
                        f"WHERE agent_id = {int(agent_id)}")
         cursor.execute("RESET maintenance_work_mem")
