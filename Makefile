@@ -41,6 +41,7 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/lint-imports
 
 bench: migrate
 	$(PY) bench/write_throughput.py

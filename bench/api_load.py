@@ -39,7 +39,7 @@ def main():
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
     from memories.services.api_keys import api_key_create
-    from memories.services.vector_indexes import agent_indexes_ensure
+    from retrieval.vector_indexes import agent_indexes_ensure
 
     agent = agent_get_or_create(slug=f"bench-latency-{args.facts}")
     pool = sentences()

@@ -98,7 +98,7 @@ class vector_indexes_dropped:
     def __enter__(self):
         from django.db import connection
 
-        from memories.selectors import agent_indexes
+        from retrieval.vector_indexes import agent_indexes
 
         with connection.cursor() as cursor:
             cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN "
@@ -131,8 +131,8 @@ def main():
 
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
-    from memories.services.vector_indexes import agent_indexes_ensure
     from retrieval.services import memory_retrieve
+    from retrieval.vector_indexes import agent_indexes_ensure
 
     rng = random.Random(42)
     pool = sentences()

@@ -15,7 +15,7 @@ import networkx as nx
 from django.db import connection
 
 from memories.models import Agent, Fact, FactEntityLink, Relationship
-from retrieval.timefilters import fact_visible, fact_visible_sql
+from memories.models.visibility import version_visible, version_visible_sql
 
 _cache: dict[int, tuple[int, nx.Graph]] = {}
 _lock = threading.Lock()
@@ -26,11 +26,11 @@ def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
     between entities named by the same fact (0.5 per shared fact, capped at 1); each entity's
     node holds how many visible facts name it (`facts`)."""
     graph = nx.Graph()
-    edges = Relationship.objects.filter(fact_visible(as_of), agent=agent).values_list(
+    edges = Relationship.objects.filter(version_visible(as_of), agent=agent).values_list(
         "source_id", "target_id", "strength", "rel_type")
     for source, target, strength, rel_type in edges:
         _strengthen(graph, source, target, strength, rel_type=rel_type)
-    links = FactEntityLink.objects.filter(fact_visible(as_of, "fact__"), fact__agent=agent).values_list(
+    links = FactEntityLink.objects.filter(version_visible(as_of, "fact__"), fact__agent=agent).values_list(
         "fact_id", "entity_id").order_by("fact_id")
     by_fact: dict[int, list[int]] = {}
     for fact_id, entity_id in links:
@@ -62,8 +62,8 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
     every version's links (an upper bound of the facts visible then)."""
     links, facts = FactEntityLink._meta.db_table, Fact._meta.db_table
     rels = Relationship._meta.db_table
-    fact_sql, fact_params = fact_visible_sql(as_of, "f")
-    rel_sql, rel_params = fact_visible_sql(as_of, "r")
+    fact_sql, fact_params = version_visible_sql(as_of, "f")
+    rel_sql, rel_params = version_visible_sql(as_of, "r")
     graph = nx.Graph()
     seeds = list(seeds)
     seen = set(seeds)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from memories.services.vector_indexes import agent_indexes_ensure
-from memories.services.write import event_process
+from memories.services.write import PROCESS_EVENT_TASK, event_process
 
 
 @shared_task(
+    name=PROCESS_EVENT_TASK,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -21,9 +21,3 @@ def process_event_task(self, run_id: int) -> dict:
     """Run the write pipeline for one logged event (idempotent per event)."""
     result = event_process(run_id=run_id)
     return {"run_id": run_id, "success": result.success}
-
-
-@shared_task(ignore_result=True)
-def agent_indexes_ensure_task() -> dict:
-    """Per-agent vector indexes for agents that grew past the threshold (beat, every 10 min)."""
-    return agent_indexes_ensure()

@@ -3,5 +3,5 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/", include("memories.api.urls")),
+    path("api/v1/", include("memory_project.api.urls")),
 ]

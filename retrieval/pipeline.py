@@ -14,7 +14,6 @@ from memories.models import Agent
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient, LLMError
-from memories.selectors import VectorScope, vector_scopes
 from memories.tokens import count_tokens
 from retrieval import selectors, signals
 from retrieval.concurrency import collect, start_all
@@ -31,6 +30,7 @@ from retrieval.fusion import (
     weighted,
 )
 from retrieval.planner import RetrievalPlan, plan_query
+from retrieval.vector_indexes import VectorScope, vector_scopes
 
 FACT_SIGNALS = ("semantic", "keyword", "graph", "temporal", "pattern")
 EVENT_SIGNALS = ("event_semantic", "event_keyword", "event_temporal")

@@ -9,10 +9,10 @@ from django.db import connection
 from django.db.models import Max, Q
 
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
+from memories.models.visibility import version_visible
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
 from memories.selectors import aliases_matching
-from retrieval.timefilters import fact_visible
 
 
 def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
@@ -21,8 +21,7 @@ def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
     grams = ngrams(query, max_len=4)
     found: dict[int, str] = {}
     for alias, entity in aliases_matching(agent=agent, names=grams):
-        if entity.merged_into_id:
-            entity = entity.merged_into
+        entity = entity.survivor()
         found.setdefault(entity.id, alias)
     return found
 
@@ -44,7 +43,7 @@ def one_hop(*, agent: Agent, entity_ids: list[int], as_of: datetime | None, limi
     """Neighbours of the entities through visible relationships (query expansion)."""
     if not entity_ids:
         return []
-    rels = Relationship.objects.filter(fact_visible(as_of), agent=agent).filter(
+    rels = Relationship.objects.filter(version_visible(as_of), agent=agent).filter(
         Q(source_id__in=entity_ids) | Q(target_id__in=entity_ids)
     ).order_by("-strength").values_list("source_id", "target_id")[: limit * 2]
     out: list[int] = []
@@ -152,12 +151,12 @@ def pattern_facts(*, agent: Agent, entity_types: list[str], rel_types: list[str]
                   as_of: datetime | None, limit: int) -> list[int]:
     """Aggregation queries: facts about entities of the asked types, or related to the asking
     entities by the asked relationship types; most reinforced and important first."""
-    query = Fact.objects.filter(fact_visible(as_of), agent=agent)
+    query = Fact.objects.filter(version_visible(as_of), agent=agent)
     cond = Q()
     if entity_types:
         cond |= Q(entity__type__in=entity_types)
     if rel_types:
-        rels = Relationship.objects.filter(fact_visible(as_of), agent=agent)
+        rels = Relationship.objects.filter(version_visible(as_of), agent=agent)
         if "family" in rel_types:
             rels = rels.filter(Q(rel_type__in=rel_types) | Q(rel_type__in=FAMILY_RELATIONS))
         else:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from django.db import connection
-from django.db.models import F
 from django.utils import timezone
 
 from memories.errors import DomainError
-from memories.models import Agent, Fact, PipelineRun, PipelineStep, RunKind, RunStatus
+from memories.models import Agent
 from memories.pipeline.trace import Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
+from memories.services.facts import facts_mark_accessed
+from memories.services.traces import retrieval_run_record, run_id_reserve
 from retrieval import pipeline
 from retrieval.concurrency import fire_and_forget
 from retrieval.config import retrieval_config
@@ -45,7 +45,7 @@ def memory_retrieve(
     result = _result(ctx)
     result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     if record:
-        result.trace_id = _reserve_run_id()
+        result.trace_id = run_id_reserve()
         fire_and_forget(lambda: _record(agent, ctx, result))
     return result
 
@@ -94,28 +94,12 @@ def _result(ctx) -> RetrieveResult:
     return result
 
 
-def _reserve_run_id() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id'))", [PipelineRun._meta.db_table])
-        return cursor.fetchone()[0]
-
-
 def _record(agent: Agent, ctx, result: RetrieveResult) -> None:
     """Off the hot path: access statistics of the returned facts and the persisted trace."""
-    fact_ids = [f.id for f in result.facts]
-    if fact_ids:
-        Fact.objects.filter(agent=agent, id__in=fact_ids).update(
-            access_count=F("access_count") + 1, last_accessed_at=timezone.now())
-    now = timezone.now()
-    run = PipelineRun.objects.create(
-        id=result.trace_id, agent=agent, kind=RunKind.RETRIEVE, name="retrieve", status=RunStatus.SUCCEEDED,
-        input_ref=ctx.query[:500], params={"as_of": result.as_of, "limit": ctx.limit, "hints": ctx.hints},
-        started_at=now, finished_at=now, duration_ms=result.duration_ms, attempts=1,
-        tokens_in=ctx.tracer.usage.input_tokens, tokens_out=ctx.tracer.usage.output_tokens,
+    facts_mark_accessed(agent=agent, fact_ids=[f.id for f in result.facts])
+    retrieval_run_record(
+        agent=agent, run_id=result.trace_id, query=ctx.query, duration_ms=result.duration_ms, tracer=ctx.tracer,
+        params={"as_of": result.as_of, "limit": ctx.limit, "hints": ctx.hints},
         result={"ranking": result.ranking, "context_tokens": result.context_tokens,
                 "total_candidates": result.total_candidates},
     )
-    PipelineStep.objects.bulk_create([
-        PipelineStep(run=run, order=s.order, name=s.name, status=s.status, duration_ms=s.duration_ms,
-                     candidates_in=s.candidates_in, candidates_out=s.candidates_out, tokens_in=s.tokens_in,
-                     tokens_out=s.tokens_out, data=s.data) for s in ctx.tracer.steps])

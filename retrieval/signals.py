@@ -16,11 +16,11 @@ import numpy as np
 from django.db import connection
 
 from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
+from memories.models.visibility import event_visible_sql, version_visible_sql
 from memories.providers.embeddings import vector_literal
-from memories.selectors import VectorScope, vector_scope
 from retrieval import postings
 from retrieval.config import RetrievalConfig
-from retrieval.timefilters import event_visible_sql, fact_visible_sql
+from retrieval.vector_indexes import VectorScope, vector_scope
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Hit:
 def _visibility(kind: str, as_of: datetime | None, min_confidence: float) -> tuple[str, list]:
     if kind == "event":
         return event_visible_sql(as_of)
-    sql, params = fact_visible_sql(as_of)
+    sql, params = version_visible_sql(as_of)
     return f"{sql} AND d.confidence >= %s", [*params, min_confidence]
 
 
@@ -69,7 +69,7 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
              as_of: datetime | None = None, window=None, scope: VectorScope | None = None) -> tuple[list[Hit], dict]:
     """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
     so `WHERE agent = X` on the shared index can return fewer rows than exist. Strategy:
-    - an agent with an HNSW index of its own (`memories.services.vector_indexes`, agents with at
+    - an agent with an HNSW index of its own (`retrieval.vector_indexes`, agents with at
       least ANAMNESIS_AGENT_INDEX_MIN_ROWS documents) searches it: every neighbour is its own;
     - else an agent (or date window) with at most `exact_scan_max_rows` documents is measured
       exactly (ordered by an expression no vector index can serve);
@@ -269,7 +269,7 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
     agent_rows, own = (scope or vector_scope(agent_id=agent_id, kind="fact")) if large else (0, False)
     if large and not own:
         small, large = top, []  # no index of its own yet: measure every linked fact
-    visible, params = fact_visible_sql(as_of)
+    visible, params = version_visible_sql(as_of)
     vec = vector_literal(vector)
     rows, info = [], {"entities_measured": len(small), "entities_searched": len(large)}
     if small:

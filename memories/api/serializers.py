@@ -10,20 +10,7 @@ from rest_framework.reverse import reverse
 
 from memories.api.fields import JsonObjectField
 from memories.models import Agent, Entity, Event, Fact, PipelineRun, PipelineStep, Relationship, RunStatus
-from memories.pipeline.results import WriteResult
-
-# --- errors --------------------------------------------------------------------------------------
-
-
-class ErrorBodySerializer(serializers.Serializer):
-    code = serializers.CharField(help_text="stable machine-readable code, e.g. invalid, not_found")
-    message = serializers.CharField(help_text="human-readable explanation")
-    fields = serializers.DictField(child=serializers.JSONField(), help_text="details by field name (may be empty)")
-
-
-class ErrorSerializer(serializers.Serializer):
-    error = ErrorBodySerializer()
-
+from memories.pipeline.results import EXTRACTION_PATHS, WriteResult
 
 # --- pipeline results ----------------------------------------------------------------------------
 
@@ -56,57 +43,10 @@ class WriteResultSerializer(serializers.Serializer):
     relationships = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
     duration_ms = serializers.FloatField()
     tokens_used = TokenUsageSerializer()
-    extraction_path = serializers.CharField(allow_blank=True, help_text="llm_informed, llm_blind, offline, …")
-    trace = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
-
-
-class CitationSerializer(serializers.Serializer):
-    event_id = serializers.IntegerField(allow_null=True)
-    external_id = serializers.CharField(allow_null=True)
-    occurred_at = serializers.CharField(allow_null=True)
-    speaker = serializers.CharField(allow_null=True)
-
-
-class RetrievedFactSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    text = serializers.CharField()
-    entity = serializers.CharField(help_text="entity key")
-    entity_name = serializers.CharField()
-    score = serializers.FloatField()
-    rank = serializers.IntegerField()
-    scores = serializers.DictField(child=serializers.FloatField(), help_text="score breakdown by signal")
-    citations = CitationSerializer(many=True)
-    valid_from = serializers.CharField()
-    valid_to = serializers.CharField(allow_null=True)
-    recorded_at = serializers.CharField()
-    invalidated_at = serializers.CharField(allow_null=True)
-    source_context = serializers.CharField()
-
-
-class RetrievedEventSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    text = serializers.CharField()
-    speaker = serializers.CharField()
-    occurred_at = serializers.CharField()
-    external_id = serializers.CharField(allow_null=True)
-    score = serializers.FloatField()
-    rank = serializers.IntegerField()
-    scores = serializers.DictField(child=serializers.FloatField())
-
-
-class RetrieveResultSerializer(serializers.Serializer):
-    query = serializers.CharField(allow_blank=True)
-    context = serializers.CharField(allow_blank=True, help_text="the formatted, token-budgeted context")
-    facts = RetrievedFactSerializer(many=True)
-    events = RetrievedEventSerializer(many=True)
-    ranking = serializers.ListField(child=serializers.CharField(), help_text='"f:<id>" / "e:<id>" in final order')
-    total_candidates = serializers.IntegerField()
-    duration_ms = serializers.FloatField()
-    context_tokens = serializers.IntegerField()
-    tokens_used = TokenUsageSerializer()
-    strategy = serializers.CharField()
-    as_of = serializers.CharField(allow_null=True)
-    trace_id = serializers.IntegerField(allow_null=True, help_text="id of the trace (GET traces/{id}/)")
+    extraction_path = serializers.ChoiceField(
+        choices=["", *EXTRACTION_PATHS],
+        help_text="informed (LLM with the entities' known facts), blind (LLM alone) or offline (no LLM); "
+                  "empty for an empty message")
     trace = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
 
 
@@ -247,25 +187,3 @@ class TraceDetailSerializer(TraceSerializer):
 
     class Meta(TraceSerializer.Meta):
         fields = [f for f in TraceSerializer.Meta.fields if f != "step_count"] + ["params", "result", "steps"]
-
-
-class GraphNodeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    key = serializers.CharField()
-    label = serializers.CharField()
-    type = serializers.CharField()
-
-
-class GraphEdgeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    source = serializers.IntegerField(help_text="node id")
-    target = serializers.IntegerField(help_text="node id")
-    rel_type = serializers.CharField()
-    strength = serializers.FloatField()
-    valid_from = serializers.DateTimeField()
-    valid_to = serializers.DateTimeField(allow_null=True)
-
-
-class GraphSerializer(serializers.Serializer):
-    nodes = GraphNodeSerializer(many=True)
-    edges = GraphEdgeSerializer(many=True)

@@ -82,9 +82,9 @@ def check_database() -> None:
 
 
 def check_broker() -> None:
-    from memory_project.celery import app
+    from celery import current_app
 
-    with app.connection_for_write(settings.CELERY_BROKER_URL, connect_timeout=2) as conn:
+    with current_app.connection_for_write(settings.CELERY_BROKER_URL, connect_timeout=2) as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, interval_max=0.5, timeout=2)
 
 

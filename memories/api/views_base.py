@@ -17,6 +17,7 @@ from memories.models import Agent
 logger = logging.getLogger(__name__)
 ID_REGEX = r"[0-9]{1,18}"
 SLUG_REGEX = r"[-a-zA-Z0-9_]+"
+AGENT_PATH = rf"agents/(?P<agent>{SLUG_REGEX})"  # the prefix of every agent-scoped route
 
 
 class AgentScopedMixin:

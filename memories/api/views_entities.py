@@ -1,4 +1,4 @@
-"""agents/{agent}/entities/, relationships/ and graph/: browse, add aliases, merge, forget."""
+"""agents/{agent}/entities/ and relationships/: browse, add aliases, merge, forget."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import selectors
-from memories.api.fields import IdField, MomentField
-from memories.api.filters import EntityFilterSet, RelationshipFilterSet
-from memories.api.serializers import EntityDetailSerializer, EntitySerializer, GraphSerializer, RelationshipSerializer
+from memories.api.fields import IdField
+from memories.api.serializers import EntityDetailSerializer, EntitySerializer, RelationshipSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
+from memories.filters import EntityFilterSet, RelationshipFilterSet
 from memories.models import ApiKeyScope, Entity, Relationship
 from memories.services import operator
 
@@ -129,32 +129,3 @@ class EntityForgetApi(AgentScopedMixin, APIView):
         report = operator.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
                                         reason=data.validated_data["reason"])
         return Response(self.OutputSerializer(asdict(report)).data)
-
-
-@extend_schema_serializer(component_name="GraphQuery")
-class GraphQuerySerializer(serializers.Serializer):
-    entity = serializers.CharField(max_length=255, required=False, help_text="centre entity: id or key")
-    depth = serializers.IntegerField(min_value=1, max_value=3, default=1)
-    rel_types = serializers.CharField(max_length=2000, required=False, allow_blank=True,
-                                      help_text="comma-separated relationship types")
-    as_of = MomentField(required=False)
-
-
-class GraphApi(AgentScopedMixin, APIView):
-    """Nodes and edges around an entity (breadth-first to `depth` over the relationships
-    visible as of `as_of`), ready for a graph view; without `entity`, the strongest edges."""
-
-    @extend_schema(parameters=[GraphQuerySerializer], responses={200: GraphSerializer})
-    def get(self, request, agent):
-        query = GraphQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        entity = None
-        if params.get("entity"):
-            entity = selectors.entity_by_ref(agent=self.agent, ref=params["entity"])
-        rel_types = [t.strip() for t in params.get("rel_types", "").split(",") if t.strip()]
-        graph = selectors.graph_around(agent=self.agent, entity=entity, depth=params["depth"], rel_types=rel_types,
-                                       as_of=params.get("as_of"))
-        return Response(GraphSerializer(graph).data)
-
-

@@ -12,9 +12,9 @@ from rest_framework.reverse import reverse
 
 from memories import selectors
 from memories.api.fields import ConfigOverridesField, MomentField
-from memories.api.filters import EventFilterSet, JobFilterSet
 from memories.api.serializers import EventSerializer, JobSerializer, WriteAcceptedSerializer, WriteResultSerializer
 from memories.api.views_base import AgentScopedReadViewSet, pipeline_input_errors
+from memories.filters import EventFilterSet, JobFilterSet
 from memories.models import Event, PipelineRun, RunStatus
 from memories.pipeline.results import WriteResult
 from memories.services.operator import audit_record

@@ -8,9 +8,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import selectors
-from memories.api.filters import FactFilterSet
 from memories.api.serializers import FactSerializer, FactVersionSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
+from memories.filters import FactFilterSet
 from memories.models import Fact
 from memories.services import operator
 

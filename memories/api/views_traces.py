@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from memories import selectors
-from memories.api.filters import PipelineRunFilterSet
 from memories.api.serializers import TraceDetailSerializer, TraceSerializer
 from memories.api.views_base import AgentScopedReadViewSet
+from memories.filters import PipelineRunFilterSet
 from memories.models import PipelineRun
 
 

@@ -43,6 +43,15 @@ class Entity(AgentScoped):
             ),
         ]
 
+    def survivor(self) -> "Entity":
+        """The entity this one lives on as: itself, or the end of its `merged_into` chain (every
+        hop followed; a cycle, which merges refuse to create, stops where it closes)."""
+        entity, seen = self, {self.id}
+        while entity.merged_into_id and entity.merged_into_id not in seen:
+            seen.add(entity.merged_into_id)
+            entity = Entity.objects.defer("name_embedding").get(pk=entity.merged_into_id)
+        return entity
+
     def __str__(self) -> str:
         return f"{self.display_name} ({self.key})"
 

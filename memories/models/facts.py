@@ -1,9 +1,12 @@
+from __future__ import annotations
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
 from .base import EMBEDDING_DIMENSIONS, AgentScoped, BiTemporal, bitemporal_constraints
+from .visibility import VersionQuerySet
 
 
 class SourceContext(models.TextChoices):
@@ -19,6 +22,13 @@ class ImportanceCategory(models.TextChoices):
     SPECIFIC_EVENT = "specific_event"
     ROUTINE_ACTIVITY = "routine_activity"
     CONVERSATIONAL = "conversational"
+
+
+class FactQuerySet(VersionQuerySet):
+    def about(self, entity_id: int) -> FactQuerySet:
+        """Facts whose subject is the entity or that name it (through a FactEntityLink)."""
+        linked = FactEntityLink.objects.filter(entity_id=entity_id).values("fact_id")
+        return self.filter(models.Q(entity_id=entity_id) | models.Q(id__in=linked))
 
 
 class Fact(AgentScoped, BiTemporal):
@@ -58,6 +68,8 @@ class Fact(AgentScoped, BiTemporal):
     # for the same slot supersedes the old version without needing an LLM.
     slot = models.CharField(max_length=64, blank=True, default="")
     slot_value = models.CharField(max_length=255, blank=True, default="")
+
+    objects = FactQuerySet.as_manager()
 
     class Meta:
         ordering = ["-recorded_at", "-id"]

@@ -1,6 +1,7 @@
 from django.db import models
 
 from .base import AgentScoped, BiTemporal, bitemporal_constraints
+from .visibility import VersionQuerySet
 
 
 class Relationship(AgentScoped, BiTemporal):
@@ -17,6 +18,8 @@ class Relationship(AgentScoped, BiTemporal):
     source_event = models.ForeignKey(
         "memories.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="relationships"
     )
+
+    objects = VersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-recorded_at", "-id"]

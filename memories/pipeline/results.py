@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+# How the facts of a write were extracted (WriteResult.extraction_path).
+EXTRACTION_PATHS = ("informed", "blind", "offline")
+
 
 @dataclass
 class FactChange:

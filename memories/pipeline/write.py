@@ -22,6 +22,7 @@ from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact
+from memories.models.visibility import version_visible_sql
 from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
@@ -97,7 +98,7 @@ def pre_retrieval(ctx: WriteContext, step: StepRecord) -> None:
             chunk = [f"[{entity.display_name} profile] {entity.profile_text}"]
         else:
             facts = (
-                Fact.objects.filter(entity=entity, valid_to__isnull=True, invalidated_at__isnull=True)
+                Fact.objects.current().filter(entity=entity)
                 # "+ 0": sorted exactly, never by the shared HNSW index, which filters by entity
                 # after its scan and would return too few of this entity's facts
                 .order_by(CosineDistance("embedding", ctx.event.embedding) + Value(0.0))
@@ -224,11 +225,12 @@ def _existing_facts(entity: Entity, vector: np.ndarray, slot: str, nearest: int)
     A speaker accumulates hundreds of facts; loading them all made every write O(history).
     The similarity is computed for each of the entity's active facts, never index-ordered, so
     the global HNSW index with its post-filtering cannot drop rows of this entity."""
+    current, _ = version_visible_sql(None, "f")
     with connection.cursor() as cursor:
         cursor.execute(
             "WITH active AS (SELECT id, text, slot, slot_value, "
-            "  coalesce(1 - (embedding <=> %s::vector), 0) AS similarity FROM memories_fact "
-            "  WHERE entity_id = %s AND valid_to IS NULL AND invalidated_at IS NULL) "
+            "  coalesce(1 - (embedding <=> %s::vector), 0) AS similarity FROM memories_fact f "
+            f"  WHERE entity_id = %s AND {current}) "
             "SELECT id, text, similarity, slot, slot_value FROM active "
             "WHERE id IN (SELECT id FROM active ORDER BY similarity DESC LIMIT %s) "
             "   OR (%s <> '' AND slot = %s)",
@@ -290,9 +292,7 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
     entity = ctx.resolved[normalize_alias(fact.subject)]
     change = FactChange(fact_id=None, text=fact.text, entity=entity.key, reason=decision.reason)
     if decision.action in {UPDATE, NOOP, DELETE}:
-        target = Fact.objects.select_for_update().filter(
-            pk=decision.target_id, agent=ctx.agent, valid_to__isnull=True, invalidated_at__isnull=True
-        ).first()
+        target = Fact.objects.select_for_update().current().filter(pk=decision.target_id, agent=ctx.agent).first()
         if target is None:  # closed meanwhile by a concurrent write: treat as new information
             decision = Decision(ADD, None, "target fact no longer active", "fallback", decision.similarity)
     if decision.action == NOOP:

@@ -79,29 +79,21 @@ def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
     return entity
 
 
-def _live(entity: Entity) -> Entity:
-    seen = set()
-    while entity.merged_into_id and entity.id not in seen:
-        seen.add(entity.id)
-        entity = entity.merged_into
-    return entity
-
-
 def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity | None, str]:
     """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars)."""
     norm = normalize_alias(name)
     alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
              .defer("entity__name_embedding").first())
     if alias:
-        return _live(alias.entity), "alias"
+        return alias.entity.survivor(), "alias"
     slug = entity_key("x", name).split(":", 1)[1]
     by_key = Entity.objects.filter(agent=agent, key__endswith=f":{slug}").order_by("id")
     typed = [e for e in by_key if e.type == normalize_type(entity_type)] or list(by_key)
     if typed:
-        return _live(typed[0]), "key"
+        return typed[0].survivor(), "key"
     by_name = Entity.objects.filter(agent=agent, display_name__iexact=name.strip()).first()
     if by_name:
-        return _live(by_name), "display_name"
+        return by_name.survivor(), "display_name"
     if normalize_type(entity_type) == "person" and len(norm) >= 3 and " " not in norm:
         prefixed = list(
             Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)

@@ -42,7 +42,7 @@ def fact_close(*, fact: Fact, valid_to: datetime, reason: str) -> int:
 def relationships_close_for_fact(*, fact: Fact, valid_to: datetime) -> int:
     now = timezone.now()
     closed = 0
-    for rel in Relationship.objects.filter(evidence_fact=fact, valid_to__isnull=True, invalidated_at__isnull=True):
+    for rel in Relationship.objects.current().filter(evidence_fact=fact):
         rel.valid_to = max(valid_to, rel.valid_from)
         rel.invalidated_at = max(now, rel.recorded_at)
         rel.save(update_fields=["valid_to", "invalidated_at"])
@@ -78,3 +78,11 @@ def fact_links_create(*, fact: Fact, entities: list[tuple[Entity, list[str]]], m
             rows.append(FactEntityLink(fact=fact, entity=entity, is_primary=False))
     FactEntityLink.objects.bulk_create(rows, ignore_conflicts=True)
     return len(rows)
+
+
+def facts_mark_accessed(*, agent: Agent, fact_ids: list[int]) -> int:
+    """A retrieval returned these facts: count the access (the importance job reads it)."""
+    if not fact_ids:
+        return 0
+    return Fact.objects.filter(agent=agent, id__in=fact_ids).update(
+        access_count=F("access_count") + 1, last_accessed_at=timezone.now())

@@ -178,9 +178,8 @@ def entity_merge(*, agent: Agent, survivor_id: int, merged_id: int, actor: str, 
     for rel in Relationship.objects.filter(Q(source=merged) | Q(target=merged)).order_by("id"):
         source = survivor if rel.source_id == merged.id else rel.source
         target = survivor if rel.target_id == merged.id else rel.target
-        duplicate = rel.is_active and Relationship.objects.filter(
-            agent=agent, source=source, target=target, rel_type=rel.rel_type, valid_to__isnull=True,
-            invalidated_at__isnull=True).exclude(pk=rel.pk).exists()
+        duplicate = rel.is_active and Relationship.objects.current().filter(
+            agent=agent, source=source, target=target, rel_type=rel.rel_type).exclude(pk=rel.pk).exists()
         if source.id == target.id or duplicate:
             rel.delete()
             report.relationships_dropped += 1

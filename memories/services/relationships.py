@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import Agent, Entity, Event, Fact, Relationship
@@ -20,10 +19,9 @@ def relationship_upsert(
     Self-references are dropped. Returns (edge, "created" | "reinforced" | "self_reference")."""
     if source.id == target.id:
         return None, "self_reference"
-    active = Q(valid_to__isnull=True, invalidated_at__isnull=True)
     existing = (
-        Relationship.objects.select_for_update()
-        .filter(active, agent=agent, source=source, target=target, rel_type=rel_type)
+        Relationship.objects.select_for_update().current()
+        .filter(agent=agent, source=source, target=target, rel_type=rel_type)
         .first()
     )
     if existing:

@@ -11,20 +11,26 @@ import logging
 import time
 from datetime import datetime
 
+from celery import current_app
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from memories.config import WriteConfig, apply_overrides
-from memories.models import Agent, Event, PipelineRun, PipelineStep, RunStatus
+from memories.models import Agent, Event, PipelineRun, RunStatus
 from memories.pipeline import write as pipeline
 from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import Tracer, run_steps
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
 from memories.services.events import event_embedding_text, event_log, message_validate
+from memories.services.traces import trace_steps_persist
 
 logger = logging.getLogger(__name__)
+
+# The worker's task (memories.tasks) is named here, not imported: tasks call services, never the
+# other way round.
+PROCESS_EVENT_TASK = "memories.tasks.process_event_task"
 
 
 class _DryRunRollback(Exception):
@@ -56,9 +62,7 @@ def event_submit(
                                             context=config.event_embedding_context),
     )
     if created and enqueue:
-        from memories.tasks import process_event_task
-
-        transaction.on_commit(lambda: process_event_task.delay(run.id))
+        transaction.on_commit(lambda: current_app.send_task(PROCESS_EVENT_TASK, args=[run.id]))
     return event, run, created
 
 
@@ -160,10 +164,5 @@ def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> 
     run.result = result.as_dict()
     run.save()
     if persist_trace:
-        PipelineStep.objects.bulk_create(
-            [PipelineStep(run=run, attempt=run.attempts, order=s.order, name=s.name, status=s.status,
-                          duration_ms=s.duration_ms, candidates_in=s.candidates_in,
-                          candidates_out=s.candidates_out, tokens_in=s.tokens_in, tokens_out=s.tokens_out,
-                          data=s.data) for s in ctx.tracer.steps]
-        )
+        trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
     return result

@@ -162,10 +162,10 @@ ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_POSTINGS", "2000000"))
 
 # Agents with at least this many facts (or events) get HNSW indexes of their own
-# (memories/services/vector_indexes.py), built by the beat job below or `manage.py agent_indexes`.
+# (retrieval/vector_indexes.py), built by the beat job below or `manage.py agent_indexes`.
 ANAMNESIS_AGENT_INDEX_MIN_ROWS = int(os.environ.get("ANAMNESIS_AGENT_INDEX_MIN_ROWS", "5000"))
 CELERY_BEAT_SCHEDULE["agent-vector-indexes"] = {
-    "task": "memories.tasks.agent_indexes_ensure_task",
+    "task": "retrieval.tasks.agent_indexes_ensure_task",
     "schedule": float(os.environ.get("ANAMNESIS_AGENT_INDEX_EVERY_SECONDS", "600")),
 }
 
@@ -174,18 +174,18 @@ CELERY_BEAT_SCHEDULE["agent-vector-indexes"] = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "memories.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "memory_project.api.errors.exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "memories.api.auth.BearerKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["memories.api.auth.HasScope"],
-    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.SafeJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memory_project.api.parsers.SafeJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PAGINATION_CLASS": "memories.api.pagination.IdCursorPagination",
+    "DEFAULT_PAGINATION_CLASS": "memory_project.api.pagination.IdCursorPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_THROTTLE_CLASSES": ["memories.api.throttling.PrincipalRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["memory_project.api.throttling.PrincipalRateThrottle"],
     # per API key (or staff user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
     "DEFAULT_THROTTLE_RATES": {"api": os.environ.get("ANAMNESIS_API_RATE", "1200/min")},
 }
@@ -203,7 +203,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "memories.models.RunStatus", "HealthStatusEnum": ["ok", "unavailable"]},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "memories.api.schema.add_error_responses",
+        "memory_project.api.schema.add_error_responses",
     ],
 }
 

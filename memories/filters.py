@@ -24,8 +24,8 @@ from memories.models import (
     RunStatus,
     SourceContext,
 )
+from memories.models.visibility import version_visible
 from memories.naming import normalize_alias
-from retrieval.timefilters import fact_visible
 
 
 class MomentFilter(filters.IsoDateTimeFilter):
@@ -57,10 +57,10 @@ class BitemporalFilterSet(filters.FilterSet):
         queryset = super().filter_queryset(queryset)
         as_of = self.form.cleaned_data.get("as_of")
         if as_of is not None:
-            return queryset.filter(fact_visible(as_of))
+            return queryset.filter(version_visible(as_of))
         if self._include_closed():
             return queryset
-        return queryset.filter(fact_visible(None))
+        return queryset.filter(version_visible(None))
 
     def _include_closed(self) -> bool:
         return bool(self.form.cleaned_data.get("include_closed"))

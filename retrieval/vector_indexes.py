@@ -15,17 +15,74 @@ of deleted agents are dropped, and an advisory lock keeps two runs from racing.
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection
 
 from memories.models import DOCUMENT_TABLES, Agent, KeywordCorpus
-from memories.selectors import agent_index_name, agent_indexes
 
 logger = logging.getLogger(__name__)
 
 _LOCK = 0x616E6E  # advisory lock key: one ensure run at a time
 
+
+# --- the registry: which indexes exist, and what a search of an agent depends on ---
+
+_AGENT_INDEX = re.compile(r"^(fact|event)_ann_a(\d+)$")
+
+
+def agent_index_name(kind: str, agent_id: int) -> str:
+    return f"{kind}_ann_a{int(agent_id)}"
+
+
+@dataclass(frozen=True)
+class AgentIndex:
+    name: str
+    kind: str
+    agent_id: int
+    valid: bool  # false while a concurrent build runs, or after one failed
+
+
+def agent_indexes() -> list[AgentIndex]:
+    """Every per-agent vector index in the database."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                       "WHERE c.relname ~ '^(fact|event)_ann_a[0-9]+$'")
+        rows = cursor.fetchall()
+    out = []
+    for name, valid in rows:
+        kind, agent_id = _AGENT_INDEX.match(name).groups()
+        out.append(AgentIndex(name, kind, int(agent_id), bool(valid)))
+    return out
+
+
+class VectorScope(NamedTuple):
+    rows: int  # the agent's stored documents of the kind (the BM25 corpus count)
+    own_index: bool  # a valid vector index of its own
+
+
+def vector_scopes(*, agent_id: int) -> dict[str, VectorScope]:
+    """For facts and events, in one round trip: what the semantic search strategy depends on."""
+    kinds = ("fact", "event")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false) "
+            f"FROM unnest(%s::text[], %s::text[]) AS k(kind, index_name) "
+            f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = k.kind "
+            f"LEFT JOIN pg_class ic ON ic.relname = k.index_name "
+            f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid",
+            [list(kinds), [agent_index_name(kind, agent_id) for kind in kinds], agent_id])
+        return {kind: VectorScope(int(rows), bool(valid)) for kind, rows, valid in cursor.fetchall()}
+
+
+def vector_scope(*, agent_id: int, kind: str) -> VectorScope:
+    return vector_scopes(agent_id=agent_id)[kind]
+
+
+# --- the builder ---
 
 def agent_indexes_ensure(*, agent: Agent | None = None) -> dict[str, list[str]]:
     """Build the missing indexes of agents (or of `agent`) with at least

@@ -1,9 +1,8 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from memories import selectors
 from memories.management.options import agent_option
-from memories.services.vector_indexes import agent_indexes_ensure
+from retrieval.vector_indexes import agent_indexes, agent_indexes_ensure
 
 
 class Command(BaseCommand):
@@ -24,6 +23,6 @@ class Command(BaseCommand):
                 self.stdout.write(f"built {name}")
             for name in done["dropped"]:
                 self.stdout.write(f"dropped {name}")
-        for index in sorted(selectors.agent_indexes(), key=lambda i: (i.agent_id, i.kind)):
+        for index in sorted(agent_indexes(), key=lambda i: (i.agent_id, i.kind)):
             state = "valid" if index.valid else "INVALID (building, or a failed build)"
             self.stdout.write(f"{index.name}: agent {index.agent_id}, {index.kind}s, {state}")

@@ -8,9 +8,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.fields import ConfigOverridesField, MomentField
-from memories.api.serializers import RetrieveResultSerializer
 from memories.api.views_base import AgentScopedMixin, pipeline_input_errors
 from memories.models import ApiKeyScope
+from retrieval.api.serializers import RetrieveResultSerializer
 from retrieval.config import PRESETS
 from retrieval.services import MAX_QUERY_CHARS, memory_retrieve
 

@@ -1,3 +1,0 @@
-"""WebSocket routes (live updates for the dashboards)."""
-
-websocket_urlpatterns: list = []
