@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memories.extraction.offline_entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
-from memories.extraction.offline_lexicon import KINSHIP, PET_TERMS
+from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
+from memories.extraction.offline.lexicon import KINSHIP, PET_TERMS
 
 _ADV = (
     r"(?:(?:also|just|recently|finally|now|still|currently|actually|really|already|officially|even|"

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memories.extraction.offline_lexicon import (
+from memories.extraction.offline.lexicon import (
     FEMALE_KIN,
     FEMALE_NAMES,
     FIRST_NAMES,
@@ -23,8 +23,8 @@ from memories.extraction.offline_lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline_names import Mention, NameContext, alias_pairs, find_mentions
-from memories.extraction.offline_text import SPEAKER, split_sentences
+from memories.extraction.offline.names import Mention, NameContext, alias_pairs, find_mentions
+from memories.extraction.offline.text import SPEAKER, split_sentences
 
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from memories.extraction.offline_classify import (
+from memories.extraction.offline.classify import (
     addresses_listener,
     categorize,
     is_hedged,
@@ -16,19 +16,19 @@ from memories.extraction.offline_classify import (
     mentions_listener,
     strip_discourse,
 )
-from memories.extraction.offline_clauses import Clause, analyze, singular_predicate, split_clauses
-from memories.extraction.offline_dates import annotate_dates
-from memories.extraction.offline_entities import Registry, Sentence
-from memories.extraction.offline_grammar import is_adverb, is_past, rewrite_first_person
-from memories.extraction.offline_lexicon import word_set
-from memories.extraction.offline_patterns import (
+from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
+from memories.extraction.offline.dates import annotate_dates
+from memories.extraction.offline.entities import Registry, Sentence
+from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
+from memories.extraction.offline.lexicon import word_set
+from memories.extraction.offline.patterns import (
     SLOT_TEMPLATES,
     Hit,
     match_rules,
     scan_kinship,
     scan_located_in,
 )
-from memories.extraction.offline_text import PH, SPEAKER, entity_ids, fact_key, ph, render
+from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
 
 EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
