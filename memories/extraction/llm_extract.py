@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+from memories import prompts
 from memories.errors import DomainError
 from memories.extraction.schema import (
     EXTRACTION_JSON_SCHEMA,
@@ -20,26 +21,11 @@ class ExtractionFailed(Exception):
     pass
 
 
-RULES = """Rules:
-- Extract ALL factual information; keep specific details (proper nouns, titles, places, dates, numbers).
-- Each fact is about ONE subject and its text always names the subject (never "is an engineer").
-- First-person statements are about the speaker: write the speaker's name, never "I" or "user".
-- Resolve relative dates ("yesterday", "last week") against the message time and state the date.
-- Use one canonical (most complete) name per entity and list other names as aliases.
-- Relation types are snake_case (works_at, lives_in, spouse_of, friend_of, former_employee_of, hired).
-- Every relation also has a fact stating it.
-- Fact confidence: 0.95 explicit, 0.80 strong inference, 0.60 weak inference, 0.40 speculation.
-- importance_category: biographical_milestone, relationship_change, stable_preference, specific_event,
-  routine_activity or conversational.
-- action: UPDATE when the fact changes something in the existing knowledge, else NEW.
-- Profiles are concise English summaries of the entity after this message."""
-
-
 def _message_block(ctx) -> str:
-    recent = "\n".join(f"- {m}" for m in ctx.recent_messages[-5:]) or "(none)"
-    return (
-        f"Speaker: {ctx.speaker}\nMessage time: {ctx.occurred_at.isoformat()}\n"
-        f"Recent messages (for pronouns only):\n{recent}\n\nMessage:\n{ctx.message}"
+    recent = "\n".join(prompts.RECENT_MESSAGE.format(message=m) for m in ctx.recent_messages[-5:])
+    return prompts.MESSAGE_BLOCK.format(
+        speaker=ctx.speaker, occurred_at=ctx.occurred_at.isoformat(),
+        recent=recent or prompts.NO_RECENT_MESSAGES, message=ctx.message,
     )
 
 
@@ -56,11 +42,11 @@ def _call(llm: LLMClient, *, system: str, user: str, schema: dict, name: str, ti
 def informed(llm: LLMClient, ctx, *, usage_sink) -> Extraction:
     """One call: message + speaker + time + what we already know → entities, facts, relations,
     profiles."""
-    knowledge = ctx.knowledge or "(nothing known yet)"
+    knowledge = ctx.knowledge or prompts.NO_KNOWLEDGE
     data = _call(
         llm,
-        system="You extract long-term memories from one chat message as JSON.\n" + RULES,
-        user=f"{_message_block(ctx)}\n\nExisting knowledge:\n{knowledge}",
+        system=prompts.EXTRACTION_SYSTEM,
+        user=prompts.INFORMED_USER.format(message_block=_message_block(ctx), knowledge=knowledge),
         schema=EXTRACTION_JSON_SCHEMA, name="informed_extraction",
         timeout=ctx.config.extraction_timeout_sec, usage_sink=usage_sink,
     )
@@ -82,18 +68,20 @@ def blind(llm: LLMClient, ctx, *, usage_sink) -> tuple[Extraction, bool]:
     """Legacy flow: entity scan, then facts and relations in two concurrent calls; relations are
     asked again once when ≥ 2 entities came back with 0 relations."""
     timeout = ctx.config.extraction_timeout_sec
-    system = "You extract long-term memories from one chat message as JSON.\n" + RULES
+    system = prompts.EXTRACTION_SYSTEM
     base = _message_block(ctx)
-    scan = _call(llm, system=system, user=f"{base}\n\nList the entities only.",
+    scan = _call(llm, system=system, user=prompts.ENTITY_SCAN_USER.format(message_block=base),
                  schema=_sub_schema("entities"), name="entity_scan", timeout=timeout, usage_sink=usage_sink)
     entities_json = json.dumps(scan.get("entities", []), ensure_ascii=False)
 
     def facts():
-        return _call(llm, system=system, user=f"{base}\n\nEntities: {entities_json}\nExtract the facts.",
+        user = prompts.FACTS_USER.format(message_block=base, entities=entities_json)
+        return _call(llm, system=system, user=user,
                      schema=_sub_schema("facts"), name="fact_extraction", timeout=timeout, usage_sink=usage_sink)
 
     def relations():
-        return _call(llm, system=system, user=f"{base}\n\nEntities: {entities_json}\nExtract the relations.",
+        user = prompts.RELATIONS_USER.format(message_block=base, entities=entities_json)
+        return _call(llm, system=system, user=user,
                      schema=_sub_schema("relations"), name="relation_extraction", timeout=timeout,
                      usage_sink=usage_sink)
 
@@ -136,15 +124,13 @@ def reconcile_with_llm(llm: LLMClient, pending, ctx, *, usage_sink) -> dict[int,
     """One call for all ambiguous facts of a write. A failure keeps every fact (ADD)."""
     blocks = []
     for index, fact, existing in pending:
-        known = "\n".join(f"  [{e.id}] {e.text}" for e in existing[:10])
-        blocks.append(f"#{index} new fact: {fact.text}\n  existing facts:\n{known}")
+        known = "\n".join(prompts.RECONCILE_EXISTING_FACT.format(id=e.id, text=e.text) for e in existing[:10])
+        blocks.append(prompts.RECONCILE_FACT.format(index=index, text=fact.text, existing=known))
     try:
         data = _call(
             llm,
-            system="For each new fact decide against the existing facts of the same entity: ADD (new "
-            "information), UPDATE (replaces the existing fact target_id), NOOP (already known as "
-            "target_id) or DELETE (retracts target_id). Reply as JSON.",
-            user=f"Message time: {ctx.occurred_at.isoformat()}\n\n" + "\n\n".join(blocks),
+            system=prompts.RECONCILE_SYSTEM,
+            user=prompts.RECONCILE_USER.format(occurred_at=ctx.occurred_at.isoformat(), facts="\n\n".join(blocks)),
             schema=RECONCILE_SCHEMA, name="reconciliation", timeout=ctx.config.extraction_timeout_sec,
             usage_sink=usage_sink,
         )

@@ -11,6 +11,7 @@ from django.db import connection
 from django.db.models import Q, Value
 from pgvector.django import CosineDistance
 
+from memories import prompts
 from memories.models import Agent, Entity, EntityAlias
 from memories.naming import entity_key, is_speaker_reference, normalize_alias, normalize_type
 from memories.providers.llm import LLMClient, LLMError
@@ -127,12 +128,14 @@ def llm_disambiguate(*, llm: LLMClient, name: str, candidates: list[tuple[Entity
         "required": ["match"],
         "properties": {"match": {"type": ["string", "null"]}, "reason": {"type": "string"}},
     }
-    listing = "\n".join(f"- {e.key}: {e.display_name} ({e.type})" for e, _ in candidates)
+    listing = "\n".join(
+        prompts.ENTITY_MATCH_CANDIDATE.format(key=e.key, display_name=e.display_name, type=e.type)
+        for e, _ in candidates
+    )
     try:
         reply = llm.complete_json(
-            system="You decide whether a name mentioned in a message refers to an already known entity. "
-            "Reply with JSON {\"match\": <entity key or null>, \"reason\": <short reason>}.",
-            user=f"Message: {context}\nName: {name}\nKnown candidates:\n{listing}",
+            system=prompts.ENTITY_MATCH_SYSTEM,
+            user=prompts.ENTITY_MATCH_USER.format(context=context, name=name, candidates=listing),
             schema=schema, schema_name="entity_match", timeout=timeout,
         )
     except LLMError as exc:

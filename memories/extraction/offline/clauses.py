@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memories.extraction.offline_classify import addresses_listener
-from memories.extraction.offline_entities import KIN_ALT, MOD_ALT, PET_ALT
-from memories.extraction.offline_grammar import is_adverb, is_past, third_person
-from memories.extraction.offline_lexicon import word_set
-from memories.extraction.offline_text import PH, SPEAKER
+from memories.extraction.offline.classify import addresses_listener
+from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT
+from memories.extraction.offline.grammar import is_adverb, is_past, third_person
+from memories.extraction.offline.lexicon import word_set
+from memories.extraction.offline.text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
 _JOINER = re.compile(r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+|,\s+(?=\x02)")

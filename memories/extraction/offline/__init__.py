@@ -4,16 +4,16 @@ configured (or both LLM paths fail).
 A pure function of its inputs — no database, network or model — built from regular expressions
 and small word lists, fast enough to run on every message of a large import. The pipeline:
 
-1. normalize and split the message into sentences (`offline_text`);
+1. normalize and split the message into sentences (`text`);
 2. find proper names, group aliases ("Guili (Guilherme Maturana)"), type entities from context
-   (`offline_names`, `offline_entities`);
-3. replace mentions by placeholders and resolve he/she/him/her (`offline_entities`);
-4. rewrite I/me/my/we as the speaker with verb agreement (`offline_grammar`);
+   (`names`, `entities`);
+3. replace mentions by placeholders and resolve he/she/him/her (`entities`);
+4. rewrite I/me/my/we as the speaker with verb agreement (`grammar`);
 5. per sentence: kinship ("my wife Ana"), clause rules with slots ("moved to Austin" →
    lives_in), and a subject-centric fact for anything else that states something
-   (`offline_clauses`, `offline_patterns`, `offline_facts`);
+   (`clauses`, `patterns`, `facts`);
 6. with the message time, relative dates in facts are resolved ("yesterday (2023-05-07)",
-   `offline_dates`).
+   `dates`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memories.extraction.offline_entities import build_registry
-from memories.extraction.offline_facts import Collector, process_sentence
-from memories.extraction.offline_pronouns import PronounState, tag_sentence
-from memories.extraction.offline_text import normalize_message
+from memories.extraction.offline.entities import build_registry
+from memories.extraction.offline.facts import Collector, process_sentence
+from memories.extraction.offline.pronouns import PronounState, tag_sentence
+from memories.extraction.offline.text import normalize_message
 from memories.extraction.schema import ExtractedEntity, Extraction
 
 __all__ = ["extract_offline"]

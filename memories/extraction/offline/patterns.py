@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memories.extraction.offline_entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
-from memories.extraction.offline_lexicon import KINSHIP, PET_TERMS
+from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
+from memories.extraction.offline.lexicon import KINSHIP, PET_TERMS
 
 _ADV = (
     r"(?:(?:also|just|recently|finally|now|still|currently|actually|really|already|officially|even|"
@@ -62,7 +62,10 @@ class Rule:
 
 
 @dataclass
-class Hit:
+class RuleMatch:
+    """One clause rule that matched a predicate: the rule, the object entity's index, and whether
+    the predicate speaks of the future ("is moving to Austin")."""
+
     rule: Rule
     obj: int
     future: bool
@@ -323,11 +326,11 @@ RULES: tuple[Rule, ...] = (
 _ROLE_PREFIX = re.compile(r"^(?:(?:now|currently|also)\s+)?(?:is|'s)\s+")
 
 
-def match_rules(predicate: str, registry: Registry) -> list[Hit]:
+def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
     """Every rule (at most one per group) whose pattern opens the predicate."""
     if "\x02" not in predicate:  # every rule needs an entity as its object
         return []
-    hits: list[Hit] = []
+    hits: list[RuleMatch] = []
     groups: set[str] = set()
     for rule in RULES:
         if rule.group in groups:
@@ -345,7 +348,7 @@ def match_rules(predicate: str, registry: Registry) -> list[Hit]:
         if rule.objects and registry.entities[obj].type not in rule.objects:
             continue
         groups.add(rule.group)
-        hits.append(Hit(rule, obj, bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()))
+        hits.append(RuleMatch(rule, obj, bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()))
     return hits
 
 
@@ -386,7 +389,9 @@ _PLACE_PAIR = re.compile(r"\x02(\d+)\x03\s*,\s*\x02(\d+)\x03")
 
 
 @dataclass
-class KinHit:
+class KinshipMatch:
+    """One kinship or pet phrase in a tagged sentence ("my wife Ana", "my dog named Rex")."""
+
     owner: int
     name: int
     term: str  # "best friend", "wife", "dog"
@@ -395,7 +400,7 @@ class KinHit:
     pet: bool
 
 
-def scan_kinship(tagged: str) -> list[KinHit]:
+def scan_kinship(tagged: str) -> list[KinshipMatch]:
     hits, seen = [], set()
     for pattern in _KIN_PATTERNS:
         for match in pattern.finditer(tagged):
@@ -404,18 +409,18 @@ def scan_kinship(tagged: str) -> list[KinHit]:
             if owner == name or (owner, name) in seen:
                 continue
             seen.add((owner, name))
-            hits.append(_kin_hit(owner, name, kin, match.group("mods").lower().split()))
+            hits.append(_kinship_match(owner, name, kin, match.group("mods").lower().split()))
     return hits
 
 
-def _kin_hit(owner: int, name: int, kin: str, mods: list[str]) -> KinHit:
+def _kinship_match(owner: int, name: int, kin: str, mods: list[str]) -> KinshipMatch:
     term = " ".join([*mods, kin]).replace(" - ", "-")
     if kin in PET_TERMS:
-        return KinHit(owner, name, term, "has_pet", False, True)
+        return KinshipMatch(owner, name, term, "has_pet", False, True)
     rel, reverse = KINSHIP[kin]
     if "ex" in mods or "former" in mods:
         rel = "former_" + rel
-    return KinHit(owner, name, term, rel, reverse, False)
+    return KinshipMatch(owner, name, term, rel, reverse, False)
 
 
 def scan_located_in(tagged: str, registry: Registry) -> list[tuple[int, int]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memories.extraction.offline_lexicon import ABBREVIATIONS, CORP_ABBREVIATIONS
+from memories.extraction.offline.lexicon import ABBREVIATIONS, CORP_ABBREVIATIONS
 
 SPEAKER = 0
 PH = r"\x02(\d+)\x03"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from memories.extraction.offline_classify import (
+from memories.extraction.offline.classify import (
     addresses_listener,
     categorize,
     is_hedged,
@@ -16,19 +16,19 @@ from memories.extraction.offline_classify import (
     mentions_listener,
     strip_discourse,
 )
-from memories.extraction.offline_clauses import Clause, analyze, singular_predicate, split_clauses
-from memories.extraction.offline_dates import annotate_dates
-from memories.extraction.offline_entities import Registry, Sentence
-from memories.extraction.offline_grammar import is_adverb, is_past, rewrite_first_person
-from memories.extraction.offline_lexicon import word_set
-from memories.extraction.offline_patterns import (
+from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
+from memories.extraction.offline.dates import annotate_dates
+from memories.extraction.offline.entities import Registry, Sentence
+from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
+from memories.extraction.offline.lexicon import word_set
+from memories.extraction.offline.patterns import (
     SLOT_TEMPLATES,
-    Hit,
+    RuleMatch,
     match_rules,
     scan_kinship,
     scan_located_in,
 )
-from memories.extraction.offline_text import PH, SPEAKER, entity_ids, fact_key, ph, render
+from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
 
 EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
@@ -130,8 +130,8 @@ def process_sentence(sentence: Sentence, out: Collector) -> None:
         _sentence_fact(body, out, base)
 
 
-def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[Hit]]]:
-    out: list[tuple[Clause | None, list[Hit]]] = []
+def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[RuleMatch]]]:
+    out: list[tuple[Clause | None, list[RuleMatch]]] = []
     inherited: list[int] | None = None
     for i, piece in enumerate(split_clauses(body)):
         clause = analyze(piece, inherited, first=i == 0)
@@ -177,7 +177,7 @@ def _embedded_clauses(body: str, out: Collector, base: float) -> None:
         _hit_effects(int(match.group(1)), hits, out, base, primary=None)
 
 
-def _clause_facts(clause: Clause, hits: list[Hit], out: Collector, base: float) -> None:
+def _clause_facts(clause: Clause, hits: list[RuleMatch], out: Collector, base: float) -> None:
     if (
         addresses_listener(clause.predicate)
         or _SUGGESTION.match(clause.predicate)
@@ -201,7 +201,7 @@ def _clause_text(clause: Clause, subject: int) -> str:
     return clause.text
 
 
-def _rule_facts(subject: int, tagged: str, hits: list[Hit], out: Collector, confidence: float) -> None:
+def _rule_facts(subject: int, tagged: str, hits: list[RuleMatch], out: Collector, confidence: float) -> None:
     primary = next((h for h in hits if h.rule.slot and not h.future), None)
     category = (primary or hits[0]).rule.category
     if all(h.future for h in hits):
@@ -222,7 +222,7 @@ def _rule_facts(subject: int, tagged: str, hits: list[Hit], out: Collector, conf
 
 
 def _hit_effects(
-    subject: int, hits: list[Hit], out: Collector, confidence: float, primary: Hit | None
+    subject: int, hits: list[RuleMatch], out: Collector, confidence: float, primary: RuleMatch | None
 ) -> None:
     """Relations of the hits, the negated fact of a retraction ("left ⟨2⟩"), and slot facts the
     clause fact does not already carry."""

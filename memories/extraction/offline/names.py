@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memories.extraction.offline_lexicon import (
+from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
     FIRST_NAMES,
     GREETING_WORDS,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from memories.extraction.offline_lexicon import (
+from memories.extraction.offline.lexicon import (
     ADVERBS,
     COLLOQUIAL_VERBS,
     ED_BASE_VERBS,
@@ -17,7 +17,7 @@ from memories.extraction.offline_lexicon import (
     PAST_PARTICIPLES,
     SAME_FORM_VERBS,
 )
-from memories.extraction.offline_text import SPEAKER, ph
+from memories.extraction.offline.text import SPEAKER, ph
 
 _IRREGULAR_3SG = {
     "am": "is",

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memories.extraction.offline_lexicon import (
+from memories.extraction.offline.lexicon import (
     FEMALE_KIN,
     FEMALE_NAMES,
     FIRST_NAMES,
@@ -23,8 +23,8 @@ from memories.extraction.offline_lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline_names import Mention, NameContext, alias_pairs, find_mentions
-from memories.extraction.offline_text import SPEAKER, split_sentences
+from memories.extraction.offline.names import Mention, NameContext, alias_pairs, find_mentions
+from memories.extraction.offline.text import SPEAKER, split_sentences
 
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
 
@@ -95,7 +95,10 @@ _HUMAN_AFTER = re.compile(
 
 
 @dataclass
-class Entity:
+class MessageEntity:
+    """An entity named in the message being extracted (not the stored `memories.models.Entity`):
+    canonical name, aliases, the type votes gathered from context, and a pronoun gender."""
+
     name: str
     aliases: list[str] = field(default_factory=list)
     scores: dict[str, int] = field(default_factory=dict)
@@ -119,7 +122,7 @@ class Registry:
     """Entities of the message by index; index 0 is the speaker."""
 
     def __init__(self, speaker: str):
-        self.entities = [Entity(speaker, forced="person")]
+        self.entities = [MessageEntity(speaker, forced="person")]
         self._index = {speaker.lower(): SPEAKER}
 
     def names(self) -> list[str]:
@@ -132,7 +135,7 @@ class Registry:
         idx = self.lookup(name)
         if idx is None:
             idx = len(self.entities)
-            self.entities.append(Entity(name))
+            self.entities.append(MessageEntity(name))
             self._index[name.lower()] = idx
         return idx
 
@@ -208,7 +211,7 @@ def _register(registry: Registry, canon: dict[str, str], mention: Mention) -> in
 # --- types ----------------------------------------------------------------------------------------
 
 
-def _vote(entity: Entity, sentence: str, mention: Mention) -> None:
+def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
     before = sentence[max(0, mention.start - 48) : mention.start].lower()
     after = sentence[mention.end : mention.end + 40].lower()
     words = mention.text.lower().replace(".", "").split()
@@ -223,7 +226,7 @@ def _vote(entity: Entity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 40)
 
 
-def _vote_kinship(entity: Entity, before: str, after: str) -> None:
+def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     if _PET_NAMED_BEFORE.search(before):
         entity.vote("pet", 100)
         return
@@ -239,7 +242,7 @@ def _vote_kinship(entity: Entity, before: str, after: str) -> None:
         entity.gender = "f" if term in FEMALE_KIN else "m" if term in MALE_KIN else ""
 
 
-def _vote_name_shape(entity: Entity, words: list[str], text: str) -> None:
+def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None:
     if words[-1] in ORG_SUFFIXES or (len(words) > 1 and words[0] in ORG_PREFIXES):
         entity.vote("organization", 80)
     if len(words) > 1 and (words[-1] in PLACE_SUFFIXES or words[0] in PLACE_PREFIXES):
@@ -254,7 +257,7 @@ def _vote_name_shape(entity: Entity, words: list[str], text: str) -> None:
     entity.vote("concept", 10)
 
 
-def _vote_context(entity: Entity, before: str, after: str) -> None:
+def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
     if _ORG_STRONG.search(before):
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memories.extraction.offline_entities import Registry, Sentence, gender_of
-from memories.extraction.offline_lexicon import FIRST_NAMES, word_set
-from memories.extraction.offline_names import NameContext, find_mentions
-from memories.extraction.offline_text import PH, SPEAKER, normalize_message, ph, split_sentences
+from memories.extraction.offline.entities import Registry, Sentence, gender_of
+from memories.extraction.offline.lexicon import FIRST_NAMES, word_set
+from memories.extraction.offline.names import NameContext, find_mentions
+from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph, split_sentences
 
 _VOCATIVE_MARK = "\x04"
 _VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")

@@ -1,0 +1,96 @@
+"""Every LLM prompt of the memories app, as plain text constants.
+
+The callers — `memories.extraction.llm_extract` (extraction and reconciliation) and
+`memories.services.entities` (entity resolution) — make the call, pick the JSON schema of the
+reply and fill the `{placeholders}` below with `str.format`. Wording changes here are behaviour
+changes; the fake LLM of the tests (`tests/support/scripts.py`) also splits user messages on
+"Message:" and "Existing knowledge:".
+"""
+
+from __future__ import annotations
+
+# --- Extraction (memories.extraction.llm_extract: informed and blind) ---------------------------
+
+EXTRACTION_RULES = """Rules:
+- Extract ALL factual information; keep specific details (proper nouns, titles, places, dates, numbers).
+- Each fact is about ONE subject and its text always names the subject (never "is an engineer").
+- First-person statements are about the speaker: write the speaker's name, never "I" or "user".
+- Resolve relative dates ("yesterday", "last week") against the message time and state the date.
+- Use one canonical (most complete) name per entity and list other names as aliases.
+- Relation types are snake_case (works_at, lives_in, spouse_of, friend_of, former_employee_of, hired).
+- Every relation also has a fact stating it.
+- Fact confidence: 0.95 explicit, 0.80 strong inference, 0.60 weak inference, 0.40 speculation.
+- importance_category: biographical_milestone, relationship_change, stable_preference, specific_event,
+  routine_activity or conversational.
+- action: UPDATE when the fact changes something in the existing knowledge, else NEW.
+- Profiles are concise English summaries of the entity after this message."""
+"""What a good extraction is; part of the system prompt of every extraction call."""
+
+EXTRACTION_SYSTEM = "You extract long-term memories from one chat message as JSON.\n" + EXTRACTION_RULES
+"""System prompt of every extraction call (informed, and the three calls of the blind flow)."""
+
+MESSAGE_BLOCK = (
+    "Speaker: {speaker}\nMessage time: {occurred_at}\n"
+    "Recent messages (for pronouns only):\n{recent}\n\nMessage:\n{message}"
+)
+"""The message being extracted, opening every extraction user message. `occurred_at` is ISO 8601;
+`recent` is RECENT_MESSAGE lines (the last five messages, oldest first) or NO_RECENT_MESSAGES."""
+
+RECENT_MESSAGE = "- {message}"
+"""One line of MESSAGE_BLOCK's `recent` (lines joined by a newline)."""
+
+NO_RECENT_MESSAGES = "(none)"
+"""MESSAGE_BLOCK's `recent` when there are no recent messages."""
+
+INFORMED_USER = "{message_block}\n\nExisting knowledge:\n{knowledge}"
+"""User message of the informed call: the message and what the agent already knows (profiles or
+top facts of the entities pre-retrieval found), or NO_KNOWLEDGE."""
+
+NO_KNOWLEDGE = "(nothing known yet)"
+"""INFORMED_USER's `knowledge` when nothing is known."""
+
+ENTITY_SCAN_USER = "{message_block}\n\nList the entities only."
+"""Blind flow, first call: the entities of the message."""
+
+FACTS_USER = "{message_block}\n\nEntities: {entities}\nExtract the facts."
+"""Blind flow, second call (concurrent with RELATIONS_USER): `entities` is the entity scan's reply
+as JSON."""
+
+RELATIONS_USER = "{message_block}\n\nEntities: {entities}\nExtract the relations."
+"""Blind flow, third call (asked again once when ≥ 2 entities came back with no relation)."""
+
+# --- Reconciliation (memories.extraction.llm_extract.reconcile_with_llm) --------------------------
+
+RECONCILE_SYSTEM = (
+    "For each new fact decide against the existing facts of the same entity: ADD (new "
+    "information), UPDATE (replaces the existing fact target_id), NOOP (already known as "
+    "target_id) or DELETE (retracts target_id). Reply as JSON."
+)
+"""System prompt of the one reconciliation call of a write (all its ambiguous facts at once)."""
+
+RECONCILE_USER = "Message time: {occurred_at}\n\n{facts}"
+"""User message of the reconciliation call: `occurred_at` is ISO 8601, `facts` the
+RECONCILE_FACT blocks joined by a blank line."""
+
+RECONCILE_FACT = "#{index} new fact: {text}\n  existing facts:\n{existing}"
+"""One ambiguous fact and the existing facts it may update, repeat or retract (`existing`: up to
+ten RECONCILE_EXISTING_FACT lines joined by a newline)."""
+
+RECONCILE_EXISTING_FACT = "  [{id}] {text}"
+"""One existing fact, by its id (the `target_id` of the reply)."""
+
+# --- Entity resolution (memories.services.entities.llm_disambiguate) -----------------------------
+
+ENTITY_MATCH_SYSTEM = (
+    "You decide whether a name mentioned in a message refers to an already known entity. "
+    "Reply with JSON {\"match\": <entity key or null>, \"reason\": <short reason>}."
+)
+"""System prompt of the entity-resolution call (the ambiguous band of fuzzy name matches).
+Not a format template: its braces are literal."""
+
+ENTITY_MATCH_USER = "Message: {context}\nName: {name}\nKnown candidates:\n{candidates}"
+"""User message of the entity-resolution call: `candidates` is ENTITY_MATCH_CANDIDATE lines joined
+by a newline."""
+
+ENTITY_MATCH_CANDIDATE = "- {key}: {display_name} ({type})"
+"""One known entity the name may refer to (`key` is what the reply's `match` names)."""
