@@ -52,7 +52,7 @@ def build(agent, n, pool, vectors, rng):
             vec /= np.linalg.norm(vec)
             when = now - timezone.timedelta(minutes=i)
             facts.append(Fact(agent=agent, entity=subject, text=f"{subject.display_name}: {pool[k]}",
-                              embedding=vec, valid_from=when, recorded_at=now, confidence=0.95))
+                              embedding=vec, valid_from=when, learned_at=when, recorded_at=now, confidence=0.95))
             if i % 4 == 0:
                 events.append(Event(agent=agent, speaker=subject.display_name, text=pool[k], occurred_at=when,
                                     recorded_at=now, embedding=vec, external_id=f"b{i}"))

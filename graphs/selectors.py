@@ -8,12 +8,13 @@ from django.db.models import Q
 
 from memories import selectors as memory_selectors
 from memories.models import Agent, Entity, Relationship
+from memories.models.visibility import Moment
 
 MAX_GRAPH_EDGES = 500
 
 
 def graph_around(*, agent: Agent, entity: Entity | None = None, depth: int = 1, rel_types: list[str] | None = None,
-                 as_of: datetime | None = None, max_edges: int = MAX_GRAPH_EDGES) -> dict:
+                 as_of: Moment | datetime | None = None, max_edges: int = MAX_GRAPH_EDGES) -> dict:
     """Nodes and edges a graph view can draw: the visible relationships within `depth` hops of
     `entity` (breadth-first), or the strongest visible ones of the agent when no entity is given."""
     rels = Relationship.objects.visible(as_of).filter(agent=agent)

@@ -363,8 +363,8 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
         form = ReasonForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                _, closed = operator.fact_retract(agent=fact.agent, fact_id=fact.pk,
-                                                  reason=form.cleaned_data["reason"], actor=operator_actor(request))
+                closed = operator.fact_retract(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
+                                               actor=operator_actor(request)).relationships_closed
             except (DomainError, NotFound) as exc:
                 form.add_error(None, str(exc))
             else:
@@ -372,7 +372,7 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
                 return HttpResponseRedirect(self.change_url(fact))
         return self.render_operator_form(
             request, title=f"Retract fact {fact.pk}", form=form, obj=fact, submit="Retract",
-            intro=f"“{fact.text}” stops being true and known from now on; relationships it evidences close too.")
+            intro=f"“{fact.text}” stops being believed from now on; relationships it evidences close too.")
 
     @admin.action(description="Retract the selected facts…", permissions=["operate"])
     def retract_selected(self, request, queryset):

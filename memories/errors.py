@@ -18,6 +18,13 @@ class NotFound(DomainError):
     http_status = 404
 
 
+class Conflict(DomainError):
+    """The operation does not apply to the object's current state (e.g. a closed version)."""
+
+    code = "conflict"
+    http_status = 409
+
+
 class PayloadTooLarge(DomainError):
     code = "payload_too_large"
     http_status = 413

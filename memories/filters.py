@@ -16,7 +16,6 @@ from memories.models import (
     EntityAlias,
     Event,
     Fact,
-    FactEntityLink,
     ImportanceCategory,
     PipelineRun,
     Relationship,
@@ -24,7 +23,7 @@ from memories.models import (
     RunStatus,
     SourceContext,
 )
-from memories.models.visibility import version_visible
+from memories.models.visibility import Moment, version_visible
 from memories.naming import normalize_alias
 
 
@@ -47,23 +46,33 @@ def _noop(queryset, name, value):
 
 
 class BitemporalFilterSet(filters.FilterSet):
-    """`as_of` shows the versions visible at that moment (on both time axes); without it only the
-    open versions are listed unless `include_closed` is set."""
+    """The three clocks (memories.models.visibility): `as_of` shows what the agent knew at that
+    moment, `valid_at` which of it was true at another moment of the world, `recorded_as_of`
+    what the database held then. Without them only the current versions are listed unless
+    `include_superseded` is set."""
 
-    as_of = MomentFilter(method=_noop, help_text="show what was true and known at this moment")
-    include_closed = filters.BooleanFilter(method=_noop, help_text="also list closed (superseded) versions")
+    as_of = MomentFilter(method=_noop, help_text="what the agent knew at this moment (its clock)")
+    valid_at = MomentFilter(method=_noop, help_text="true in the world at this moment (default: as_of)")
+    recorded_as_of = MomentFilter(method=_noop, help_text="as the database held it at this moment")
+    include_superseded = filters.BooleanFilter(method=_noop,
+                                               help_text="also list superseded and retracted versions")
+
+    def moment(self) -> Moment:
+        data = self.form.cleaned_data
+        return Moment(as_of=data.get("as_of"), valid_at=data.get("valid_at"),
+                      recorded_as_of=data.get("recorded_as_of"))
 
     def filter_queryset(self, queryset):
         queryset = super().filter_queryset(queryset)
-        as_of = self.form.cleaned_data.get("as_of")
-        if as_of is not None:
-            return queryset.filter(version_visible(as_of))
-        if self._include_closed():
+        moment = self.moment()
+        if not moment.is_now:
+            return queryset.filter(version_visible(moment))
+        if self._include_superseded():
             return queryset
         return queryset.filter(version_visible(None))
 
-    def _include_closed(self) -> bool:
-        return bool(self.form.cleaned_data.get("include_closed"))
+    def _include_superseded(self) -> bool:
+        return bool(self.form.cleaned_data.get("include_superseded"))
 
 
 class EventFilterSet(filters.FilterSet):
@@ -84,20 +93,14 @@ class FactFilterSet(BitemporalFilterSet):
     confidence_max = filters.NumberFilter(field_name="confidence", lookup_expr="lte", min_value=0, max_value=1)
     source_context = filters.ChoiceFilter(choices=SourceContext.choices)
     importance_category = filters.ChoiceFilter(choices=ImportanceCategory.choices)
-    include_superseded = filters.BooleanFilter(method=_noop, help_text="also list superseded and retracted versions")
-    include_closed = None  # called include_superseded here
 
     class Meta:
         model = Fact
         fields = ["entity", "q", "confidence_min", "confidence_max", "source_context", "importance_category",
-                  "as_of", "include_superseded"]
-
-    def _include_closed(self) -> bool:
-        return bool(self.form.cleaned_data.get("include_superseded"))
+                  "as_of", "valid_at", "recorded_as_of", "include_superseded"]
 
     def filter_entity(self, queryset, name, value):
-        linked = FactEntityLink.objects.filter(entity_id=value).values("fact_id")
-        return queryset.filter(Q(entity_id=value) | Q(id__in=linked))
+        return queryset.about(value)
 
     def filter_text(self, queryset, name, value):
         value = value.strip()
@@ -136,9 +139,15 @@ class RelationshipFilterSet(BitemporalFilterSet):
     source = IdFilter(field_name="source_id")
     target = IdFilter(field_name="target_id")
 
+    include_closed = filters.BooleanFilter(method=_noop, help_text="the former name of include_superseded")
+
     class Meta:
         model = Relationship
-        fields = ["rel_type", "entity", "source", "target", "as_of", "include_closed"]
+        fields = ["rel_type", "entity", "source", "target", "as_of", "valid_at", "recorded_as_of",
+                  "include_superseded", "include_closed"]
+
+    def _include_superseded(self) -> bool:
+        return super()._include_superseded() or bool(self.form.cleaned_data.get("include_closed"))
 
     def filter_entity(self, queryset, name, value):
         return queryset.filter(Q(source_id=value) | Q(target_id=value))

@@ -17,6 +17,7 @@ from memories.models import (
     Relationship,
     RunKind,
 )
+from memories.models.visibility import Moment
 
 HEAVY_FACT_FIELDS = ("embedding", "search_vector")
 
@@ -108,12 +109,12 @@ def entity_by_ref(*, agent: Agent, ref: str) -> Entity:
     return entity.survivor()
 
 
-def entity_detail(*, agent: Agent, entity: Entity) -> dict:
-    """The entity with its aliases, its active facts (as subject or mentioned) and its active
-    relationships in both directions."""
+def entity_detail(*, agent: Agent, entity: Entity, moment: Moment | None = None) -> dict:
+    """The entity with its aliases, its facts (as subject or mentioned) and its relationships in
+    both directions, as visible at `moment` (None: the current ones)."""
     aliases = list(EntityAlias.objects.filter(agent=agent, entity=entity).values_list("alias", flat=True))
-    facts = list(facts_list(agent=agent).current().about(entity.id).order_by("-recorded_at", "-id")[:200])
-    relationships = list(relationships_list(agent=agent).current()
+    facts = list(facts_list(agent=agent).visible(moment).about(entity.id).order_by("-recorded_at", "-id")[:200])
+    relationships = list(relationships_list(agent=agent).visible(moment)
                          .filter(Q(source=entity) | Q(target=entity)).order_by("-strength", "id")[:200])
     return {"entity": entity, "aliases": aliases, "facts": facts, "relationships": relationships}
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from retrieval.temporal import TimeWindow, resolve_temporal
+from memories.temporal import TimeWindow, resolve_temporal
 
 _TRIVIAL = re.compile(
     r"^(hi|hello|hey|yo|oi|ola|olá|bom dia|boa tarde|boa noite|good (morning|afternoon|evening|night)|thanks?|"

@@ -5,16 +5,15 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from memories.api.fields import MomentField
+from memories.api.serializers import ClocksQuerySerializer
 
 
 @extend_schema_serializer(component_name="GraphQuery")
-class GraphQuerySerializer(serializers.Serializer):
+class GraphQuerySerializer(ClocksQuerySerializer):
     entity = serializers.CharField(max_length=255, required=False, help_text="centre entity: id or key")
     depth = serializers.IntegerField(min_value=1, max_value=3, default=1)
     rel_types = serializers.CharField(max_length=2000, required=False, allow_blank=True,
                                       help_text="comma-separated relationship types")
-    as_of = MomentField(required=False)
 
 
 class GraphNodeSerializer(serializers.Serializer):

@@ -14,7 +14,8 @@ from memories.api.views_base import AgentScopedMixin
 
 class GraphApi(AgentScopedMixin, APIView):
     """Nodes and edges around an entity (breadth-first to `depth` over the relationships
-    visible as of `as_of`), ready for a graph view; without `entity`, the strongest edges."""
+    visible at `as_of` / `valid_at` / `recorded_as_of`), ready for a graph view; without
+    `entity`, the strongest edges."""
 
     @extend_schema(parameters=[GraphQuerySerializer], responses={200: GraphSerializer})
     def get(self, request, agent):
@@ -26,5 +27,5 @@ class GraphApi(AgentScopedMixin, APIView):
             entity = memory_selectors.entity_by_ref(agent=self.agent, ref=params["entity"])
         rel_types = [t.strip() for t in params.get("rel_types", "").split(",") if t.strip()]
         graph = graph_selectors.graph_around(agent=self.agent, entity=entity, depth=params["depth"],
-                                             rel_types=rel_types, as_of=params.get("as_of"))
+                                             rel_types=rel_types, as_of=GraphQuerySerializer.moment_of(params))
         return Response(GraphSerializer(graph).data)

@@ -8,9 +8,27 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from memories.api.fields import JsonObjectField
+from memories.api.fields import JsonObjectField, MomentField
 from memories.models import Agent, Entity, Event, Fact, PipelineRun, PipelineStep, Relationship, RunStatus
+from memories.models.visibility import Moment
 from memories.pipeline.results import EXTRACTION_PATHS, WriteResult
+
+# --- the three clocks as query parameters -----------------------------------------------------
+
+
+class ClocksQuerySerializer(serializers.Serializer):
+    """`as_of` (the agent's clock), `valid_at` (the world's, default as_of), `recorded_as_of`
+    (the database's): see memories.models.visibility."""
+
+    as_of = MomentField(required=False, help_text="what the agent knew at this moment")
+    valid_at = MomentField(required=False, help_text="true in the world at this moment (default: as_of)")
+    recorded_as_of = MomentField(required=False, help_text="as the database held it at this moment")
+
+    @staticmethod
+    def moment_of(data: dict) -> Moment:
+        return Moment(as_of=data.get("as_of"), valid_at=data.get("valid_at"),
+                      recorded_as_of=data.get("recorded_as_of"))
+
 
 # --- pipeline results ----------------------------------------------------------------------------
 
@@ -118,9 +136,22 @@ class FactSerializer(serializers.ModelSerializer):
     class Meta:
         model = Fact
         fields = ["id", "text", "entity", "confidence", "importance", "importance_category", "source_context",
-                  "speaker", "source_event", "supersedes", "valid_from", "valid_to", "recorded_at",
-                  "invalidated_at", "invalidation_reason", "is_active", "reinforcement_count", "last_confirmed_at",
-                  "slot", "slot_value"]
+                  "speaker", "source_event", "supersedes", "valid_from", "valid_to", "learned_at",
+                  "valid_to_learned_at", "unlearned_at", "recorded_at", "invalidated_at", "invalidation_reason",
+                  "is_active", "reinforcement_count", "last_confirmed_at", "slot", "slot_value"]
+
+
+class FactDetailSerializer(FactSerializer):
+    """One version, current or not, with the chain's current version."""
+
+    is_current = serializers.BooleanField(source="is_active", read_only=True,
+                                          help_text="this version is the chain's current one")
+    current_version = serializers.IntegerField(allow_null=True, read_only=True,
+                                               help_text="id of the chain's current version (null: none is)")
+    current_url = serializers.CharField(allow_null=True, read_only=True)
+
+    class Meta(FactSerializer.Meta):
+        fields = [*FactSerializer.Meta.fields, "is_current", "current_version", "current_url"]
 
 
 class SourceEventSerializer(serializers.ModelSerializer):
@@ -143,7 +174,8 @@ class RelationshipSerializer(serializers.ModelSerializer):
     class Meta:
         model = Relationship
         fields = ["id", "source", "rel_type", "target", "strength", "evidence_fact", "source_event", "valid_from",
-                  "valid_to", "recorded_at", "invalidated_at", "is_active"]
+                  "valid_to", "learned_at", "valid_to_learned_at", "unlearned_at", "recorded_at", "invalidated_at",
+                  "is_active"]
 
 
 class EntitySerializer(serializers.ModelSerializer):

@@ -8,13 +8,15 @@ from memories.api.views_agents import AgentViewSet, HealthApi
 from memories.api.views_base import AGENT_PATH, ID_REGEX
 from memories.api.views_entities import (
     EntityAliasApi,
+    EntityAliasDeleteApi,
     EntityForgetApi,
     EntityMergeApi,
+    EntityUnmergeApi,
     EntityViewSet,
     RelationshipViewSet,
 )
 from memories.api.views_events import EventViewSet, JobViewSet
-from memories.api.views_facts import FactCorrectApi, FactHistoryApi, FactRetractApi, FactViewSet
+from memories.api.views_facts import FactCorrectApi, FactHistoryApi, FactReinstateApi, FactRetractApi, FactViewSet
 from memories.api.views_traces import TraceViewSet
 
 router = SimpleRouter()
@@ -32,8 +34,11 @@ operations = [
     re_path(rf"{FACT}/history/$", FactHistoryApi.as_view(), name="fact-history"),
     re_path(rf"{FACT}/correct/$", FactCorrectApi.as_view(), name="fact-correct"),
     re_path(rf"{FACT}/retract/$", FactRetractApi.as_view(), name="fact-retract"),
+    re_path(rf"{FACT}/reinstate/$", FactReinstateApi.as_view(), name="fact-reinstate"),
     re_path(rf"{ENTITY}/aliases/$", EntityAliasApi.as_view(), name="entity-aliases"),
+    re_path(rf"{ENTITY}/aliases/(?P<alias>[^/]{{1,255}})/$", EntityAliasDeleteApi.as_view(), name="entity-alias"),
     re_path(rf"{ENTITY}/merge/$", EntityMergeApi.as_view(), name="entity-merge"),
+    re_path(rf"{ENTITY}/unmerge/$", EntityUnmergeApi.as_view(), name="entity-unmerge"),
     re_path(rf"{ENTITY}/forget/$", EntityForgetApi.as_view(), name="entity-forget"),
 ]
 

@@ -11,7 +11,12 @@ from rest_framework.views import APIView
 
 from memories import selectors
 from memories.api.fields import IdField
-from memories.api.serializers import EntityDetailSerializer, EntitySerializer, RelationshipSerializer
+from memories.api.serializers import (
+    ClocksQuerySerializer,
+    EntityDetailSerializer,
+    EntitySerializer,
+    RelationshipSerializer,
+)
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
 from memories.filters import EntityFilterSet, RelationshipFilterSet
 from memories.models import ApiKeyScope, Entity, Relationship
@@ -28,14 +33,18 @@ class EntityViewSet(AgentScopedReadViewSet):
     def scoped_queryset(self, agent):
         return selectors.entities_list(agent=agent)
 
-    @extend_schema(responses={200: EntityDetailSerializer})
+    @extend_schema(parameters=[ClocksQuerySerializer], responses={200: EntityDetailSerializer})
     def retrieve(self, request, *args, **kwargs):
-        detail = selectors.entity_detail(agent=self.agent, entity=self.get_object())
+        clocks = ClocksQuerySerializer(data=request.query_params)
+        clocks.is_valid(raise_exception=True)
+        detail = selectors.entity_detail(agent=self.agent, entity=self.get_object(),
+                                         moment=ClocksQuerySerializer.moment_of(clocks.validated_data))
         return Response(EntityDetailSerializer(detail, context=self.get_serializer_context()).data)
 
 
 class RelationshipViewSet(AgentScopedReadViewSet):
-    """Relationship versions; the open ones unless `as_of` or `include_closed`."""
+    """Relationship versions; the current ones unless `as_of`, `valid_at`, `recorded_as_of` or
+    `include_superseded`."""
 
     queryset = Relationship.objects.none()
     serializer_class = RelationshipSerializer
@@ -47,11 +56,13 @@ class RelationshipViewSet(AgentScopedReadViewSet):
 
 class EntityAliasApi(AgentScopedMixin, APIView):
     """Register another name for the entity (201 when new, 200 when it already had it); an
-    alias that belongs to a different entity is a 400."""
+    alias that belongs to a different entity is a 400 unless `move` takes it from that one."""
 
     @extend_schema_serializer(component_name="EntityAliasInput")
     class InputSerializer(serializers.Serializer):
         alias = serializers.CharField(max_length=255)
+        move = serializers.BooleanField(required=False, default=False,
+                                        help_text="take the alias from the entity that has it")
 
     @extend_schema_serializer(component_name="EntityAliases")
     class OutputSerializer(serializers.Serializer):
@@ -63,16 +74,28 @@ class EntityAliasApi(AgentScopedMixin, APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         created = operator.entity_alias_add(agent=self.agent, entity_id=int(pk), alias=data.validated_data["alias"],
-                                            actor=self.actor)
+                                            actor=self.actor, move=data.validated_data["move"])
         entity = selectors.entity_get(agent=self.agent, entity_id=int(pk))
         aliases = selectors.entity_detail(agent=self.agent, entity=entity)["aliases"]
         return Response(self.OutputSerializer({"created": created, "aliases": aliases}).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
+class EntityAliasDeleteApi(AgentScopedMixin, APIView):
+    """The name no longer points at the entity (204); 404 when it is not one of its aliases."""
+
+    scopes = {"DELETE": ApiKeyScope.WRITE}
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, agent, pk, alias):
+        operator.entity_alias_remove(agent=self.agent, entity_id=int(pk), alias=alias, actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class EntityMergeApi(AgentScopedMixin, APIView):
     """Merge another entity into this one: its facts, links, relationships and aliases move
-    here and it points to this entity from then on."""
+    here and it points to this entity from then on. An entity already merged can be neither
+    side (400), so merges never form a cycle; `unmerge/` undoes one."""
 
     scopes = {"POST": ApiKeyScope.ADMIN}
 
@@ -100,6 +123,35 @@ class EntityMergeApi(AgentScopedMixin, APIView):
                                        reason=data.validated_data["reason"])
         survivor = selectors.entity_get(agent=self.agent, entity_id=int(pk))
         return Response(self.OutputSerializer({"entity": survivor, "merged": merged_id, **asdict(report)}).data)
+
+
+class EntityUnmergeApi(AgentScopedMixin, APIView):
+    """Undo the merge of this (merged) entity with what the merge recorded: its facts, links,
+    relationships and aliases move back, and it stands on its own again."""
+
+    scopes = {"POST": ApiKeyScope.ADMIN}
+
+    @extend_schema_serializer(component_name="EntityUnmergeInput")
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="EntityUnmerged")
+    class OutputSerializer(serializers.Serializer):
+        entity = EntitySerializer(help_text="the entity standing on its own again")
+        facts_moved = serializers.IntegerField()
+        links_moved = serializers.IntegerField()
+        relationships_moved = serializers.IntegerField()
+        relationships_restored = serializers.IntegerField()
+        aliases_moved = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request, agent, pk):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        report = operator.entity_unmerge(agent=self.agent, entity_id=int(pk), actor=self.actor,
+                                         reason=data.validated_data["reason"])
+        entity = selectors.entity_get(agent=self.agent, entity_id=int(pk))
+        return Response(self.OutputSerializer({"entity": entity, **asdict(report)}).data)
 
 
 class EntityForgetApi(AgentScopedMixin, APIView):

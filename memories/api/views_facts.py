@@ -1,14 +1,16 @@
-"""agents/{agent}/facts/: browse fact versions; history, correct and retract one."""
+"""agents/{agent}/facts/: browse fact versions; history, correct, retract and reinstate one."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from memories import selectors
-from memories.api.serializers import FactSerializer, FactVersionSerializer
+from memories.api.fields import MomentField
+from memories.api.serializers import FactDetailSerializer, FactSerializer, FactVersionSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
 from memories.filters import FactFilterSet
 from memories.models import Fact
@@ -16,8 +18,9 @@ from memories.services import operator
 
 
 class FactViewSet(AgentScopedReadViewSet):
-    """Fact versions. The list shows the open versions unless `as_of` (what was true and known
-    then) or `include_superseded` says otherwise."""
+    """Fact versions. The list shows the current versions unless `as_of` (what the agent knew
+    then), `valid_at`, `recorded_as_of` or `include_superseded` says otherwise; the detail
+    answers for every version, current or not."""
 
     queryset = Fact.objects.none()
     serializer_class = FactSerializer
@@ -25,6 +28,20 @@ class FactViewSet(AgentScopedReadViewSet):
 
     def scoped_queryset(self, agent):
         return selectors.facts_list(agent=agent)
+
+    def filter_queryset(self, queryset):
+        if self.action == "retrieve":  # any version by id: the filters choose what a list shows
+            return queryset
+        return super().filter_queryset(queryset)
+
+    @extend_schema(responses={200: FactDetailSerializer})
+    def retrieve(self, request, *args, **kwargs):
+        fact = self.get_object()
+        current = operator.fact_current_version(fact)
+        fact.current_version = current.id if current else None
+        fact.current_url = (reverse("api:fact-detail", kwargs={"agent": self.agent.slug, "pk": current.id},
+                                    request=request) if current else None)
+        return Response(FactDetailSerializer(fact, context=self.get_serializer_context()).data)
 
 
 class FactHistoryApi(AgentScopedMixin, APIView):
@@ -43,37 +60,72 @@ class FactHistoryApi(AgentScopedMixin, APIView):
 
 
 class FactCorrectApi(AgentScopedMixin, APIView):
-    """A new version with the given text supersedes the fact from now on, attributed to the
-    caller. Correcting a closed version is a 400 naming the latest version."""
+    """The stored statement was wrong: a new version with the given text supersedes it,
+    attributed to the caller and known from now on. In the world it holds from `valid_from`
+    (default: where the corrected version started). Correcting a closed version is a 409
+    naming the current one."""
 
     @extend_schema_serializer(component_name="FactCorrectInput")
     class InputSerializer(serializers.Serializer):
         text = serializers.CharField(max_length=4000, help_text="the corrected statement")
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        valid_from = MomentField(required=False, allow_null=True,
+                                 help_text="since when the corrected statement is true (default: since the "
+                                           "corrected version's start)")
 
     @extend_schema(request=InputSerializer, responses={201: FactSerializer})
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         new = operator.fact_correct(agent=self.agent, fact_id=int(pk), text=data.validated_data["text"],
-                                    reason=data.validated_data["reason"], actor=self.actor)
+                                    reason=data.validated_data["reason"], actor=self.actor,
+                                    valid_from=data.validated_data.get("valid_from"))
         fact = selectors.fact_get(agent=self.agent, fact_id=new.id)
         return Response(FactSerializer(fact, context=self.context()).data, status=status.HTTP_201_CREATED)
 
 
 class FactRetractApi(AgentScopedMixin, APIView):
-    """Close the fact on both time axes now; relationships it evidences close with it."""
+    """The agent stops believing the fact from now on; relationships it evidences go with it.
+    `reopen_previous` also reinstates the version it superseded (undoes a wrong update).
+    Retracting a closed version is a 409 naming the current one."""
 
     @extend_schema_serializer(component_name="FactRetractInput")
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        reopen_previous = serializers.BooleanField(required=False, default=False,
+                                                   help_text="reinstate the version this one superseded")
 
     @extend_schema(request=InputSerializer, responses={200: inline_serializer("FactRetracted", {
-        "fact": FactSerializer(), "relationships_closed": serializers.IntegerField()})})
+        "fact": FactSerializer(), "relationships_closed": serializers.IntegerField(),
+        "reinstated": FactSerializer(allow_null=True)})})
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        fact, closed = operator.fact_retract(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
-                                             actor=self.actor)
-        fact = selectors.fact_get(agent=self.agent, fact_id=fact.id)
-        return Response({"fact": FactSerializer(fact, context=self.context()).data, "relationships_closed": closed})
+        report = operator.fact_retract(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
+                                       actor=self.actor, reopen_previous=data.validated_data["reopen_previous"])
+        fact = selectors.fact_get(agent=self.agent, fact_id=report.fact.id)
+        reinstated = selectors.fact_get(agent=self.agent, fact_id=report.reinstated.id) if report.reinstated else None
+        return Response({
+            "fact": FactSerializer(fact, context=self.context()).data,
+            "relationships_closed": report.relationships_closed,
+            "reinstated": FactSerializer(reinstated, context=self.context()).data if reinstated else None,
+        })
+
+
+class FactReinstateApi(AgentScopedMixin, APIView):
+    """Make a closed version's statement current again: a new version, known from now, true from
+    where the reinstated one started, supersedes the chain's latest version (retracting it when
+    it was still current); relationships it evidenced come back. 409 for a current version."""
+
+    @extend_schema_serializer(component_name="FactReinstateInput")
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses={201: FactSerializer})
+    def post(self, request, agent, pk):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        new = operator.fact_reinstate(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
+                                      actor=self.actor)
+        fact = selectors.fact_get(agent=self.agent, fact_id=new.id)
+        return Response(FactSerializer(fact, context=self.context()).data, status=status.HTTP_201_CREATED)

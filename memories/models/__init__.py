@@ -2,7 +2,7 @@ from .agents import Agent
 from .api_keys import ApiKey, ApiKeyScope
 from .audit import AuditEntry
 from .base import EMBEDDING_DIMENSIONS
-from .entities import Entity, EntityAlias
+from .entities import Entity, EntityAlias, EntityMerge
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
 from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
@@ -21,6 +21,7 @@ __all__ = [
     "AuditEntry",
     "Entity",
     "EntityAlias",
+    "EntityMerge",
     "Event",
     "Fact",
     "FactEntityLink",

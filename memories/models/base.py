@@ -15,11 +15,22 @@ class AgentScoped(models.Model):
 
 
 class BiTemporal(models.Model):
-    """Two time axes: when a statement was true in the world (valid_*), and when the system
-    believed it (recorded_at / invalidated_at). Open ends are NULL."""
+    """Three clocks (see memories/models/visibility.py for how they are queried):
+
+    - the world's: when the statement was true, `valid_from` / `valid_to`;
+    - the agent's: when the agent learned the statement (`learned_at`: the time the message was
+      said, or when an operator made the change), when it learned the statement's end
+      (`valid_to_learned_at`), and when it stopped believing the statement at all
+      (`unlearned_at`: a retraction, or a correction that replaced it from its start);
+    - the database's: when the row was stored and closed, `recorded_at` / `invalidated_at`.
+
+    Open ends are NULL."""
 
     valid_from = models.DateTimeField(db_index=False)
     valid_to = models.DateTimeField(null=True, blank=True)
+    learned_at = models.DateTimeField()
+    valid_to_learned_at = models.DateTimeField(null=True, blank=True)
+    unlearned_at = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField()
     invalidated_at = models.DateTimeField(null=True, blank=True)
 
@@ -43,5 +54,10 @@ def bitemporal_constraints(prefix: str) -> list[models.CheckConstraint]:
             | models.Q(invalidated_at__gte=models.F("recorded_at")),
             name=f"{prefix}_recorded_window",
             violation_error_message="invalidated_at must not be before recorded_at",
+        ),
+        models.CheckConstraint(
+            condition=models.Q(unlearned_at__isnull=True) | models.Q(unlearned_at__gte=models.F("learned_at")),
+            name=f"{prefix}_learned_window",
+            violation_error_message="unlearned_at must not be before learned_at",
         ),
     ]

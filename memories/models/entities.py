@@ -72,3 +72,23 @@ class EntityAlias(AgentScoped):
     def __str__(self) -> str:
         return f"{self.alias} → {self.entity_id}"
 
+
+
+class EntityMerge(AgentScoped):
+    """What one merge moved, so that it can be undone (`entity_unmerge`): the ids of the facts,
+    links, relationships and aliases that went from `merged` to `survivor`."""
+
+    survivor = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merges_absorbed")
+    merged = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merges_into")
+    moved = models.JSONField(default=dict)
+    actor = models.CharField(max_length=200)
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["merged", "undone_at"], name="entity_merge_open")]
+
+    def __str__(self) -> str:
+        return f"{self.merged_id} → {self.survivor_id}"

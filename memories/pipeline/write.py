@@ -8,6 +8,7 @@ transaction opened by the caller, with a savepoint per fact, so a failure leaves
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -34,6 +35,7 @@ from memories.services import facts as fact_services
 from memories.services.agents import agent_graph_bump
 from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert
+from memories.temporal import statement_start
 from memories.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -300,7 +302,8 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
         ctx.result.facts_unchanged.append(change)
         return target
     if decision.action == DELETE:
-        fact_services.fact_close(fact=target, valid_to=ctx.occurred_at, reason=f"retracted: {decision.reason}")
+        fact_services.fact_close(fact=target, valid_to=_world_start(ctx, fact), reason=f"retracted: {decision.reason}",
+                                 learned_at=ctx.occurred_at)
         change.fact_id, change.text, change.previous_fact_id = target.id, target.text, target.id
         ctx.result.facts_deleted.append(change)
         return None
@@ -313,14 +316,14 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
     )
     if decision.action == UPDATE:
         stored = fact_services.fact_supersede(
-            old=target, new_text=fact.text, embedding=vector, valid_from=ctx.occurred_at,
-            reason=f"superseded: {decision.reason}", **fields,
+            old=target, new_text=fact.text, embedding=vector, valid_from=_world_start(ctx, fact),
+            learned_at=ctx.occurred_at, reason=f"superseded: {decision.reason}", **fields,
         )
         change.previous_fact_id = target.id
         ctx.result.facts_updated.append(change)
     else:
         stored = fact_services.fact_add(agent=ctx.agent, text=fact.text, embedding=vector,
-                                        valid_from=ctx.occurred_at, **fields)
+                                        valid_from=_world_start(ctx, fact), learned_at=ctx.occurred_at, **fields)
         ctx.result.facts_added.append(change)
     change.fact_id = stored.id
     fact_services.fact_links_create(
@@ -328,6 +331,19 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
         min_length=ctx.config.min_link_name_length,
     )
     return stored
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+
+
+def _world_start(ctx: WriteContext, fact: ExtractedFact) -> datetime:
+    """When the stated fact began in the world: its own temporal expression ("moved to Toronto
+    in September"), else that of a one-sentence message (an extractor may drop the words), else
+    the time the message was said."""
+    start = statement_start(fact.text, ctx.occurred_at)
+    if start is None and len(_SENTENCE_BREAK.split(ctx.message.strip())) == 1:
+        start = statement_start(ctx.message, ctx.occurred_at)
+    return start or ctx.occurred_at
 
 
 def _entities(ctx: WriteContext) -> list[Entity]:
@@ -357,8 +373,9 @@ def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -
         if evidence is None:
             evidence = _mirror_fact(ctx, source, rel.rel_type, target)
         edge, outcome = relationship_upsert(
-            agent=ctx.agent, source=source, target=target, rel_type=rel.rel_type, valid_from=ctx.occurred_at,
-            evidence=evidence, source_event=ctx.event,
+            agent=ctx.agent, source=source, target=target, rel_type=rel.rel_type,
+            valid_from=evidence.valid_from if evidence is not None else ctx.occurred_at,
+            evidence=evidence, source_event=ctx.event, learned_at=ctx.occurred_at,
             initial_strength=ctx.config.relationship_initial_strength,
             reinforcement=ctx.config.relationship_reinforcement,
         )

@@ -14,48 +14,72 @@ from memories.naming import mentions
 
 def fact_add(
     *, agent: Agent, entity: Entity, text: str, embedding: np.ndarray, valid_from: datetime,
-    confidence: float = 0.95, importance: float = 0.5, importance_category: str = "",
-    source_context: str = "extracted", speaker: str = "", source_event: Event | None = None,
-    slot: str = "", slot_value: str = "", supersedes: Fact | None = None,
+    learned_at: datetime | None = None, confidence: float = 0.95, importance: float = 0.5,
+    importance_category: str = "", source_context: str = "extracted", speaker: str = "",
+    source_event: Event | None = None, slot: str = "", slot_value: str = "", supersedes: Fact | None = None,
 ) -> Fact:
-    """Insert one fact version (valid from `valid_from`, recorded now)."""
+    """Insert one fact version: true from `valid_from`, known to the agent from `learned_at`
+    (the message's time; default now), stored now."""
+    now = timezone.now()
     return Fact.objects.create(
         agent=agent, entity=entity, text=text, embedding=embedding, valid_from=valid_from,
-        recorded_at=timezone.now(), confidence=confidence, importance=importance,
+        learned_at=learned_at or now, recorded_at=now, confidence=confidence, importance=importance,
         importance_category=importance_category, source_context=source_context, speaker=speaker,
         source_event=source_event, slot=slot, slot_value=slot_value[:255], supersedes=supersedes,
-        last_confirmed_at=timezone.now(),
+        last_confirmed_at=now,
     )
 
 
-def fact_close(*, fact: Fact, valid_to: datetime, reason: str) -> int:
-    """Close a version on both time axes and cascade: relationships it evidences close too.
-    Returns how many relationships were closed."""
+def fact_close(*, fact: Fact, valid_to: datetime, reason: str, learned_at: datetime | None = None) -> int:
+    """The statement stopped being true at `valid_to`, as the agent learned at `learned_at`
+    (default now). Relationships it evidences end with it. Returns how many closed."""
     now = timezone.now()
     fact.valid_to = max(valid_to, fact.valid_from)
+    fact.valid_to_learned_at = learned_at or now
     fact.invalidated_at = max(now, fact.recorded_at)
     fact.invalidation_reason = reason[:500]
-    fact.save(update_fields=["valid_to", "invalidated_at", "invalidation_reason"])
-    return relationships_close_for_fact(fact=fact, valid_to=fact.valid_to)
+    fact.save(update_fields=["valid_to", "valid_to_learned_at", "invalidated_at", "invalidation_reason"])
+    return relationships_close_for_fact(fact=fact, valid_to=fact.valid_to, learned_at=fact.valid_to_learned_at)
 
 
-def relationships_close_for_fact(*, fact: Fact, valid_to: datetime) -> int:
+def fact_unlearn(*, fact: Fact, reason: str, at: datetime | None = None) -> int:
+    """The agent stops believing the statement at all from `at` (default now): a retraction,
+    also of a version already closed. Relationships it evidences are unlearned with it. Returns
+    how many relationships were closed."""
+    now = timezone.now()
+    fact.unlearned_at = max(at or now, fact.learned_at)
+    fact.invalidated_at = fact.invalidated_at or max(now, fact.recorded_at)
+    fact.invalidation_reason = reason[:500]
+    fact.save(update_fields=["unlearned_at", "invalidated_at", "invalidation_reason"])
+    closed = 0
+    for rel in Relationship.objects.filter(evidence_fact=fact, unlearned_at__isnull=True):
+        rel.unlearned_at = max(fact.unlearned_at, rel.learned_at)
+        closed += rel.invalidated_at is None
+        rel.invalidated_at = rel.invalidated_at or max(now, rel.recorded_at)
+        rel.save(update_fields=["unlearned_at", "invalidated_at"])
+    return closed
+
+
+def relationships_close_for_fact(*, fact: Fact, valid_to: datetime, learned_at: datetime) -> int:
     now = timezone.now()
     closed = 0
     for rel in Relationship.objects.current().filter(evidence_fact=fact):
         rel.valid_to = max(valid_to, rel.valid_from)
+        rel.valid_to_learned_at = learned_at
         rel.invalidated_at = max(now, rel.recorded_at)
-        rel.save(update_fields=["valid_to", "invalidated_at"])
+        rel.save(update_fields=["valid_to", "valid_to_learned_at", "invalidated_at"])
         closed += 1
     return closed
 
 
 def fact_supersede(*, old: Fact, new_text: str, embedding: np.ndarray, valid_from: datetime, reason: str,
-                   **fields) -> Fact:
-    """Close `old` at `valid_from` and insert the new version pointing back at it."""
-    fact_close(fact=old, valid_to=valid_from, reason=reason)
+                   learned_at: datetime | None = None, **fields) -> Fact:
+    """Close `old` at `valid_from` and insert the new version pointing back at it, both known
+    from `learned_at`. A new version valid from (or before) the old one's start leaves the old
+    a window of zero length: it was never true."""
+    fact_close(fact=old, valid_to=valid_from, reason=reason, learned_at=learned_at)
     return fact_add(agent=old.agent, entity=fields.pop("entity", old.entity), text=new_text, embedding=embedding,
-                    valid_from=valid_from, supersedes=old, **fields)
+                    valid_from=valid_from, learned_at=learned_at, supersedes=old, **fields)
 
 
 def fact_reinforce(*, fact: Fact) -> None:

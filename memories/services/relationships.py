@@ -12,7 +12,8 @@ from memories.models import Agent, Entity, Event, Fact, Relationship
 
 def relationship_upsert(
     *, agent: Agent, source: Entity, target: Entity, rel_type: str, valid_from: datetime,
-    evidence: Fact | None, source_event: Event | None, initial_strength: float = 0.8,
+    evidence: Fact | None, source_event: Event | None, learned_at: datetime | None = None,
+    initial_strength: float = 0.8,
     reinforcement: float = 0.1, _retry: bool = True,
 ) -> tuple[Relationship | None, str]:
     """Create the active edge, or reinforce it (strength + `reinforcement`, capped at 1.0).
@@ -34,9 +35,10 @@ def relationship_upsert(
         return existing, "reinforced"
     try:
         with transaction.atomic():
+            now = timezone.now()
             rel = Relationship.objects.create(
                 agent=agent, source=source, target=target, rel_type=rel_type, strength=initial_strength,
-                valid_from=valid_from, recorded_at=timezone.now(), evidence_fact=evidence,
+                valid_from=valid_from, learned_at=learned_at or now, recorded_at=now, evidence_fact=evidence,
                 source_event=source_event,
             )
     except IntegrityError as exc:
@@ -45,7 +47,7 @@ def relationship_upsert(
             raise
         return relationship_upsert(
             agent=agent, source=source, target=target, rel_type=rel_type, valid_from=valid_from,
-            evidence=evidence, source_event=source_event, initial_strength=initial_strength,
+            evidence=evidence, source_event=source_event, learned_at=learned_at, initial_strength=initial_strength,
             reinforcement=reinforcement, _retry=False,
         )
     return rel, "created"

@@ -12,6 +12,8 @@ ERROR_RESPONSES = {
     "404": "No such object for this key (another agent's objects are reported as missing too).",
     "405": "Method not allowed.",
     "406": "Not acceptable.",
+    "409": "The operation does not apply to the object's current state (e.g. a closed version: "
+           "`error.fields.current` names the current one).",
     "413": "Request body or message too large.",
     "415": "Unsupported media type: send JSON.",
     "429": "Too many requests for this key; see Retry-After.",

@@ -159,8 +159,10 @@ def test_the_graph_is_ready_to_draw(seeded, api):
     assert len(everything["edges"]) == 3 and len(everything["nodes"]) == 6
     only = api.get(url(seeded, "graph") + "?rel_types=works_at,lives_in").json()
     assert {e["rel_type"] for e in only["edges"]} == {"works_at", "lives_in"}
-    # as of before anything was recorded, there was no graph
-    assert api.get(url(seeded, "graph") + "?as_of=2024-01-05T11:00:00Z").json() == {"nodes": [], "edges": []}
+    # as of before anything was said, there was no graph; an hour after the first message, its edge
+    assert api.get(url(seeded, "graph") + "?as_of=2024-01-05T09:00:00Z").json() == {"nodes": [], "edges": []}
+    first = api.get(url(seeded, "graph") + "?as_of=2024-01-05T11:00:00Z").json()
+    assert [e["rel_type"] for e in first["edges"]] == ["lives_in"]
     for query, field in [("depth=4", "depth"), ("depth=x", "depth"), ("as_of=never", "as_of")]:
         response = api.get(url(seeded, "graph") + "?" + query)
         assert_error(response, 400, "invalid")

@@ -79,10 +79,10 @@ def test_a_correction_supersedes_the_fact_and_shows_everywhere(seeded, api):
     audit = AuditEntry.objects.get(action="fact_correct")
     assert audit.actor == new["speaker"] and audit.reason == "he moved"
 
-    # the closed version cannot be corrected again: the error names the latest version
+    # the closed version cannot be corrected again: a conflict naming the current version
     stale = api.post(url(seeded, "facts", old.id, "correct"), {"text": "Ricardo lives in Rio"}, format="json")
-    assert_error(stale, 400, "invalid")
-    assert stale.json()["error"]["fields"]["latest"] == new["id"]
+    assert_error(stale, 409, "conflict")
+    assert stale.json()["error"]["fields"]["current"] == new["id"]
 
 
 def test_a_retraction_closes_the_fact_and_the_relationship_it_evidences(seeded, api):
@@ -109,7 +109,7 @@ def test_a_retraction_closes_the_fact_and_the_relationship_it_evidences(seeded, 
 
     found = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?"}, format="json").json()
     assert fact.id not in [f["id"] for f in found["facts"]]
-    assert_error(api.post(url(seeded, "facts", fact.id, "retract"), {}, format="json"), 400, "invalid")
+    assert_error(api.post(url(seeded, "facts", fact.id, "retract"), {}, format="json"), 409, "conflict")
 
 
 @pytest.mark.parametrize("body,field", [({}, "text"), ({"text": ""}, "text"), ({"text": "x" * 4001}, "text"),

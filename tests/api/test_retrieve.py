@@ -31,9 +31,13 @@ def test_retrieve_returns_a_cited_scored_context_and_its_trace(seeded, api):
 
 
 def test_retrieve_as_of_sees_only_what_was_known_then(seeded, api):
+    # Ricardo's city was said at 10:00 on 2024-01-05 (and stored today): before that, unknown
     result = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?",
-                                                "as_of": "2024-01-05T12:00:00Z"}, format="json").json()
-    assert result["facts"] == [] and result["as_of"] == "2024-01-05T12:00:00+00:00"
+                                                "as_of": "2024-01-05T09:00:00Z"}, format="json").json()
+    assert result["facts"] == [] and result["as_of"] == "2024-01-05T09:00:00+00:00"
+    result = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?",
+                                                "as_of": "2024-01-05T11:00:00Z"}, format="json").json()
+    assert "Ricardo Gomes lives in São Paulo" in [f["text"] for f in result["facts"]]
 
 
 @pytest.mark.parametrize("body,field", [

@@ -50,14 +50,14 @@ def test_fact_with_valid_to_before_valid_from_is_rejected(agent):
     now = timezone.now()
     with pytest.raises(IntegrityError), transaction.atomic():
         Fact.objects.create(agent=agent, entity=_entity(agent), text="Ana lives in Rio", valid_from=now,
-                            valid_to=now - timedelta(days=1), recorded_at=now)
+                            valid_to=now - timedelta(days=1), recorded_at=now, learned_at=now)
 
 
 def test_fact_invalidated_before_recorded_is_rejected(agent):
     now = timezone.now()
     with pytest.raises(IntegrityError), transaction.atomic():
         Fact.objects.create(agent=agent, entity=_entity(agent), text="Ana lives in Rio", valid_from=now,
-                            recorded_at=now, invalidated_at=now - timedelta(seconds=1))
+                            recorded_at=now, learned_at=now, invalidated_at=now - timedelta(seconds=1))
 
 
 def test_relationship_windows_and_self_reference_are_rejected(agent):
@@ -65,12 +65,12 @@ def test_relationship_windows_and_self_reference_are_rejected(agent):
     ana, rio = _entity(agent), entity_get_or_create(agent=agent, name="Rio", entity_type="place")
     with pytest.raises(IntegrityError), transaction.atomic():
         Relationship.objects.create(agent=agent, source=ana, target=rio, rel_type="lives_in", valid_from=now,
-                                    valid_to=now - timedelta(hours=1), recorded_at=now)
+                                    valid_to=now - timedelta(hours=1), recorded_at=now, learned_at=now)
     with pytest.raises(IntegrityError), transaction.atomic():
         Relationship.objects.create(agent=agent, source=ana, target=ana, rel_type="knows", valid_from=now,
-                                    recorded_at=now)
+                                    recorded_at=now, learned_at=now)
     Relationship.objects.create(agent=agent, source=ana, target=rio, rel_type="lives_in", valid_from=now,
-                                recorded_at=now)
+                                recorded_at=now, learned_at=now)
     assert Relationship.objects.count() == 1
 
 

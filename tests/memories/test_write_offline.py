@@ -211,7 +211,9 @@ def test_import_conversation_is_time_ordered_and_resumable(db, tmp_path, capsys)
     assert [e.external_id for e in events] == ["D1:1", "D1:2", "D2:1"]
     assert events[0].occurred_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     lisbon = Fact.objects.get(agent__slug="mini", text__contains="Lisbon")
-    assert lisbon.valid_from == events[0].occurred_at
+    # "I moved to Lisbon last month", said in May: true since April, known since it was said
+    assert lisbon.valid_from == datetime(2023, 4, 1, tzinfo=UTC)
+    assert lisbon.learned_at == events[0].occurred_at
 
 
 def test_a_message_is_embedded_with_its_speaker(agent):

@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from memories.models import Entity, Fact
 from memories.services.agents import agent_get_or_create
+from memories.temporal import TimeWindow
 from memory_project.celery import app
 from retrieval import signals
 from retrieval.config import retrieval_config
 from retrieval.tasks import agent_indexes_ensure_task
-from retrieval.temporal import TimeWindow
 from retrieval.vector_indexes import agent_index_name, agent_indexes, agent_indexes_ensure
 from tests.support.bm25 import facts_with_postings
 

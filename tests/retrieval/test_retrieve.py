@@ -140,7 +140,7 @@ def test_graph_is_cached_and_rebuilt_after_a_write(ricardo, django_capture_on_co
 def _bulk_facts(agent, entity, n, rng, prefix):
     now = timezone.now()
     rows = [Fact(agent=agent, entity=entity, text=f"{prefix} note number {i}", valid_from=now, recorded_at=now,
-                 embedding=(v := rng.normal(size=384)) / np.linalg.norm(v)) for i in range(n)]
+                 learned_at=now, embedding=(v := rng.normal(size=384)) / np.linalg.norm(v)) for i in range(n)]
     return Fact.objects.bulk_create(rows)
 
 
@@ -169,7 +169,7 @@ def test_date_window_search_returns_only_documents_in_the_window(agent):
     """A date window the index cannot see: scanned exactly when small, searched through HNSW
     with the window's share when large — either way nothing outside the window comes back, and
     the exact scan finds every document inside it."""
-    from retrieval.temporal import TimeWindow
+    from memories.temporal import TimeWindow
 
     rng = np.random.default_rng(11)
     entity = Entity.objects.create(agent=agent, key="concept:notes", type="concept", display_name="Notes")

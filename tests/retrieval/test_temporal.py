@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from retrieval.temporal import resolve_temporal
+from memories.temporal import resolve_temporal
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
 

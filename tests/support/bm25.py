@@ -51,7 +51,7 @@ def facts_with_postings(agent, entity, texts, *, closed=frozenset()):
     vectors = np.random.default_rng(len(texts)).normal(size=(len(texts), 384))
     facts = Fact.objects.bulk_create([
         Fact(agent=agent, entity=entity, text=t, embedding=v / np.linalg.norm(v), valid_from=now, recorded_at=now,
-             valid_to=now if i in closed else None, invalidated_at=now if i in closed else None)
+             learned_at=now, valid_to=now if i in closed else None, invalidated_at=now if i in closed else None)
         for i, (t, v) in enumerate(zip(texts, vectors, strict=True))])
     keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[f.id for f in facts])
     return facts

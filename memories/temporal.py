@@ -1,5 +1,6 @@
-"""Temporal expressions in a query ("yesterday", "last week", "in May 2023", "3 days ago")
-resolved against the query's reference time into a [start, end) window. Pure functions."""
+"""Temporal expressions ("yesterday", "last week", "in May 2023", "3 days ago", "since 2019")
+resolved against a reference time into a [start, end) window: a query's date window, and the
+world time a stated fact starts at. Pure functions."""
 
 from __future__ import annotations
 
@@ -99,3 +100,30 @@ def resolve_temporal(query: str, now: datetime) -> TimeWindow | None:
         return _absolute(text, now) or _relative(text, now)
     except (OverflowError, ValueError):
         return None
+
+
+_BARE_MONTH = re.compile(rf"\b(?:in|since|during|last|this)\s+{_MONTH}\b(?!\s*,?\s*\d)")
+
+
+def _bare_month(text: str, now: datetime) -> TimeWindow | None:
+    """"in September" said in January 2024: September 2023, the latest one not after `now`."""
+    match = _BARE_MONTH.search(text)
+    if not match:
+        return None
+    month = MONTHS[match.group(1)]
+    year = now.year if month <= now.month else now.year - 1
+    return TimeWindow(*_month_window(year, month, now.tzinfo), match.group(0))
+
+
+def statement_start(text: str, said_at: datetime) -> datetime | None:
+    """When the state or event a statement describes began in the world, from its temporal
+    expression, resolved against when it was said ("moved to Toronto in September", said on
+    2024-01-10 → 2023-09-01); None when it names no time or one after `said_at`."""
+    lowered = text.lower()
+    try:
+        window = _absolute(lowered, said_at) or _relative(lowered, said_at) or _bare_month(lowered, said_at)
+    except (OverflowError, ValueError):
+        return None
+    if window is None or window.start > said_at:
+        return None
+    return window.start
