@@ -75,8 +75,12 @@ def relationships_close_for_fact(*, fact: Fact, valid_to: datetime, learned_at: 
 def fact_supersede(*, old: Fact, new_text: str, embedding: np.ndarray, valid_from: datetime, reason: str,
                    learned_at: datetime | None = None, **fields) -> Fact:
     """Close `old` at `valid_from` and insert the new version pointing back at it, both known
-    from `learned_at`. A new version valid from (or before) the old one's start leaves the old
-    a window of zero length: it was never true."""
+    from `learned_at`. A chain only moves forward on both clocks: a new version starts no earlier
+    than the old one (starting with it leaves the old a window of zero length: never true), and
+    is learned no earlier than the old one (a backfilled message that supersedes a later
+    correction is known from the correction on), so no two versions of a chain ever overlap."""
+    valid_from = max(valid_from, old.valid_from)
+    learned_at = max(learned_at or timezone.now(), old.learned_at)
     fact_close(fact=old, valid_to=valid_from, reason=reason, learned_at=learned_at)
     return fact_add(agent=old.agent, entity=fields.pop("entity", old.entity), text=new_text, embedding=embedding,
                     valid_from=valid_from, learned_at=learned_at, supersedes=old, **fields)
