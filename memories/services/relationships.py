@@ -49,3 +49,28 @@ def relationship_upsert(
             reinforcement=reinforcement, _retry=False,
         )
     return rel, "created"
+
+
+def relationships_current_of(*, agent: Agent, entity_ids: list[int], rel_types: list[str]) -> list[Relationship]:
+    """Current edges of these types touching any of the entities (locked for the write)."""
+    from django.db.models import Q
+
+    return list(
+        Relationship.objects.select_for_update().current()
+        .filter(agent=agent, rel_type__in=rel_types)
+        .filter(Q(source_id__in=entity_ids) | Q(target_id__in=entity_ids))
+        .order_by("id")
+    )
+
+
+def relationships_close(*, agent: Agent, ids: list[int], valid_to: datetime) -> int:
+    """End these current edges in world time at `valid_to` (never before they began) and on the
+    system axis now. Returns how many were closed."""
+    now = timezone.now()
+    closed = 0
+    for rel in Relationship.objects.select_for_update().current().filter(agent=agent, id__in=ids):
+        rel.valid_to = max(valid_to, rel.valid_from)
+        rel.invalidated_at = max(now, rel.recorded_at)
+        rel.save(update_fields=["valid_to", "invalidated_at"])
+        closed += 1
+    return closed
