@@ -158,7 +158,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "joined",
-        r"(?:joined|joins|joining|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
+        r"(?:joined|joins|joining|join|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
         r"got\s+(?:a\s+|the\s+)?(?:new\s+)?job\s+(?:at|with)|(?:got\s+)?hired\s+(?:by|at)|signed\s+with|"
         r"employed\s+(?:by|at)|start(?:ed|ing|s)\s+at|took\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role)\s+"
         r"(?:[\w-]+\s+){0,5}?(?:at|with)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
