@@ -137,3 +137,98 @@ def semantic_dedup(embeddings: list[np.ndarray], threshold: float = 0.85) -> lis
         if all(float(np.dot(vec, embeddings[j])) <= threshold for j in kept):
             kept.append(i)
     return kept
+
+
+# --- relations: one current value per single-valued slot, closings --------------------------------
+
+# rel_type → (the slot it fills, which end holds the slot). A person has one current residence,
+# employer, partner and manager: a new edge of the group ends the holder's other edges of it.
+SINGLE_VALUED_RELATIONS: dict[str, tuple[str, str]] = {
+    "lives_in": ("residence", "source"),
+    "works_at": ("employer", "source"),
+    "partner_of": ("partner", "both"),
+    "engaged_to": ("partner", "both"),
+    "spouse_of": ("partner", "both"),
+    "reports_to": ("manager", "source"),
+    "manager_of": ("manager", "target"),
+}
+# rel_type of a cessation → the relation whose group it ends between the same two entities. Such
+# an edge is never stored as current: "left Acme" makes the works_at edge past, no link of today.
+CLOSING_RELATIONS: dict[str, str] = {
+    "former_employee_of": "works_at",
+    "former_partner_of": "partner_of",
+    "former_spouse_of": "spouse_of",
+    "moved_away_from": "lives_in",
+}
+
+
+@dataclass(frozen=True)
+class CurrentEdge:
+    id: int
+    source_id: int
+    rel_type: str
+    target_id: int
+
+
+def _holdings(rel_type: str, source_id: int, target_id: int) -> list[tuple[str, int, int]]:
+    """(group, holder, value) readings of an edge: "Ana works_at Acme" → (employer, Ana, Acme)."""
+    group, side = SINGLE_VALUED_RELATIONS.get(rel_type, ("", ""))
+    if side == "source":
+        return [(group, source_id, target_id)]
+    if side == "target":
+        return [(group, target_id, source_id)]
+    if side == "both":
+        return [(group, source_id, target_id), (group, target_id, source_id)]
+    return []
+
+
+def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[CurrentEdge]) -> list[int]:
+    """Ids of current edges that the new edge (source -[rel_type]-> target) ends.
+
+    A closing relation ("former_employee_of") ends the same-group edges between the two
+    entities; a single-valued relation ends the holder's same-group edges to any other value
+    (for partners, on both sides).
+    """
+    closing = rel_type in CLOSING_RELATIONS
+    new = _holdings(CLOSING_RELATIONS.get(rel_type, rel_type), source_id, target_id)
+    out = []
+    for edge in current:
+        for group, holder, value in _holdings(edge.rel_type, edge.source_id, edge.target_id):
+            if any(g == group and h == holder and (v == value) == closing for g, h, v in new):
+                out.append(edge.id)
+                break
+    return out
+
+
+def is_closing_relation(rel_type: str) -> bool:
+    return rel_type in CLOSING_RELATIONS
+
+
+# --- cessations: "I quit coffee" ends the current facts about coffee ---------------------------
+
+def _stem(term: str) -> str:
+    term = term.lower().strip()
+    return term[:-1] if len(term) > 4 and term.endswith("e") else term
+
+
+def cessation_pattern(terms: list[str]) -> str:
+    """A word-start regex (PostgreSQL `\\m`) for the words a cessation ends ("teach" finds
+    teaches, teacher, teaching)."""
+    import re
+
+    stems = sorted({re.escape(_stem(t)) for t in terms if len(_stem(t)) >= 3})
+    return rf"\m({'|'.join(stems)})" if stems else ""
+
+
+def facts_ended_by(terms: list[str], existing: list[tuple[int, str]]) -> list[int]:
+    """Ids of the subject's current facts that a cessation of `terms` ends: those with a word
+    beginning like one of the terms."""
+    import re
+
+    stems = {_stem(t) for t in terms if len(_stem(t)) >= 3}
+    out = []
+    for fact_id, text in existing:
+        words = re.findall(r"[^\W_]+", text.lower())
+        if any(w.startswith(s) for w in words for s in stems):
+            out.append(fact_id)
+    return out

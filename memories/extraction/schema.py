@@ -49,6 +49,9 @@ class ExtractedFact:
     value: str = ""
     negated: bool = False
     source_context: str = "extracted"
+    # words of what the subject stopped ("quit coffee" → ["coffee"]): the subject's current facts
+    # about it close when this fact is written
+    ends: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -28,13 +28,29 @@ from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient, vector_literal
 from memories.providers.llm import LLMClient
-from memories.reconcile import ADD, DELETE, NOOP, UPDATE, Candidate, Decision, ExistingFact, decide, semantic_dedup
+from memories.reconcile import (
+    ADD,
+    DELETE,
+    NOOP,
+    SINGLE_VALUED_RELATIONS,
+    UPDATE,
+    Candidate,
+    CurrentEdge,
+    Decision,
+    ExistingFact,
+    cessation_pattern,
+    decide,
+    edges_to_close,
+    facts_ended_by,
+    is_closing_relation,
+    semantic_dedup,
+)
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
 from memories.services.agents import agent_graph_bump
 from memories.services.keyword import keyword_stats_apply
-from memories.services.relationships import relationship_upsert
+from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
 from memories.temporal import statement_start
 from memories.tokens import count_tokens
 
@@ -279,6 +295,7 @@ def upsert(ctx: WriteContext, step: StepRecord) -> None:
             continue
         if stored is not None:
             persisted.append(stored)
+    _close_ended(ctx, step)
     _relationships(ctx, step, persisted)
     _seed_profiles(ctx, persisted)
     new_ids = sorted(c.fact_id for c in ctx.result.facts_added + ctx.result.facts_updated)
@@ -336,14 +353,36 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 
 
-def _world_start(ctx: WriteContext, fact: ExtractedFact) -> datetime:
-    """When the stated fact began in the world: its own temporal expression ("moved to Toronto
-    in September"), else that of a one-sentence message (an extractor may drop the words), else
-    the time the message was said."""
-    start = statement_start(fact.text, ctx.occurred_at)
+def _world_start(ctx: WriteContext, fact: ExtractedFact | None) -> datetime:
+    """When the stated fact (or the message) began in the world: its own temporal expression
+    ("moved to Toronto in September"), else that of a one-sentence message (an extractor may
+    drop the words), else the time the message was said."""
+    start = statement_start(fact.text, ctx.occurred_at) if fact is not None else None
     if start is None and len(_SENTENCE_BREAK.split(ctx.message.strip())) == 1:
         start = statement_start(ctx.message, ctx.occurred_at)
     return start or ctx.occurred_at
+
+
+def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
+    """A cessation ("quit coffee", "no longer teaches", "gave up running") ends the subject's
+    current facts about it, learned before this message; the cessation itself stays stored."""
+    for fact, _, decision in ctx.decisions:
+        if not fact.ends or decision.action == DELETE:
+            continue
+        entity = ctx.resolved[normalize_alias(fact.subject)]
+        pattern = cessation_pattern(fact.ends)
+        if not pattern:
+            continue
+        rows = list(Fact.objects.select_for_update().current()
+                    .filter(agent=ctx.agent, entity=entity, text__iregex=pattern)
+                    .exclude(source_event=ctx.event))
+        ended = set(facts_ended_by(fact.ends, [(f.id, f.text) for f in rows]))
+        for old in (f for f in rows if f.id in ended):
+            fact_services.fact_close(fact=old, valid_to=_world_start(ctx, fact), reason=f"ended: {fact.text}"[:500],
+                                     learned_at=ctx.occurred_at)
+            ctx.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=entity.key,
+                                                       reason="ended by a cessation", previous_fact_id=old.id))
+            step.data.setdefault("ended", []).append(old.id)
 
 
 def _entities(ctx: WriteContext) -> list[Entity]:
@@ -369,6 +408,11 @@ def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -
         target = ctx.resolved.get(normalize_alias(rel.target))
         if source is None or target is None or source.id == target.id:
             continue
+        closed = _close_replaced_edges(ctx, source, rel.rel_type, target)
+        if closed:
+            step.data.setdefault("relationships_closed", []).extend(closed)
+        if is_closing_relation(rel.rel_type):
+            continue  # a cessation ends the edge; it is no link of today
         evidence = _evidence(ctx, persisted, source, target)
         if evidence is None:
             evidence = _mirror_fact(ctx, source, rel.rel_type, target)
@@ -385,6 +429,31 @@ def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -
                  "strength": edge.strength, "outcome": outcome, "evidence_fact_id": edge.evidence_fact_id}
             )
     step.data["relationships"] = ctx.result.relationships
+
+
+def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, target: Entity) -> list[int]:
+    """Single-valued slots keep one current edge: a new residence, employer, partner or manager
+    ends the previous one, and a cessation ("left Acme", "broke up with Sam") ends the edge it
+    names. The fact that evidenced an ended edge closes with it, unless it supports another."""
+    edges = relationships_current_of(agent=ctx.agent, entity_ids=[source.id, target.id],
+                                     rel_types=list(SINGLE_VALUED_RELATIONS))
+    ids = edges_to_close(rel_type, source.id, target.id,
+                         [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in edges])
+    if not ids:
+        return []
+    ended_at = _world_start(ctx, None)
+    relationships_close(agent=ctx.agent, ids=ids, valid_to=ended_at, learned_at=ctx.occurred_at)
+    for edge in (e for e in edges if e.id in ids and e.evidence_fact_id):
+        evidence = Fact.objects.select_for_update().current().filter(pk=edge.evidence_fact_id).first()
+        if evidence is None or evidence.source_event_id == ctx.event.id:
+            continue
+        if not evidence.evidenced_relationships.current().exclude(id__in=ids).exists():
+            fact_services.fact_close(fact=evidence, valid_to=ended_at, learned_at=ctx.occurred_at,
+                                     reason=f"{rel_type} {target.display_name} replaced it")
+            ctx.result.facts_deleted.append(FactChange(fact_id=evidence.id, text=evidence.text,
+                                                       entity=source.key, reason="slot replaced",
+                                                       previous_fact_id=evidence.id))
+    return ids
 
 
 def _mirror_fact(ctx: WriteContext, source: Entity, rel_type: str, target: Entity) -> Fact | None:

@@ -14,7 +14,15 @@ from pgvector.django import CosineDistance
 
 from memories import prompts
 from memories.models import Agent, Entity, EntityAlias
-from memories.naming import entity_key, is_speaker_reference, normalize_alias, normalize_type
+from memories.naming import (
+    entity_key,
+    is_speaker_reference,
+    nickname_of,
+    normalize_alias,
+    normalize_type,
+    person_names_compatible,
+    strip_accents,
+)
 from memories.providers.llm import LLMClient, LLMError
 
 logger = logging.getLogger(__name__)
@@ -105,14 +113,40 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity 
     by_name = Entity.objects.filter(agent=agent, display_name__iexact=name.strip()).first()
     if by_name:
         return by_name.survivor(), "display_name"
-    if normalize_type(entity_type) == "person" and len(norm) >= 3 and " " not in norm:
-        prefixed = list(
-            Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
-            .filter(Q(display_name__istartswith=name.strip()))[:2]
-        )
-        if len(prefixed) == 1:
-            return prefixed[0], "prefix"
+    if _may_be_person_name(name, entity_type):
+        matches = resolve_person_name(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0], "nickname"
     return None, ""
+
+
+def _may_be_person_name(name: str, entity_type: str) -> bool:
+    etype = normalize_type(entity_type)
+    words = name.strip().split()
+    if etype == "person":
+        return bool(words)
+    return etype == "concept" and 0 < len(words) <= 2 and all(w[:1].isupper() for w in words)
+
+
+def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[Entity]:
+    """The people `name` can denote: a display name or alias with a compatible first name
+    (short form, diminutive, nickname, accents and punctuation aside) and no other surname."""
+    first = strip_accents(name.strip().split()[0])
+    initials = {first[:1], nickname_of(first)[:1]} - {""}
+    starts = Q()
+    for initial in initials:
+        starts |= Q(display_name__istartswith=initial) | Q(aliases__alias__startswith=initial.lower())
+    rows = (
+        Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+        .filter(starts | Q(display_name__icontains=first) | Q(aliases__alias__contains=normalize_alias(first)))
+        .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
+    )
+    found = {}
+    for entity in rows:
+        names = [entity.display_name, *(a.alias for a in entity.aliases.all())]
+        if any(person_names_compatible(name, n) for n in names):
+            found[entity.id] = entity
+    return list(found.values())
 
 
 def resolve_fuzzy(*, agent: Agent, vector: np.ndarray, entity_type: str, limit: int = 3) -> list[tuple[Entity, float]]:
@@ -171,6 +205,9 @@ def entity_resolve(
             return Resolution(name, entity, method)
     vector = vector if vector is not None else embed([name])[0]
     candidates = resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
+    if normalize_type(entity_type) == "person":  # similar-looking names of different people
+        candidates = [(e, s) for e, s in candidates
+                      if e.type != "person" or person_names_compatible(name, e.display_name)]
     if candidates and candidates[0][1] >= config.fuzzy_threshold:
         entity, score = candidates[0]
         alias_register(agent=agent, entity=entity, names=[name, *aliases])

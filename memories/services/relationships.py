@@ -51,3 +51,30 @@ def relationship_upsert(
             reinforcement=reinforcement, _retry=False,
         )
     return rel, "created"
+
+
+def relationships_current_of(*, agent: Agent, entity_ids: list[int], rel_types: list[str]) -> list[Relationship]:
+    """Current edges of these types touching any of the entities (locked for the write)."""
+    from django.db.models import Q
+
+    return list(
+        Relationship.objects.select_for_update().current()
+        .filter(agent=agent, rel_type__in=rel_types)
+        .filter(Q(source_id__in=entity_ids) | Q(target_id__in=entity_ids))
+        .order_by("id")
+    )
+
+
+def relationships_close(*, agent: Agent, ids: list[int], valid_to: datetime, learned_at: datetime | None = None) -> int:
+    """End these current edges in world time at `valid_to` (never before they began), as the
+    agent learned at `learned_at` (default now), and on the database's clock now. Returns how
+    many were closed."""
+    now = timezone.now()
+    closed = 0
+    for rel in Relationship.objects.select_for_update().current().filter(agent=agent, id__in=ids):
+        rel.valid_to = max(valid_to, rel.valid_from)
+        rel.valid_to_learned_at = max(learned_at or now, rel.learned_at)
+        rel.invalidated_at = max(now, rel.recorded_at)
+        rel.save(update_fields=["valid_to", "valid_to_learned_at", "invalidated_at"])
+        closed += 1
+    return closed

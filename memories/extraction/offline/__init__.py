@@ -23,8 +23,9 @@ from datetime import datetime
 
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, process_sentence
+from memories.extraction.offline.parse import cessations
 from memories.extraction.offline.pronouns import PronounState, tag_sentence
-from memories.extraction.offline.text import normalize_message
+from memories.extraction.offline.text import SPEAKER, normalize_message
 from memories.extraction.schema import ExtractedEntity, Extraction
 
 __all__ = ["extract_offline"]
@@ -60,6 +61,7 @@ def extract_offline(
     for sentence in sentences:
         tag_sentence(sentence, state)
         process_sentence(sentence, out)
+        _attach_cessations(sentence.text, registry, out)
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=list(e.aliases))
         for i, e in enumerate(registry.entities)
@@ -68,3 +70,19 @@ def extract_offline(
     return Extraction(
         entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values())
     )
+
+
+_FIRST_PERSON = frozenset({"", "i", "we"})
+
+
+def _attach_cessations(text: str, registry, out: Collector) -> None:
+    """What the sentence says someone stopped ("I gave up golf") rides on that subject's fact
+    from this message; a subject the message does not name (he, she) stays unresolved."""
+    for subject_text, terms in cessations(text):
+        subject = SPEAKER if subject_text.lower() in _FIRST_PERSON else registry.lookup(subject_text)
+        if subject is None:
+            continue
+        name = registry.entities[subject].name
+        fact = next((f for f in reversed(out.facts.values()) if f.subject == name), None)
+        if fact is not None:
+            fact.ends = list(dict.fromkeys([*fact.ends, *terms]))

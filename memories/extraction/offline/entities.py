@@ -16,6 +16,7 @@ from memories.extraction.offline.lexicon import (
     MALE_KIN,
     MALE_NAMES,
     OCCUPATIONS,
+    ORG_NOUNS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
     PET_TERMS,
@@ -24,6 +25,7 @@ from memories.extraction.offline.lexicon import (
     PLACES,
 )
 from memories.extraction.offline.names import Mention, NameContext, alias_pairs, find_mentions
+from memories.extraction.offline.parse import entity_labels
 from memories.extraction.offline.text import SPEAKER, split_sentences
 
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
@@ -80,6 +82,10 @@ _PERSON_AFTER = re.compile(
     r"recruited|who|and i|and me)\b"
 )
 _BY_BEFORE = re.compile(r"\bby\s*$")
+_ROLE_AT_BEFORE = re.compile(
+    rf"\b(?:{_alternation(OCCUPATIONS)}|lead|head|director|engineer|analyst)s?\s+(?:at|with)\s*$"
+)
+_ORG_NAMED_BEFORE = re.compile(rf"\b(?:{_alternation(ORG_NOUNS)})\s*(?:,\s*)?(?:called|named)\s*$")
 # What only a person does or is, said right after a one-word name: "Guili is coming to visit",
 # "Guili is an architect", "Guili got married", "Guili is 34".
 _HUMAN_AFTER = re.compile(
@@ -195,10 +201,24 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         for mention in sentence.mentions:
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))
     for sentence in sentences:
+        labels = entity_labels(sentence.text) if sentence.mentions else []
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER:
                 _vote(registry.entities[idx], sentence.text, mention)
+                _vote_parser(registry.entities[idx], mention, labels)
     return registry, sentences, ctx
+
+
+# The parser's entity type weighs less than a clear context cue ("left X", "a startup called X"):
+# the small model often calls an unknown one-word company a PERSON. Several mentions add up.
+PARSER_VOTES = {"person": 25, "place": 35, "organization": 35, "concept": 10}
+
+
+def _vote_parser(entity: MessageEntity, mention: Mention, labels: list[tuple[int, int, str]]) -> None:
+    for start, end, kind in labels:
+        if start < mention.end and mention.start < end:
+            entity.vote(kind, PARSER_VOTES[kind])
+            return
 
 
 def _register(registry: Registry, canon: dict[str, str], mention: Mention) -> int:
@@ -230,6 +250,9 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     if _PET_NAMED_BEFORE.search(before):
         entity.vote("pet", 100)
         return
+    if _ORG_NAMED_BEFORE.search(before):
+        entity.vote("organization", 100)
+        return
     match = _KIN_BEFORE.search(before) or _KIN_AFTER.match(after)
     if not match:
         return
@@ -258,7 +281,7 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None
 
 
 def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
-    if _ORG_STRONG.search(before):
+    if _ORG_STRONG.search(before) or _ROLE_AT_BEFORE.search(before):
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):
         entity.vote("organization", 35)

@@ -122,6 +122,9 @@ def process_sentence(sentence: Sentence, out: Collector) -> None:
         return
     _embedded_clauses(body, out, base)
     clauses = _clauses(body, out.registry)
+    for clause, _ in clauses:
+        if clause is not None:
+            _reciprocal(clause, out)
     if any(hits for _, hits in clauses):
         for clause, hits in clauses:
             if clause is not None:
@@ -175,6 +178,33 @@ def _embedded_clauses(body: str, out: Collector, base: float) -> None:
     for match in _EMBEDDED.finditer(body):
         hits = match_rules(body[match.end() :], out.registry)
         _hit_effects(int(match.group(1)), hits, out, base, primary=None)
+
+
+# "Sam and I broke up", "Ana and Ben got married": a couple as the subject, the verb says what
+# happened between them. Checked in this order; a negation before the verb keeps it from firing.
+_RECIPROCAL = (
+    ("former_partner_of", r"broke\s+up|split\s+up|separated|(?:decided|agreed)\s+to\s+(?:separate|split|divorce)|"
+                          r"(?:got\s+|are\s+getting\s+|were\s+)?divorced|called\s+it\s+quits"),
+    ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot"),
+    ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
+    ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"
+                   r"(?:admitted|announced|said)\s+(?:that\s+)?(?:they|we)(?:'re|\s+are)\s+dating|"
+                   r"moved\s+in\s+together"),
+)
+_RECIPROCAL_RE = [
+    (rel, re.compile(rf"^(?:(?!not\b|never\b|n't\b)[\w']+\s+){{0,4}}?(?:{verbs})\b", re.I))
+    for rel, verbs in _RECIPROCAL
+]
+
+
+def _reciprocal(clause: Clause, out: Collector) -> None:
+    if len(clause.subjects) != 2 or not all(out.registry.is_person(i) for i in clause.subjects):
+        return
+    for rel, pattern in _RECIPROCAL_RE:
+        if pattern.match(clause.predicate.strip()):
+            first, second = sorted(clause.subjects, key=lambda i: i != SPEAKER)
+            out.relation(first, rel, second)
+            return
 
 
 def _clause_facts(clause: Clause, hits: list[RuleMatch], out: Collector, base: float) -> None:

@@ -66,7 +66,15 @@ university college school institute academy group systems solutions software stu
 foundation association hospital clinic agency partners capital ventures media network networks
 industries holdings motors airlines airways pharma health consulting bakery cafe café restaurant
 club fc society union league council committee ministry department store stores market
+therapeutics energy law legal llp analytics logistics robotics biotech insurance
 """)
+# Common nouns that, before "called/named X", make X an organization ("a startup called Vitrio").
+ORG_NOUNS = word_set("""
+startup start-up company firm business agency brand band restaurant bar cafe café shop store studio
+practice clinic school app platform nonprofit charity organization organisation outfit installer
+consultancy lab team label publisher bakery gym
+""")
+
 ORG_PREFIXES = word_set("university bank institute college school academy department ministry")
 
 PLACE_SUFFIXES = word_set("""
@@ -251,7 +259,8 @@ activist vet veterinarian midwife paramedic caregiver nanny realtor cashier cler
 
 PET_TERMS = word_set("""
 dog cat puppy pup kitten kitty pet horse rabbit bunny hamster parrot bird fish turtle tortoise snake
-ferret pony lizard gecko pig goat chicken
+ferret pony lizard gecko pig goat chicken greyhound retriever labrador poodle beagle terrier spaniel
+collie shepherd husky tabby mutt
 """)
 KIN_MODIFIERS = word_set("""
 best close old good dear little big older younger baby twin new longtime childhood former ex late

@@ -24,6 +24,7 @@ _AUX = (
 _PRE = rf"^(?P<pre>{_ADV}{{0,3}}{_AUX}{{0,4}}{_ADV}{{0,3}})"
 # The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
 _OBJ = (
+    r"(?:(?:an?|the)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+)?"
     rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
     r"\x02(?P<obj>\d+)\x03(?!')"
 )
@@ -117,8 +118,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "moved_to",
-        r"(?:moved|moves|move|moving|relocated|relocating|relocate)(?:\s+(?:back|over|out|away))?"
-        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+to",
+        r"(?:(?:moved|moves|move|moving|relocated|relocating|relocate|emigrat(?:ed|ing|e))"
+        r"(?:\s+(?:back|over|out|away|up|down|here|there))?"
+        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+(?:in)?to|"
+        r"(?:moved|moves|moving)\s+in(?:to|\s+to)?\s+(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?in)",
         "residence",
         slot="lives_in",
         rel="lives_in",
@@ -145,7 +148,8 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "works_at",
-        r"(?:works?|working|(?:has|have)\s+(?:been\s+)?work(?:ed|ing))\s+(?:at|for)",
+        r"(?:works?|working|(?:has|have)\s+(?:been\s+)?work(?:ed|ing))\s+(?:(?!at\b|for\b)(?:[\w'-]+|\x02\d+\x03)\s+){0,6}?"
+        r"(?:at|for)",
         "work",
         slot="works_at",
         rel="works_at",
@@ -154,15 +158,25 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "joined",
-        r"(?:joined|joins|joining|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
+        r"(?:joined|joins|joining|join|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
         r"got\s+(?:a\s+|the\s+)?(?:new\s+)?job\s+(?:at|with)|(?:got\s+)?hired\s+(?:by|at)|signed\s+with|"
-        r"employed\s+(?:by|at)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
+        r"employed\s+(?:by|at)|start(?:ed|ing|s)\s+at|took\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role)\s+"
+        r"(?:[\w-]+\s+){0,5}?(?:at|with)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
         r"(?:at|from|with))",
         "work",
         slot="works_at",
         rel="works_at",
         category="relationship_change",
         objects=frozenset({"organization", "concept"}),
+    ),
+    _rule(
+        "with_org",
+        r"with",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="biographical_milestone",
+        objects=frozenset({"organization"}),
     ),
     _rule(
         "worked_at",
@@ -323,6 +337,9 @@ RULES: tuple[Rule, ...] = (
         objects=_NOT_PERSON,
     ),
 )
+_THEN_JOINED = re.compile(
+    r"^\s*(?:in\s+\w+\s+)?(?:,\s*)?(?:to\s+(?:go\s+)?|and\s+(?:then\s+)?)(?=join|start|work)", re.I
+)
 _ROLE_PREFIX = re.compile(r"^(?:(?:now|currently|also)\s+)?(?:is|'s)\s+")
 
 
@@ -349,6 +366,8 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue
         groups.add(rule.group)
         hits.append(RuleMatch(rule, obj, bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()))
+        if rule.retract and (then := _THEN_JOINED.match(text[match.end() :])):
+            hits += match_rules(text[match.end() + then.end() :], registry)  # "left A to join B"
     return hits
 
 

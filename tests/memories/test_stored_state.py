@@ -1,0 +1,134 @@
+"""What is stored after ordinary conversations: one current value per single-valued slot,
+cessations that close, couples as subjects, nicknames that resolve to the one person they can
+mean. Sentences written for these tests."""
+
+from datetime import UTC, datetime
+
+from memories.extraction.offline import extract_offline
+from memories.extraction.offline.parse import cessations
+from memories.models import Entity, Fact, Relationship
+from memories.naming import first_names_compatible, person_names_compatible
+from memories.reconcile import CurrentEdge, edges_to_close, facts_ended_by
+from memories.services.write import memory_write
+
+T0 = datetime(2023, 1, 10, 9, 0, tzinfo=UTC)
+T1 = datetime(2023, 6, 10, 9, 0, tzinfo=UTC)
+T2 = datetime(2024, 2, 10, 9, 0, tzinfo=UTC)
+
+
+# --- pure decisions ------------------------------------------------------------------------------
+
+def test_a_new_residence_ends_the_previous_one_but_not_the_employer():
+    current = [CurrentEdge(1, 10, "lives_in", 20), CurrentEdge(2, 10, "works_at", 30),
+               CurrentEdge(3, 11, "lives_in", 20)]
+    assert edges_to_close("lives_in", 10, 21, current) == [1]
+
+
+def test_a_new_partner_ends_the_previous_partner_on_either_side():
+    current = [CurrentEdge(1, 10, "spouse_of", 40), CurrentEdge(2, 41, "partner_of", 10)]
+    assert edges_to_close("partner_of", 10, 42, current) == [1, 2]
+    assert edges_to_close("spouse_of", 10, 40, current) == [2]  # engaged → married: same couple stays
+
+
+def test_a_cessation_ends_only_the_edge_it_names():
+    current = [CurrentEdge(1, 10, "works_at", 30), CurrentEdge(2, 10, "partner_of", 41)]
+    assert edges_to_close("former_employee_of", 10, 30, current) == [1]
+    assert edges_to_close("former_partner_of", 41, 10, current) == [2]
+    assert edges_to_close("former_employee_of", 10, 31, current) == []
+
+
+def test_a_new_manager_replaces_the_old_one_whichever_way_it_was_said():
+    current = [CurrentEdge(1, 50, "manager_of", 10)]  # "my boss is Irene"
+    assert edges_to_close("reports_to", 10, 51, current) == [1]  # "now I report to Omar"
+
+
+def test_a_cessation_ends_the_facts_that_name_what_stopped():
+    existing = [(1, "Wren teaches piano at the conservatory"), (2, "Wren drinks black coffee every morning"),
+                (3, "Wren lives in Leeds")]
+    assert facts_ended_by(["teach"], existing) == [1]
+    assert facts_ended_by(["coffee"], existing) == [2]
+
+
+def test_first_names_short_forms_diminutives_and_accents():
+    for short, full in [("Rob", "Robert"), ("Robbie", "Robert"), ("Josie", "Josephine"), ("Nell", "Nell"),
+                        ("Zoe", "Zoë"), ("Bartek", "Bartek"), ("Bill", "William")]:
+        assert first_names_compatible(short, full), (short, full)
+    assert not first_names_compatible("Ivy", "Irene")
+    assert person_names_compatible("Rob", "Robert Nakamura")
+    assert not person_names_compatible("Rob Kaur", "Robert Nakamura")
+    assert person_names_compatible("Ciaran OBrien", "Ciaran O'Brien")
+
+
+# --- the parser ----------------------------------------------------------------------------------
+
+def test_cessations_from_the_parse():
+    assert cessations("I quit smoking last spring.") == [("I", ["smoking"])]
+    assert cessations("Gave up on chess after the tournament.") == [("", ["chess"])]
+    assert cessations("Wren doesn't play squash anymore.") == [("Wren", ["play", "squash"])]
+    assert cessations("I no longer sing in the choir.")[0][1][0] == "sing"
+    assert cessations("Wren loves squash.") == []
+
+
+def test_a_couple_as_the_subject_links_them():
+    ex = extract_offline("Omar Haddad and I broke up in the spring.", speaker="Wren Adler")
+    rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert ("Wren Adler", "former_partner_of", "Omar Haddad") in rels
+    ex = extract_offline("Irene Vos and Omar Haddad got married in Porto.", speaker="Wren Adler")
+    assert {(r.source, r.rel_type, r.target) for r in ex.relations} >= {("Irene Vos", "spouse_of", "Omar Haddad")}
+
+
+def test_a_headline_and_a_named_company_do_not_hide_the_job():
+    ex = extract_offline("Great news: I joined a robotics startup called Quillfern as a tester.", speaker="Wren Adler")
+    rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert ("Wren Adler", "works_at", "Quillfern") in rels
+
+
+# --- the write path ------------------------------------------------------------------------------
+
+def _write(agent, text, at, speaker="Wren Adler"):
+    result = memory_write(agent=agent, message=text, speaker_name=speaker, occurred_at=at)
+    assert result.success
+    return result
+
+
+def _current_links(agent, name):
+    entity = Entity.objects.get(agent=agent, display_name=name)
+    return {(r.source.display_name, r.rel_type, r.target.display_name)
+            for r in Relationship.objects.current().filter(agent=agent, source=entity)}
+
+
+def test_moves_and_job_changes_keep_one_current_value(agent):
+    _write(agent, "I live in Leeds and I work at Brightwater Analytics.", T0)
+    _write(agent, "I moved to Bristol last month.", T1)
+    _write(agent, "I left Brightwater Analytics to join Kestrel Robotics.", T2)
+    links = _current_links(agent, "Wren Adler")
+    assert ("Wren Adler", "lives_in", "Bristol") in links and ("Wren Adler", "lives_in", "Leeds") not in links
+    assert ("Wren Adler", "works_at", "Kestrel Robotics") in links
+    assert not any(t == "Brightwater Analytics" for _, _, t in links)
+    current = Fact.objects.current().filter(agent=agent).values_list("text", flat=True)
+    assert not any("lives in Leeds" in t for t in current)
+
+
+def test_quitting_closes_the_habit(agent):
+    _write(agent, "I drink three espressos a day, coffee is life.", T0)
+    _write(agent, "I quit coffee and switched to rooibos.", T1)
+    current = list(Fact.objects.current().filter(agent=agent).values_list("text", flat=True))
+    assert not any("coffee is life" in t for t in current)
+    assert any("rooibos" in t for t in current)
+
+
+def test_a_diminutive_resolves_to_the_one_person_and_becomes_an_alias(agent):
+    _write(agent, "My colleague Robert Nakamura lives in Oslo.", T0)
+    _write(agent, "Guess what, Robbie moved to Bergen last week.", T1)
+    people = Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+    assert sorted(people.values_list("display_name", flat=True)) == ["Robert Nakamura", "Wren Adler"]
+    robert = people.get(display_name="Robert Nakamura")
+    assert "robbie" in set(robert.aliases.values_list("alias", flat=True))
+    assert ("Robert Nakamura", "lives_in", "Bergen") in _current_links(agent, "Robert Nakamura")
+
+
+def test_two_people_with_one_first_name_stay_apart(agent):
+    _write(agent, "Lunch with Sam Okoro and Sam Lindgren from the lab today.", T0)
+    _write(agent, "Sam moved to Madrid.", T1)
+    sams = Entity.objects.filter(agent=agent, type="person", display_name__in=["Sam Okoro", "Sam Lindgren"])
+    assert sams.count() == 2
