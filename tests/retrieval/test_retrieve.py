@@ -93,8 +93,10 @@ def test_retrieval_records_access_and_a_trace(ricardo):
 
 
 def test_context_respects_a_small_token_budget(ricardo):
-    result = memory_retrieve(agent=ricardo, query="Ricardo", config_overrides={"context_max_tokens": 30})
-    assert 0 < result.context_tokens <= 30
+    # room for a line or two (citations grow with the ids a long test run has used), never more
+    result = memory_retrieve(agent=ricardo, query="Ricardo", config_overrides={"context_max_tokens": 45})
+    assert 0 < result.context_tokens <= 45
+    assert result.context.count("\n- ") < 4
 
 
 def test_unknown_override_is_a_clear_error(ricardo):
