@@ -10,6 +10,9 @@ COPY retrieval ./retrieval
 COPY graphs ./graphs
 RUN pip install --no-cache-dir .
 COPY . .
+# static files for WhiteNoise (settings.production), collected once into the image
+RUN DJANGO_SETTINGS_MODULE=memory_project.settings.base ANAMNESIS_DB_AUTOSTART=0 \
+    python manage.py collectstatic --noinput --verbosity 0
 RUN useradd --create-home anamnesis && chown -R anamnesis /app
 USER anamnesis
 EXPOSE 8000

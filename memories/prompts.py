@@ -94,3 +94,24 @@ by a newline."""
 
 ENTITY_MATCH_CANDIDATE = "- {key}: {display_name} ({type})"
 """One known entity the name may refer to (`key` is what the reply's `match` names)."""
+
+
+# --- Background jobs (memories.jobs.builtin) ----------------------------------------------------
+
+PROFILE_SYSTEM = (
+    "You write the profile of one entity of a long-term memory: a concise English summary "
+    "(100-300 tokens) covering every major aspect the facts state, without inventing anything. "
+    'Reply as JSON {"profile": "..."}.'
+)
+"""System prompt of the consolidate_profiles job (one call per entity)."""
+
+PROFILE_USER = "Entity: {name} ({entity_type})\nCurrent facts:\n{facts}"
+"""`facts` is one "- text" line per current fact, the most important first."""
+
+SAME_ENTITY_SYSTEM = (
+    "You decide whether two entity records of one memory are the same real-world entity. "
+    'Answer only when the evidence is clear. Reply as JSON {"same": true|false, "reason": "..."}.'
+)
+"""System prompt of the merge_suggestions job's confirmation call (only with auto-merge on)."""
+
+SAME_ENTITY_USER = "Record A: {a}\nFacts of A:\n{a_facts}\n\nRecord B: {b}\nFacts of B:\n{b_facts}"

@@ -134,3 +134,12 @@ def runs_with_steps(*, agent: Agent) -> QuerySet[PipelineRun]:
     """Runs with their steps prefetched in order (attempt, then position)."""
     steps = Prefetch("steps", queryset=PipelineStep.objects.order_by("attempt", "order"))
     return PipelineRun.objects.filter(agent=agent).prefetch_related(steps)
+
+
+# --- merge suggestions (the merge_suggestions job) -----------------------------------------------
+
+def merge_suggestions_list(*, agent: Agent) -> QuerySet:
+    from memories.models import MergeSuggestion
+
+    return MergeSuggestion.objects.filter(agent=agent).select_related("entity_a", "entity_b").defer(
+        "entity_a__name_embedding", "entity_b__name_embedding")

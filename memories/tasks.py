@@ -5,6 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from memories import selectors
+from memories.jobs import JOB_TASK, job_get
+from memories.jobs.runner import JobFailed, job_run
 from memories.services.write import PROCESS_EVENT_TASK, event_process
 
 
@@ -21,3 +24,26 @@ def process_event_task(self, run_id: int) -> dict:
     """Run the write pipeline for one logged event (idempotent per event)."""
     result = event_process(run_id=run_id)
     return {"run_id": run_id, "success": result.success}
+
+
+@shared_task(
+    name=JOB_TASK,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=3,
+)
+def run_job_task(self, name: str, agent_slug: str | None = None, run_id: int | None = None) -> dict:
+    """Run one background job (beat, or `manage.py jobs run --queue`). A failed run is retried
+    with exponential backoff (30 s, 60 s, 120 s) on the same PipelineRun row, which keeps the error."""
+    agent = selectors.agent_by_slug(slug=agent_slug) if agent_slug else None
+    if agent_slug and agent is None:
+        return {"job": name, "skipped": f"no agent {agent_slug!r}"}
+    if not job_get(name).enabled and not agent_slug:
+        return {"job": name, "skipped": "disabled"}
+    try:
+        done = job_run(name=name, agent=agent, run_id=run_id)
+    except JobFailed as exc:
+        raise self.retry(exc=exc, countdown=30 * 2 ** self.request.retries,
+                         kwargs={"name": name, "agent_slug": agent_slug, "run_id": exc.run_id}) from exc
+    return {"job": name, "run_id": done.id, "status": done.status}

@@ -1,5 +1,5 @@
 """ASGI entry point: HTTP through Django, under Channels' protocol router (WebSocket routes join
-it when a page needs live updates)."""
+it when a page needs live updates), and the MCP server's streamable HTTP transport at /mcp/."""
 
 import os
 
@@ -10,4 +10,18 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from retrieval.mcp_server import http_app as mcp_http_app  # noqa: E402
+
+router = ProtocolTypeRouter({"http": django_asgi_app})
+mcp_app = mcp_http_app()
+MCP_PATHS = ("/mcp", "/mcp/")
+
+
+async def application(scope, receive, send):
+    """/mcp/ to the MCP app (which also owns the lifespan: its session manager runs there),
+    everything else to Django."""
+    if scope["type"] == "lifespan":
+        return await mcp_app(scope, receive, send)
+    if scope["type"] == "http" and scope["path"] in MCP_PATHS:
+        return await mcp_app({**scope, "path": "/mcp/", "raw_path": b"/mcp/"}, receive, send)
+    return await router(scope, receive, send)

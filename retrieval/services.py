@@ -8,6 +8,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from memories.errors import DomainError
+from memories.metrics import RETRIEVE_SECONDS
 from memories.models import Agent
 from memories.pipeline.trace import Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
@@ -44,6 +45,7 @@ def memory_retrieve(
             ctx.tracer.run(name, fn, ctx)
     result = _result(ctx)
     result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+    RETRIEVE_SECONDS.observe(result.duration_ms / 1000)
     if record:
         result.trace_id = run_id_reserve()
         fire_and_forget(lambda: _record(agent, ctx, result))

@@ -17,6 +17,7 @@ from memories.api.views_entities import (
 )
 from memories.api.views_events import EventViewSet, JobViewSet
 from memories.api.views_facts import FactCorrectApi, FactHistoryApi, FactReinstateApi, FactRetractApi, FactViewSet
+from memories.api.views_merge import MergeSuggestionViewSet
 from memories.api.views_traces import TraceViewSet
 
 router = SimpleRouter()
@@ -27,6 +28,7 @@ router.register(f"{AGENT_PATH}/facts", FactViewSet, basename="fact")
 router.register(f"{AGENT_PATH}/entities", EntityViewSet, basename="entity")
 router.register(f"{AGENT_PATH}/relationships", RelationshipViewSet, basename="relationship")
 router.register(f"{AGENT_PATH}/traces", TraceViewSet, basename="trace")
+router.register(f"{AGENT_PATH}/merge-suggestions", MergeSuggestionViewSet, basename="merge-suggestion")
 
 FACT = rf"^{AGENT_PATH}/facts/(?P<pk>{ID_REGEX})"
 ENTITY = rf"^{AGENT_PATH}/entities/(?P<pk>{ID_REGEX})"

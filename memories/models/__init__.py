@@ -5,6 +5,7 @@ from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias, EntityMerge
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
+from .jobs import JobCheckpoint, MergeSuggestion, MergeSuggestionStatus
 from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
 from .relationships import Relationship
 from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
@@ -26,9 +27,12 @@ __all__ = [
     "Fact",
     "FactEntityLink",
     "ImportanceCategory",
+    "JobCheckpoint",
     "KeywordCorpus",
     "KeywordPosting",
     "KeywordTerm",
+    "MergeSuggestion",
+    "MergeSuggestionStatus",
     "PipelineRun",
     "PipelineStep",
     "Relationship",

@@ -17,6 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories.config import WriteConfig, apply_overrides
+from memories.metrics import WRITE_SECONDS
 from memories.models import Agent, Event, PipelineRun, RunStatus
 from memories.pipeline import write as pipeline
 from memories.pipeline.results import WriteResult
@@ -170,4 +171,5 @@ def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> 
     run.save()
     if persist_trace:
         trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
+    WRITE_SECONDS.observe(result.duration_ms / 1000)
     return result

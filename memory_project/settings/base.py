@@ -164,10 +164,36 @@ ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_P
 # Agents with at least this many facts (or events) get HNSW indexes of their own
 # (retrieval/vector_indexes.py), built by the beat job below or `manage.py agent_indexes`.
 ANAMNESIS_AGENT_INDEX_MIN_ROWS = int(os.environ.get("ANAMNESIS_AGENT_INDEX_MIN_ROWS", "5000"))
-CELERY_BEAT_SCHEDULE["agent-vector-indexes"] = {
-    "task": "retrieval.tasks.agent_indexes_ensure_task",
-    "schedule": float(os.environ.get("ANAMNESIS_AGENT_INDEX_EVERY_SECONDS", "600")),
+
+# --- Background jobs (memories/jobs/; `manage.py jobs list|run NAME`) ---
+# Each runs on beat every ANAMNESIS_JOB_<NAME>_EVERY_SECONDS unless ANAMNESIS_JOB_<NAME>_ENABLED=0
+# (ANAMNESIS_JOBS_ENABLED=0 switches them all off), as a traced run bounded by ANAMNESIS_JOB_MAX_SECONDS.
+ANAMNESIS_JOBS_ENABLED = env_bool("ANAMNESIS_JOBS_ENABLED", True)
+ANAMNESIS_JOB_MAX_SECONDS = float(os.environ.get("ANAMNESIS_JOB_MAX_SECONDS", "300"))
+_JOB_EVERY = {
+    "vector_indexes": float(os.environ.get("ANAMNESIS_AGENT_INDEX_EVERY_SECONDS", "600")),
+    "consolidate_profiles": 3600, "dedupe_facts": 3600, "importance": 6 * 3600, "decay": 24 * 3600,
+    "merge_suggestions": 6 * 3600, "graph_warmup": 300,
 }
+ANAMNESIS_JOBS = {
+    name: {"enabled": env_bool(f"ANAMNESIS_JOB_{name.upper()}_ENABLED", True),
+           "every": float(os.environ.get(f"ANAMNESIS_JOB_{name.upper()}_EVERY_SECONDS", every))}
+    for name, every in _JOB_EVERY.items()
+}
+if ANAMNESIS_JOBS_ENABLED:
+    for _name, _job in ANAMNESIS_JOBS.items():
+        if _job["enabled"]:
+            CELERY_BEAT_SCHEDULE[f"job-{_name}"] = {"task": "anamnesis.jobs.run", "schedule": _job["every"],
+                                                     "args": [_name]}
+ANAMNESIS_DECAY_HALF_LIFE_DAYS = float(os.environ.get("ANAMNESIS_DECAY_HALF_LIFE_DAYS", "90"))
+ANAMNESIS_DECAY_FLOOR = float(os.environ.get("ANAMNESIS_DECAY_FLOOR", "0.3"))
+ANAMNESIS_MERGE_SUGGESTION_MIN_SCORE = float(os.environ.get("ANAMNESIS_MERGE_SUGGESTION_MIN_SCORE", "0.55"))
+# merge a suggested pair without an operator only when this is on AND the LLM confirms it
+ANAMNESIS_AUTO_MERGE = env_bool("ANAMNESIS_AUTO_MERGE", False)
+# graph_warmup rebuilds the entity graphs of agents written to or read in this many seconds
+ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS = float(os.environ.get("ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS", "3600"))
+# /metrics (Prometheus): staff users and admin keys only, unless this is on
+ANAMNESIS_METRICS_PUBLIC = env_bool("ANAMNESIS_METRICS_PUBLIC", False)
 
 # --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a staff session ---
 # Request bodies above this are a 413 (the API checks Content-Length before reading).

@@ -128,7 +128,8 @@ def test_the_command_builds_indexes_concurrently_and_drops_those_of_deleted_agen
 
 def test_the_beat_job_names_a_registered_task(settings):
     app.loader.import_default_modules()
-    assert settings.CELERY_BEAT_SCHEDULE["agent-vector-indexes"]["task"] in app.tasks
+    entry = settings.CELERY_BEAT_SCHEDULE["job-vector_indexes"]
+    assert entry["task"] in app.tasks and entry["args"] == ["vector_indexes"]
 
 
 def test_the_command_names_an_unknown_agent(db):

@@ -1,0 +1,96 @@
+"""/metrics in the Prometheus text format (prometheus-client): the write and retrieve latency
+histograms of this process (or of every process sharing PROMETHEUS_MULTIPROC_DIR), and, read from
+the database at scrape time so they are right whichever process did the work, job runs and
+failures by job and the queue depth (write jobs queued or running, and the broker's queue
+length when it is Redis). Public only with ANAMNESIS_METRICS_PUBLIC; otherwise a staff session or
+an admin-scope API key."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.db.models import Count
+from django.http import HttpResponse
+from django.urls import path
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+import memories.metrics  # noqa: F401  (registers the histograms)
+from memories.models import ApiKeyScope, PipelineRun, RunKind, RunStatus
+from memories.services.api_keys import api_key_authenticate
+
+
+class DatabaseCollector:
+    """Job runs and failures (counters over the stored runs) and queue depth (gauges)."""
+
+    def collect(self):
+        runs = CounterMetricFamily("anamnesis_job_runs", "Background job runs by job and final status",
+                                   labels=["job", "status"])
+        rows = (PipelineRun.objects.filter(kind=RunKind.JOB).values_list("name", "status")
+                .annotate(n=Count("id")).order_by())
+        for name, status, n in rows:
+            runs.add_metric([name, status], n)
+        yield runs
+        failures = CounterMetricFamily("anamnesis_job_failures", "Background job runs that failed", labels=["job"])
+        for name, status, n in rows:
+            if status == RunStatus.FAILED:
+                failures.add_metric([name], n)
+        yield failures
+        depth = GaugeMetricFamily("anamnesis_queue_depth", "Write jobs waiting or running", labels=["status"])
+        counts = dict(PipelineRun.objects.filter(kind=RunKind.WRITE, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+                      .values_list("status").annotate(n=Count("id")).order_by())
+        for status in (RunStatus.QUEUED, RunStatus.RUNNING):
+            depth.add_metric([status], counts.get(status, 0))
+        yield depth
+        broker = _broker_queue_length()
+        if broker is not None:
+            yield GaugeMetricFamily("anamnesis_broker_queue_length", "Messages waiting in the Celery queue",
+                                    value=broker)
+
+
+def _broker_queue_length() -> int | None:
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    try:
+        import redis
+
+        return int(redis.Redis.from_url(url, socket_timeout=1).llen(settings.CELERY_TASK_DEFAULT_QUEUE))
+    except Exception:  # a scrape must not fail because the broker is away
+        return None
+
+
+def _registry() -> CollectorRegistry:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        registry = CollectorRegistry()
+        for collector in list(REGISTRY._collector_to_names):  # the process's own instruments
+            registry.register(collector)
+    registry.register(DatabaseCollector())
+    return registry
+
+
+def _allowed(request) -> bool:
+    if settings.ANAMNESIS_METRICS_PUBLIC:
+        return True
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated and user.is_staff:
+        return True
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    key = api_key_authenticate(plaintext=token.strip()) if scheme.lower() == "bearer" else None
+    return key is not None and key.scope == ApiKeyScope.ADMIN and key.agent_id is None
+
+
+def metrics_view(request):
+    if not _allowed(request):
+        return HttpResponse("metrics need a staff session or an admin API key of all agents\n", status=403,
+                            content_type="text/plain")
+    return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+urlpatterns = [path("", metrics_view, name="metrics")]  # included at /metrics by memory_project.urls
