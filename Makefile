@@ -47,6 +47,9 @@ bench: migrate
 	$(PY) bench/write_throughput.py
 	$(PY) bench/retrieve_latency.py
 
+vendor:
+	python3 scripts/vendor.py
+
 stop-db:
 	$(PY) manage.py embedded_db stop
 
