@@ -1,8 +1,24 @@
-"""Operator admin: every memory model, searchable and filterable; the event log is read-only."""
+"""Operator admin: every memory model, searchable and filterable.
 
-from django.contrib import admin
-from django.utils.html import format_html
+Logs (events, pipeline runs and steps, audit entries) are read-only. Versioned rows are too:
+a fact or relationship is never edited or deleted in place, and an entity's identity (key,
+type, name, agent, merged_into) never changes here. Corrections go through the same services
+the REST API calls (`memories.services.operator`), attributed to the logged-in user and audited
+by those services: correct or retract a fact, add an alias to, describe, merge or forget an
+entity."""
 
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from memories.errors import DomainError, NotFound
 from memories.models import (
     Agent,
     ApiKey,
@@ -16,10 +32,19 @@ from memories.models import (
     PipelineStep,
     Relationship,
 )
+from memories.services import operator
+
+OPERATOR_FORM_TEMPLATE = "admin/memories/operator_form.html"
+
+
+def operator_actor(request) -> str:
+    """The audit-log actor for an admin user: the same `user:<username>` the REST API records
+    for a session-authenticated user."""
+    return f"user:{request.user.get_username()}"
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows that are a log: visible, never edited or deleted from the admin."""
+    """Rows that are a log or a version: visible, never added, edited or deleted from the admin."""
 
     def has_add_permission(self, request):
         return False
@@ -29,6 +54,98 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class OperatorViewsMixin:
+    """Admin pages (one object each) whose form calls an operator service. The model's own
+    Django permissions decide who may use them: `change` to correct, `delete` to forget."""
+
+    operator_views: tuple[str, ...] = ()
+
+    def get_urls(self):
+        custom = [
+            path(f"<path:object_id>/{name}/", self.admin_site.admin_view(getattr(self, f"{name}_view")),
+                 name=f"{self.opts.app_label}_{self.opts.model_name}_{name}")
+            for name in self.operator_views
+        ]
+        return custom + super().get_urls()
+
+    def has_operate_permission(self, request, obj=None) -> bool:
+        """May correct through the services (the model's `change` permission, which the in-place
+        change form never gets)."""
+        return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
+
+    def has_erase_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(f"{self.opts.app_label}.delete_{self.opts.model_name}")
+
+    def operator_object(self, request, object_id, *, erase: bool = False):
+        allowed = self.has_erase_permission(request) if erase else self.has_operate_permission(request)
+        if not allowed:
+            raise PermissionDenied
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            raise Http404(f"{self.opts.verbose_name} {object_id} not found")
+        return obj
+
+    def change_url(self, obj) -> str:
+        return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+
+    def render_operator_form(self, request, *, title: str, form, obj=None, submit: str, intro: str = "",
+                             template: str = OPERATOR_FORM_TEMPLATE, **context):
+        return TemplateResponse(request, template, {
+            **self.admin_site.each_context(request), "opts": self.opts, "title": title, "form": form,
+            "original": obj, "submit_label": submit, "intro": intro, **context,
+        })
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra = {"may_operate": self.has_operate_permission(request),
+                 "may_erase": self.has_erase_permission(request), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+
+class CorrectFactForm(forms.Form):
+    text = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+                           help_text="the corrected statement; it becomes a new version valid from now on")
+    reason = forms.CharField(max_length=500, required=False)
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(max_length=500, required=False)
+
+
+class AliasForm(forms.Form):
+    alias = forms.CharField(max_length=255, help_text="another name for this entity")
+
+
+class MergeForm(forms.Form):
+    target = forms.IntegerField(min_value=1, label="Merge into entity id",
+                                help_text="the surviving entity (same agent): this entity's facts, links, "
+                                          "relationships and aliases move there")
+    reason = forms.CharField(max_length=500, required=False)
+
+
+class ForgetForm(forms.Form):
+    reason = forms.CharField(max_length=500, required=False, help_text="not stored: the audit entry says [redacted]")
+    confirm = forms.BooleanField(label="Yes, forget everything listed above")
 
 
 @admin.register(Agent)
@@ -51,53 +168,152 @@ class EventAdmin(ReadOnlyAdmin):
         return obj.text[:80]
 
 
-class AliasInline(admin.TabularInline):
+class AliasInline(ReadOnlyInline):
     model = EntityAlias
-    extra = 0
     fields = ("alias", "created_at")
-    readonly_fields = ("created_at",)
+    readonly_fields = fields
+
+
+class EntityForm(forms.ModelForm):
+    class Meta:
+        model = Entity
+        fields = operator.ENTITY_DESCRIPTION_FIELDS
+
+    def clean_importance(self):
+        value = self.cleaned_data["importance"]
+        if value is not None and not 0 <= value <= 1:
+            raise forms.ValidationError("must be between 0 and 1")
+        return value
 
 
 @admin.register(Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(OperatorViewsMixin, admin.ModelAdmin):
+    """Importance, profile and summary are edited here (through `entity_describe`, audited); the
+    identity only changes by merging or forgetting, from the buttons on the change page."""
+
+    form = EntityForm
     list_display = ("display_name", "key", "type", "agent", "importance", "merged_into", "updated_at")
     list_filter = ("agent", "type")
     search_fields = ("display_name", "key", "aliases__alias")
-    readonly_fields = ("key", "created_at", "updated_at", "profile_refreshed_at")
-    exclude = ("name_embedding",)
-    raw_id_fields = ("merged_into",)
+    fields = ("agent", "key", "type", "display_name", "merged_into", "importance", "profile_text",
+              "profile_refreshed_at", "summary_text", "created_at", "updated_at")
+    readonly_fields = ("agent", "key", "type", "display_name", "merged_into", "profile_refreshed_at",
+                       "created_at", "updated_at")
     inlines = [AliasInline]
     list_select_related = ("agent", "merged_into")
+    operator_views = ("alias", "merge", "forget")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def save_model(self, request, obj, form, change):
+        changes = {name: form.cleaned_data[name] for name in form.changed_data
+                   if name in operator.ENTITY_DESCRIPTION_FIELDS}
+        if changes:
+            operator.entity_describe(agent=obj.agent, entity_id=obj.pk, actor=operator_actor(request), **changes)
+        obj.refresh_from_db()
+
+    def alias_view(self, request, object_id):
+        entity = self.operator_object(request, object_id)
+        form = AliasForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                created = operator.entity_alias_add(agent=entity.agent, entity_id=entity.pk,
+                                                    alias=form.cleaned_data["alias"], actor=operator_actor(request))
+            except (DomainError, NotFound) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(request, "Alias added." if created else "The entity already had this alias.")
+                return HttpResponseRedirect(self.change_url(entity))
+        return self.render_operator_form(request, title=f"Add an alias to {entity.display_name}", form=form,
+                                         obj=entity, submit="Add alias")
+
+    def merge_view(self, request, object_id):
+        entity = self.operator_object(request, object_id)
+        form = MergeForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                report = operator.entity_merge(agent=entity.agent, survivor_id=form.cleaned_data["target"],
+                                               merged_id=entity.pk, actor=operator_actor(request),
+                                               reason=form.cleaned_data["reason"])
+            except (DomainError, NotFound) as exc:
+                form.add_error("target" if isinstance(exc, NotFound) else None, str(exc))
+            else:
+                survivor = Entity.objects.get(pk=form.cleaned_data["target"])
+                self.message_user(request, f"{entity.display_name} merged into {survivor.display_name}: "
+                                           f"{report.facts_moved} facts, {report.relationships_moved} relationships "
+                                           f"and {report.aliases_moved} aliases moved.")
+                return HttpResponseRedirect(self.change_url(survivor))
+        return self.render_operator_form(
+            request, title=f"Merge {entity.display_name} into another entity", form=form, obj=entity,
+            submit="Merge", intro=f"{entity.display_name} ({entity.key}) will point at the entity you name.")
+
+    def forget_view(self, request, object_id):
+        entity = self.operator_object(request, object_id, erase=True)
+        form = ForgetForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                report = operator.entity_forget(agent=entity.agent, entity_id=entity.pk,
+                                                actor=operator_actor(request), reason=form.cleaned_data["reason"])
+            except (DomainError, NotFound) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(request, f"Forgotten: {report.entities_deleted} entities, {report.facts_deleted} "
+                                           f"facts, {report.relationships_deleted} relationships; "
+                                           f"{report.events_redacted} events redacted.")
+                return HttpResponseRedirect(reverse("admin:memories_entity_changelist"))
+        preview = operator.entity_forget_preview(agent=entity.agent, entity_id=entity.pk)
+        return self.render_operator_form(
+            request, title=f"Forget {entity.display_name}", form=form, obj=entity, submit="Forget",
+            template="admin/memories/entity/forget.html", preview=preview)
 
 
 @admin.register(EntityAlias)
-class EntityAliasAdmin(admin.ModelAdmin):
+class EntityAliasAdmin(ReadOnlyAdmin):
+    """Aliases are added from their entity's page (Add alias)."""
+
     list_display = ("alias", "entity", "agent", "created_at")
     list_filter = ("agent",)
     search_fields = ("alias", "entity__display_name")
-    raw_id_fields = ("entity",)
     list_select_related = ("entity", "agent")
 
 
-class LinkInline(admin.TabularInline):
+class LinkInline(ReadOnlyInline):
     model = FactEntityLink
-    extra = 0
-    raw_id_fields = ("entity",)
+    fields = ("entity", "is_primary")
+    readonly_fields = fields
 
 
 @admin.register(Fact)
-class FactAdmin(admin.ModelAdmin):
+class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
+    """Fact versions, read-only. "Correct" writes a new version superseding this one and
+    "Retract" closes it (fact_correct / fact_retract); the change page shows the version chain."""
+
     list_display = ("id", "text", "entity", "agent", "status", "confidence", "valid_from", "valid_to",
                     "recorded_at", "invalidated_at", "source_context")
     list_filter = ("agent", "source_context", "importance_category", ("invalidated_at", admin.EmptyFieldListFilter))
     search_fields = ("text", "entity__display_name", "slot_value")
-    readonly_fields = ("search_vector", "recorded_at", "source_event_link", "supersedes", "reinforcement_count",
-                       "last_confirmed_at", "access_count", "last_accessed_at")
-    exclude = ("embedding",)
-    raw_id_fields = ("entity", "source_event")
+    fieldsets = (
+        (None, {"fields": ("agent", "entity", "text", "confidence", "importance", "importance_category",
+                           "source_context", "speaker", "source_event_link", "slot", "slot_value")}),
+        ("Time", {"fields": ("valid_from", "valid_to", "recorded_at", "invalidated_at", "invalidation_reason")}),
+        ("Versions", {"fields": ("version_chain",)}),
+        ("Use", {"fields": ("reinforcement_count", "last_confirmed_at", "access_count", "last_accessed_at")}),
+    )
+    readonly_fields = ("version_chain", "source_event_link")
     inlines = [LinkInline]
     list_select_related = ("entity", "agent")
     date_hierarchy = "valid_from"
+    actions = ["retract_selected"]
+    operator_views = ("correct", "retract")
 
     @admin.display(description="status")
     def status(self, obj):
@@ -107,29 +323,94 @@ class FactAdmin(admin.ModelAdmin):
     def source_event_link(self, obj):
         if not obj.source_event_id:
             return "—"
-        return format_html('<a href="../../../event/{}/change/">event {}</a>', obj.source_event_id,
-                           obj.source_event_id)
+        return format_html('<a href="{}">event {}</a>', reverse("admin:memories_event_change",
+                                                                  args=[obj.source_event_id]), obj.source_event_id)
+
+    @admin.display(description="version chain (oldest first)")
+    def version_chain(self, obj):
+        if obj is None or obj.pk is None:
+            return "—"
+        chain = operator.fact_history(agent=obj.agent, fact_id=obj.pk)
+        rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                                    "<td>{}</td><td>{}</td></tr>", (
+            (format_html('<a href="{}">{}</a>', self.change_url(f), f.pk) if f.pk != obj.pk else f"{f.pk} (this)",
+             f.text, f.get_source_context_display(), f.speaker or "—", f.valid_from, f.valid_to or "—",
+             f.invalidated_at or "—", f.invalidation_reason or ("current" if f.is_active else "—"))
+            for f in chain))
+        return format_html(
+            '<table class="version-chain"><thead><tr><th>id</th><th>text</th><th>source</th><th>speaker</th>'
+            "<th>valid from</th><th>valid to</th><th>invalidated at</th><th>why closed</th></tr></thead>"
+            "<tbody>{}</tbody></table>", rows)
+
+    def correct_view(self, request, object_id):
+        fact = self.operator_object(request, object_id)
+        form = CorrectFactForm(request.POST or None, initial={"text": fact.text})
+        if request.method == "POST" and form.is_valid():
+            try:
+                new = operator.fact_correct(agent=fact.agent, fact_id=fact.pk, text=form.cleaned_data["text"],
+                                            reason=form.cleaned_data["reason"], actor=operator_actor(request))
+            except (DomainError, NotFound) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(request, f"Fact {fact.pk} corrected: version {new.pk} supersedes it.")
+                return HttpResponseRedirect(self.change_url(new))
+        return self.render_operator_form(
+            request, title=f"Correct fact {fact.pk}", form=form, obj=fact, submit="Correct",
+            intro=f"Now: “{fact.text}”. The correction becomes a new version valid from now on; this one closes.")
+
+    def retract_view(self, request, object_id):
+        fact = self.operator_object(request, object_id)
+        form = ReasonForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                _, closed = operator.fact_retract(agent=fact.agent, fact_id=fact.pk,
+                                                  reason=form.cleaned_data["reason"], actor=operator_actor(request))
+            except (DomainError, NotFound) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(request, f"Fact {fact.pk} retracted ({closed} relationships closed).")
+                return HttpResponseRedirect(self.change_url(fact))
+        return self.render_operator_form(
+            request, title=f"Retract fact {fact.pk}", form=form, obj=fact, submit="Retract",
+            intro=f"“{fact.text}” stops being true and known from now on; relationships it evidences close too.")
+
+    @admin.action(description="Retract the selected facts…", permissions=["operate"])
+    def retract_selected(self, request, queryset):
+        form = ReasonForm(request.POST if request.POST.get("apply") else None)
+        if form.is_bound and form.is_valid():
+            retracted, skipped = 0, []
+            for fact in queryset.select_related("agent").order_by("id"):
+                try:
+                    operator.fact_retract(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
+                                          actor=operator_actor(request))
+                    retracted += 1
+                except (DomainError, NotFound):
+                    skipped.append(fact.pk)
+            self.message_user(request, f"{retracted} facts retracted.")
+            if skipped:
+                self.message_user(request, f"Not active, left as they were: {skipped}.", messages.WARNING)
+            return None
+        return self.render_operator_form(
+            request, title="Retract facts", form=form, submit="Retract", queryset=queryset,
+            action="retract_selected", action_checkbox_name=admin.helpers.ACTION_CHECKBOX_NAME,
+            intro="These facts stop being true and known from now on; relationships they evidence close too.")
 
 
 @admin.register(Relationship)
-class RelationshipAdmin(admin.ModelAdmin):
+class RelationshipAdmin(ReadOnlyAdmin):
+    """Relationship versions, read-only: they close with the fact that evidences them."""
+
     list_display = ("source", "rel_type", "target", "strength", "agent", "valid_from", "valid_to", "invalidated_at")
     list_filter = ("agent", "rel_type")
     search_fields = ("source__display_name", "target__display_name", "rel_type")
-    raw_id_fields = ("source", "target", "evidence_fact", "source_event")
     list_select_related = ("source", "target", "agent")
 
 
-class StepInline(admin.TabularInline):
+class StepInline(ReadOnlyInline):
     model = PipelineStep
-    extra = 0
     fields = ("attempt", "order", "name", "status", "duration_ms", "candidates_in", "candidates_out",
               "tokens_in", "tokens_out", "data")
     readonly_fields = fields
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(PipelineRun)
@@ -167,5 +448,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
         from memories.services.api_keys import api_key_revoke
 
         for key in queryset.filter(revoked_at__isnull=True):
-            api_key_revoke(key_id=key.pk, actor=f"user:{request.user.get_username()}")
+            api_key_revoke(key_id=key.pk, actor=operator_actor(request))
         self.message_user(request, "Revoked.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.permissions import AllowAny
@@ -17,8 +17,7 @@ from memories.api.auth import principal_of
 from memories.api.serializers import AgentSerializer
 from memories.api.views_base import SLUG_REGEX, AgentScopedMixin
 from memories.models import Agent, ApiKeyScope
-from memories.services.agents import agent_get_or_create
-from memories.services.operator import audit_record
+from memories.services.agents import agent_create
 
 
 class AgentViewSet(AgentScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
@@ -58,10 +57,7 @@ class AgentViewSet(AgentScopedMixin, mixins.ListModelMixin, mixins.RetrieveModel
             raise exceptions.ValidationError({"slug": ["must be lower-case"]})
         if selectors.agent_by_slug(slug=slug) is not None:
             raise exceptions.ValidationError({"slug": ["an agent with this slug already exists"]})
-        with transaction.atomic():
-            agent = agent_get_or_create(slug=slug, name=data.validated_data["name"])
-            audit_record(agent=agent, actor=principal.actor, action="agent_create", obj=agent,
-                         after={"slug": agent.slug, "name": agent.name})
+        agent = agent_create(slug=slug, name=data.validated_data["name"], actor=principal.actor)
         return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
 
 

@@ -17,7 +17,6 @@ from memories.api.views_base import AgentScopedReadViewSet, pipeline_input_error
 from memories.filters import EventFilterSet, JobFilterSet
 from memories.models import Event, PipelineRun, RunStatus
 from memories.pipeline.results import WriteResult
-from memories.services.operator import audit_record
 from memories.services.write import event_submit, memory_write
 
 DEFAULT_WAIT_SECONDS = 10.0
@@ -95,13 +94,10 @@ class EventViewSet(AgentScopedReadViewSet):
             with pipeline_input_errors(overrides=common["config_overrides"]):
                 result = memory_write(dry_run=True, **common)
             return Response(WriteResultSerializer(result.as_dict()).data)
-        event, job, created = event_submit(idempotency_key=idempotency_key,
+        event, job, created = event_submit(idempotency_key=idempotency_key, actor=self.actor,
                                            external_id=data.get("external_id") or None, enqueue=True, **common)
         if event is None:
             return Response(WriteResultSerializer(WriteResult(success=True).as_dict()).data)
-        if created:
-            audit_record(agent=self.agent, actor=self.actor, action="event_write", obj=event,
-                         after={"job": job.id, "speaker": event.speaker})
         if query["wait"]:
             done = self._wait(job, min(query["wait_timeout"], _wait_cap()))
             if done is not None:

@@ -14,7 +14,6 @@ from datetime import datetime
 import numpy as np
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Value
-from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories.config import WriteConfig
@@ -399,10 +398,7 @@ def _seed_profiles(ctx: WriteContext, persisted: list[Fact]) -> None:
         text = profiles.get(normalize_alias(entity.display_name)) or " ".join(
             f.text.rstrip(".") + "." for f in persisted if f.entity_id == entity.id
         )[:1200]
-        if text:
-            Entity.objects.filter(pk=entity.pk, profile_text="").update(
-                profile_text=text, profile_refreshed_at=timezone.now()
-            )
+        entity_services.entity_profile_seed(entity=entity, text=text)
 
 
 WRITE_STEPS = [

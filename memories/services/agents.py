@@ -4,6 +4,7 @@ from django.utils.text import slugify
 
 from memories.errors import DomainError
 from memories.models import Agent
+from memories.services.audit import audit_record
 
 
 def agent_get_or_create(*, slug: str, name: str = "") -> Agent:
@@ -19,6 +20,15 @@ def agent_get_or_create(*, slug: str, name: str = "") -> Agent:
             return Agent.objects.create(slug=slug, name=name or slug)
     except IntegrityError:
         return Agent.objects.get(slug=slug)
+
+
+@transaction.atomic
+def agent_create(*, slug: str, name: str = "", actor: str) -> Agent:
+    """A new agent, audited as created by `actor` (callers check that the slug is free)."""
+    agent = agent_get_or_create(slug=slug, name=name)
+    audit_record(agent=agent, actor=actor, action="agent_create", obj=agent,
+                 after={"slug": agent.slug, "name": agent.name})
+    return agent
 
 
 def agent_graph_bump(*, agent_id: int) -> None:

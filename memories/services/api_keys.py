@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memories.errors import DomainError, NotFound
 from memories.models import Agent, ApiKey, ApiKeyScope
-from memories.services.operator import audit_record
+from memories.services.audit import audit_record
 
 KEY_PREFIX = "anm_"
 # last_used_at is a hint for operators, not an access log: refresh it at most this often.

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import connection
 from django.db.models import Q, Value
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories import prompts
@@ -34,6 +35,15 @@ def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
             [agent.id, entity.id, rows],
         )
         return len(cursor.fetchall())
+
+
+def entity_profile_seed(*, entity: Entity, text: str) -> bool:
+    """Give an entity its first profile text; one that already has a profile (even one written
+    concurrently) keeps it. Returns whether the profile was written."""
+    if not text or entity.profile_text:
+        return False
+    return Entity.objects.filter(pk=entity.pk, profile_text="").update(
+        profile_text=text, profile_refreshed_at=timezone.now()) > 0
 
 
 def entity_get_or_create(

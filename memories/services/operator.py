@@ -1,5 +1,6 @@
-"""Operator corrections: correct or retract a fact, add aliases, merge entities, forget an
-entity. Every change is versioned (never an in-place edit of a fact) and audited."""
+"""Operator corrections: correct or retract a fact, add aliases, describe, merge or forget an
+entity. Every change is versioned (never an in-place edit of a fact) and audited. The REST API
+and the admin both call these; neither writes the rows or the audit log itself."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from memories.naming import normalize_alias
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.services import facts as fact_services
 from memories.services.agents import agent_graph_bump
+from memories.services.audit import audit_record
 from memories.services.entities import alias_register
 from memories.services.keyword import keyword_stats_apply
 
@@ -40,14 +42,6 @@ def _fact_state(fact: Fact) -> dict:
         "valid_from": fact.valid_from.isoformat(), "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
         "invalidated_at": fact.invalidated_at.isoformat() if fact.invalidated_at else None,
     }
-
-
-def audit_record(*, agent: Agent | None, actor: str, action: str, obj, before: dict | None = None,
-                 after: dict | None = None, reason: str = "") -> AuditEntry:
-    return AuditEntry.objects.create(
-        agent=agent, actor=actor[:200], action=action, object_type=type(obj).__name__.lower(),
-        object_id=str(obj.pk), before=before or {}, after=after or {}, reason=reason,
-    )
 
 
 def _active_fact(agent: Agent, fact_id: int, *, lock: bool = True) -> Fact:
@@ -148,6 +142,41 @@ def entity_alias_add(*, agent: Agent, entity_id: int, alias: str, actor: str) ->
     return created
 
 
+# An entity's identity (key, type, name, merged_into) changes only through merge and forget;
+# these describe it and are not versioned.
+ENTITY_DESCRIPTION_FIELDS = ("importance", "profile_text", "summary_text")
+
+
+@transaction.atomic
+def entity_describe(*, agent: Agent, entity_id: int, actor: str, reason: str = "", **changes) -> list[str]:
+    """Set an entity's importance, profile or summary text. Returns the fields that changed
+    (audited with their values before and after)."""
+    unknown = sorted(set(changes) - set(ENTITY_DESCRIPTION_FIELDS))
+    if unknown:
+        raise DomainError(f"only {', '.join(ENTITY_DESCRIPTION_FIELDS)} can be set",
+                          {name: "not settable" for name in unknown})
+    entity = Entity.objects.select_for_update().filter(agent=agent, pk=entity_id).first()
+    if entity is None:
+        raise NotFound(f"entity {entity_id} not found")
+    importance = changes.get("importance")
+    if importance is not None and not 0 <= float(importance) <= 1:
+        raise DomainError("importance must be between 0 and 1", {"importance": "between 0 and 1"})
+    changed = [name for name, value in changes.items() if value is not None and getattr(entity, name) != value]
+    if not changed:
+        return []
+    before = {name: getattr(entity, name) for name in changed}
+    for name in changed:
+        setattr(entity, name, changes[name])
+    fields = [*changed, "updated_at"]
+    if "profile_text" in changed:
+        entity.profile_refreshed_at = timezone.now()
+        fields.append("profile_refreshed_at")
+    entity.save(update_fields=fields)
+    audit_record(agent=agent, actor=actor, action="entity_describe", obj=entity, before=before,
+                 after={name: getattr(entity, name) for name in changed}, reason=reason)
+    return changed
+
+
 @dataclass
 class MergeReport:
     facts_moved: int = 0
@@ -218,22 +247,11 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "")
     (all versions) about or mentioning it, relationships, aliases, links, other entities'
     profile text that names it, and the text of events that mention it (redacted)."""
     entity = _entity(agent, entity_id)
-    group = [entity, *Entity.objects.filter(agent=agent, merged_into=entity)]
-    ids = [e.id for e in group]
-    names = sorted({e.display_name for e in group} | set(
-        EntityAlias.objects.filter(entity_id__in=ids).values_list("alias", flat=True)))
-    report = ForgetReport(names=names)
-    fact_ids = set(Fact.objects.filter(agent=agent).filter(
-        Q(entity_id__in=ids) | Q(entity_links__entity_id__in=ids)).values_list("id", flat=True))
-    fact_ids |= _chain_ids(fact_ids)
-    event_ids = set(Fact.objects.filter(id__in=fact_ids, source_event__isnull=False).values_list(
-        "source_event_id", flat=True))
-    pattern = _names_regex(names)
-    event_ids |= {e.id for e in Event.objects.filter(agent=agent, redacted_at__isnull=True).only("id", "text")
-                  if pattern.search(e.text)}
+    scope = _forget_scope(agent, entity)
+    ids, fact_ids, event_ids, pattern = scope.entity_ids, scope.fact_ids, scope.event_ids, scope.pattern
+    report = ForgetReport(names=scope.names)
     keyword_stats_apply(agent_id=agent.id, kind="fact", ids=sorted(fact_ids), sign=-1)
-    rels = Relationship.objects.filter(agent=agent).filter(
-        Q(source_id__in=ids) | Q(target_id__in=ids) | Q(evidence_fact_id__in=fact_ids))
+    rels = scope.relationships()
     report.relationships_deleted = rels.delete()[1].get("memories.Relationship", 0)
     report.links_deleted = FactEntityLink.objects.filter(Q(entity_id__in=ids) | Q(fact_id__in=fact_ids)).delete()[
         1].get("memories.FactEntityLink", 0)
@@ -248,6 +266,68 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "")
                  after={k: v for k, v in report.__dict__.items() if k != "names"}, reason="[redacted]")
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
     return report
+
+
+@dataclass
+class _ForgetScope:
+    agent: Agent
+    entity_ids: list[int]
+    names: list[str]
+    fact_ids: set[int]
+    event_ids: set[int]
+    pattern: re.Pattern
+
+    def relationships(self):
+        return Relationship.objects.filter(agent=self.agent).filter(
+            Q(source_id__in=self.entity_ids) | Q(target_id__in=self.entity_ids)
+            | Q(evidence_fact_id__in=self.fact_ids))
+
+
+def _forget_scope(agent: Agent, entity: Entity) -> _ForgetScope:
+    """What forgetting the entity touches: it and the entities merged into it, their names and
+    aliases, every version of the facts about or linked to them, and the events those facts
+    came from or that name them."""
+    group = [entity, *Entity.objects.filter(agent=agent, merged_into=entity)]
+    ids = [e.id for e in group]
+    names = sorted({e.display_name for e in group} | set(
+        EntityAlias.objects.filter(entity_id__in=ids).values_list("alias", flat=True)))
+    fact_ids = set(Fact.objects.filter(agent=agent).filter(
+        Q(entity_id__in=ids) | Q(entity_links__entity_id__in=ids)).values_list("id", flat=True))
+    fact_ids |= _chain_ids(fact_ids)
+    event_ids = set(Fact.objects.filter(id__in=fact_ids, source_event__isnull=False).values_list(
+        "source_event_id", flat=True))
+    pattern = _names_regex(names)
+    event_ids |= {e.id for e in Event.objects.filter(agent=agent, redacted_at__isnull=True).only("id", "text")
+                  if pattern.search(e.text)}
+    return _ForgetScope(agent, ids, names, fact_ids, event_ids, pattern)
+
+
+@dataclass
+class ForgetPreview:
+    """What `entity_forget` would remove, for a confirmation page (nothing is changed)."""
+
+    entities: list[Entity]
+    names: list[str]
+    facts: list[Fact]
+    relationships: list[Relationship]
+    events_redacted: int
+    profiles_scrubbed: list[Entity]
+
+
+def entity_forget_preview(*, agent: Agent, entity_id: int) -> ForgetPreview:
+    entity = _entity(agent, entity_id)
+    scope = _forget_scope(agent, entity)
+    others = Entity.objects.filter(agent=agent).exclude(id__in=scope.entity_ids).only(
+        "id", "display_name", "key", "profile_text", "summary_text")
+    return ForgetPreview(
+        entities=list(Entity.objects.filter(id__in=scope.entity_ids).order_by("id")),
+        names=scope.names,
+        facts=list(Fact.objects.filter(id__in=scope.fact_ids).defer("embedding").order_by("id")),
+        relationships=list(scope.relationships().select_related("source", "target").order_by("id")),
+        events_redacted=len(scope.event_ids),
+        profiles_scrubbed=[o for o in others if any(
+            v and scope.pattern.search(v) for v in (o.profile_text, o.summary_text))],
+    )
 
 
 def _chain_ids(fact_ids: set[int]) -> set[int]:

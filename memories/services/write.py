@@ -23,6 +23,7 @@ from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import Tracer, run_steps
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
+from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
 from memories.services.traces import trace_steps_persist
 
@@ -45,10 +46,11 @@ def event_submit(
     *, agent: Agent, message: str, speaker_name: str, occurred_at: datetime | None = None,
     recent_messages=(), idempotency_key: str | None = None, external_id: str | None = None,
     config_overrides: dict | None = None, metadata: dict | None = None, enqueue: bool = True,
-    embedder: EmbedderClient | None = None,
+    embedder: EmbedderClient | None = None, actor: str | None = None,
 ) -> tuple[Event | None, PipelineRun | None, bool]:
     """Validate, log the event with a queued job and (on commit) enqueue the worker task.
-    Returns (event, run, created); (None, None, False) for an empty message."""
+    Returns (event, run, created); (None, None, False) for an empty message. With `actor`, a
+    new event is audited as written by them."""
     config = apply_overrides(WriteConfig(), config_overrides)
     text = message_validate(message=message, speaker_name=speaker_name, max_bytes=config.max_message_bytes)
     if not text:
@@ -61,6 +63,9 @@ def event_submit(
                                             with_speaker=config.event_embedding_speaker,
                                             context=config.event_embedding_context),
     )
+    if created and actor:
+        audit_record(agent=agent, actor=actor, action="event_write", obj=event,
+                     after={"job": run.id, "speaker": event.speaker})
     if created and enqueue:
         transaction.on_commit(lambda: current_app.send_task(PROCESS_EVENT_TASK, args=[run.id]))
     return event, run, created
