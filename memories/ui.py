@@ -40,9 +40,8 @@ def parse_moment(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        moment = parse_datetime(value)
-        if moment is None and (day := parse_date(value)) is not None:
-            moment = datetime.combine(day, time.max)
+        day = parse_date(value) if len(value) == 10 else None
+        moment = datetime.combine(day, time.max) if day else parse_datetime(value)
     except ValueError:
         return None
     if moment is None:

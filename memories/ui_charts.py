@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CHART_W, CHART_H, PAD = 600, 90, 4
+CHART_W, CHART_H, PAD = 1000, 90, 4
 
 
 def latency_chart(series, *, width: int = CHART_W, height: int = CHART_H) -> dict:
@@ -13,12 +13,14 @@ def latency_chart(series, *, width: int = CHART_W, height: int = CHART_H) -> dic
     values = [v for line in series.p50.values() for v in line if v is not None]
     top = max(values, default=0) or 1.0
     n = max(len(series.hours) - 1, 1)
-    lines = {}
+    lines, dots = {}, []
     for kind, points in series.p50.items():
-        coords = [f"{PAD + i * (width - 2 * PAD) / n:.1f},{height - PAD - (v / top) * (height - 2 * PAD):.1f}"
+        coords = [(round(PAD + i * (width - 2 * PAD) / n, 1),
+                   round(height - PAD - (v / top) * (height - 2 * PAD), 1), v)
                   for i, v in enumerate(points) if v is not None]
-        lines[kind] = " ".join(coords)
-    return {"width": width, "height": height, "max_ms": round(top, 1), "lines": lines,
+        lines[kind] = " ".join(f"{x},{y}" for x, y, _ in coords)
+        dots += [{"kind": kind, "x": x, "y": y, "ms": v} for x, y, v in coords]
+    return {"width": width, "height": height, "max_ms": round(top, 1), "lines": lines, "dots": dots,
             "start": series.hours[0] if series.hours else None, "empty": not values}
 
 

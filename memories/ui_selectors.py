@@ -205,10 +205,19 @@ def _decision(fact: Fact, run: PipelineRun | None, previous: Fact | None) -> tup
 
 # --- time travel ---------------------------------------------------------------------------------
 
+def known_at(moment: datetime | None) -> Q:
+    """Rows the agent held as true at `moment` on the database clock: recorded by then and not yet
+    superseded or retracted (None: now). Unlike `visible(as_of)` this ignores the world window, so a
+    move learned later still shows the old address as what the agent believed before."""
+    if moment is None:
+        return Q(invalidated_at__isnull=True)
+    return Q(recorded_at__lte=moment) & (Q(invalidated_at__isnull=True) | Q(invalidated_at__gt=moment))
+
+
 @dataclass
 class MomentDiff:
-    """Between `then` and now: what is visible only now (added), only then (superseded since),
-    and at both moments (unchanged)."""
+    """Between `then` and now: what is known only now (added), only then (superseded or retracted
+    since), and at both moments (unchanged)."""
 
     added: list
     superseded: list
@@ -226,8 +235,8 @@ def knowledge_diff(*, agent: Agent, then: datetime, limit: int = 500) -> dict:
     facts = selectors.facts_list(agent=agent).select_related("superseded_by").order_by("entity__display_name", "id")
     rels = selectors.relationships_list(agent=agent).order_by("source__display_name", "rel_type", "id")
     return {
-        "facts": _diff(list(facts.visible(then)[:limit]), list(facts.current()[:limit])),
-        "relationships": _diff(list(rels.visible(then)[:limit]), list(rels.current()[:limit])),
+        "facts": _diff(list(facts.filter(known_at(then))[:limit]), list(facts.filter(known_at(None))[:limit])),
+        "relationships": _diff(list(rels.filter(known_at(then))[:limit]), list(rels.filter(known_at(None))[:limit])),
     }
 
 

@@ -179,7 +179,7 @@ def traces(request, agent):
 @require_GET
 @ui_page
 def trace_detail(request, agent, run_id: int):
-    run = selectors.runs_with_steps(agent=agent).filter(pk=run_id).first()
+    run = selectors.runs_with_steps(agent=agent).select_related("event").filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no trace {run_id}")
     return render_page(request, "memories/trace.html", {

@@ -95,7 +95,7 @@
         { selector: "edge", style: {
           "width": "mapData(strength, 0, 1, 1, 4)", "line-color": muted, "target-arrow-color": muted,
           "target-arrow-shape": "triangle", "curve-style": "bezier", "label": many ? "" : "data(label)",
-          "font-size": 10, "color": muted, "text-rotation": "autorotate", "text-background-color": bg,
+          "font-size": 10, "color": muted, "text-background-color": bg,
           "text-background-opacity": 1, "text-background-padding": 2 } },
         { selector: "edge:selected, edge.hover", style: { "label": "data(label)" } }
       ]
