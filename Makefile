@@ -28,11 +28,14 @@ demo: migrate
 # Web (ASGI, uvicorn), one Celery worker and beat; Ctrl-C stops all three and make exits quietly.
 # Not `trap 'kill 0'`: kill 0 signals the recipe's own shell too, whose trap then runs again and
 # again until bash overflows its stack (the "Segmentation fault" make used to report), and make
-# itself gets the TERM. The trap below stops only the three children, once, and waits for them.
+# itself gets the TERM. The trap below stops only the three children, once (TERM, then KILL for
+# any still there after 15 s), and waits for them.
 run: demo
 	@echo "Anamnesis UI: http://127.0.0.1:$(PORT)/ui/  (login admin / anamnesis-demo; API docs /api/v1/docs/, admin /admin/). Ctrl-C stops it."
 	@pids=""; \
-	stop() { trap - INT TERM EXIT; kill $$pids 2>/dev/null; wait; exit $${1:-0}; }; \
+	stop() { trap - INT TERM EXIT; kill $$pids 2>/dev/null; \
+	  for _ in $$(seq 30); do kill -0 $$pids 2>/dev/null || break; sleep 0.5; done; \
+	  kill -KILL $$pids 2>/dev/null; wait; exit $${1:-0}; }; \
 	trap 'stop 0' INT TERM; trap 'stop $$?' EXIT; \
 	$(VENV)/bin/celery -A memory_project worker --loglevel=INFO --concurrency=1 & pids="$$pids $$!"; \
 	$(VENV)/bin/celery -A memory_project beat --loglevel=INFO & pids="$$pids $$!"; \

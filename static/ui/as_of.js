@@ -12,6 +12,9 @@
     var label = document.getElementById("as_of_label");
     var current = field.value;
     stops.forEach(function (s, i) { if (current && s.t <= current) slider.value = i; });
+    if (current && label && stops[+slider.value]) {
+      label.textContent = "Stop " + (+slider.value + 1) + " of " + stops.length + ": " + stops[+slider.value].label;
+    }
     function show() {
       var stop = stops[+slider.value];
       if (!stop) return;

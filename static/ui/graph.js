@@ -27,10 +27,11 @@
     if (status) status.textContent = nodes.length + " entities and " + edges.length + " relationships drawn.";
   }
 
-  function layout(fit) {
+  function layout() {
     var big = cy.nodes().length > 300;
-    cy.layout({ name: big ? "grid" : "cose", animate: false, fit: fit !== false, padding: 30,
+    cy.layout({ name: big ? "grid" : "cose", animate: false, fit: true, padding: 40,
       nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 110; } }).run();
+    if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }  // a handful of nodes should not fill the screen
     countDrawn();
   }
 
@@ -60,7 +61,7 @@
         var fresh = elementsOf(graph).filter(function (el) { return cy.getElementById(el.data.id).empty(); });
         if (fresh.length) {
           cy.batch(function () { cy.add(fresh); });
-          layout(false);
+          layout();
           applyTypeFilters();
         }
         node.addClass("expanded");
@@ -107,7 +108,7 @@
     document.querySelectorAll("#type-filters input[type=checkbox]").forEach(function (box) {
       box.addEventListener("change", applyTypeFilters);
     });
-    layout(true);
+    layout();
     window.anamnesisGraph = cy;  // for tests and the console
   }
 

@@ -58,9 +58,9 @@ def page(browser, live_server, live_demo, request):
     context.close()
 
 
-def shot(tab, name: str) -> None:
+def shot(tab, name: str, *, full_page: bool = True) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    tab.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+    tab.screenshot(path=str(OUT / f"{name}.png"), full_page=full_page)
 
 
 def styled(tab, selector: str, prop: str) -> str:
@@ -90,9 +90,10 @@ def test_root_login_overview_and_admin_are_styled(browser, live_server, live_dem
 def test_swagger_renders(page, live_server):
     page.goto(live_server.url + "/api/v1/docs/")
     page.wait_for_selector(".swagger-ui .info .title", timeout=15000)
+    page.wait_for_selector(".opblock")
     assert "Anamnesis API" in page.inner_text(".swagger-ui .info .title")
     assert page.locator(".opblock").count() > 5
-    shot(page, "swagger")
+    shot(page, "swagger", full_page=False)
 
 
 def _drawn(page) -> tuple[int, int]:
