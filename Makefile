@@ -25,14 +25,22 @@ migrate: install
 demo: migrate
 	$(PY) manage.py load_demo
 
-# Web (ASGI, uvicorn), one Celery worker and beat; Ctrl-C stops all three.
+# Web (ASGI, uvicorn), one Celery worker and beat; Ctrl-C stops all three and make exits quietly.
+# Not `trap 'kill 0'`: kill 0 signals the recipe's own shell too, whose trap then runs again and
+# again until bash overflows its stack (the "Segmentation fault" make used to report), and make
+# itself gets the TERM. The trap below stops only the three children, once (TERM, then KILL for
+# any still there after 15 s), and waits for them.
 run: demo
-	@echo "Serving on http://127.0.0.1:$(PORT)/  (admin: http://127.0.0.1:$(PORT)/admin/)"
-	@trap 'kill 0' INT TERM EXIT; \
-	$(VENV)/bin/celery -A memory_project worker --loglevel=INFO --concurrency=1 & \
-	$(VENV)/bin/celery -A memory_project beat --loglevel=INFO & \
-	$(VENV)/bin/uvicorn memory_project.asgi:application --host 127.0.0.1 --port $(PORT) & \
-	wait
+	@echo "Anamnesis UI: http://127.0.0.1:$(PORT)/ui/  (login admin / anamnesis-demo; API docs /api/v1/docs/, admin /admin/). Ctrl-C stops it."
+	@pids=""; \
+	stop() { trap - INT TERM EXIT; kill $$pids 2>/dev/null; \
+	  for _ in $$(seq 30); do kill -0 $$pids 2>/dev/null || break; sleep 0.5; done; \
+	  kill -KILL $$pids 2>/dev/null; wait; exit $${1:-0}; }; \
+	trap 'stop 0' INT TERM; trap 'stop $$?' EXIT; \
+	$(VENV)/bin/celery -A memory_project worker --loglevel=INFO --concurrency=1 & pids="$$pids $$!"; \
+	$(VENV)/bin/celery -A memory_project beat --loglevel=INFO & pids="$$pids $$!"; \
+	$(VENV)/bin/uvicorn memory_project.asgi:application --host 127.0.0.1 --port $(PORT) & pids="$$pids $$!"; \
+	wait -n; stop $$?
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
@@ -50,6 +58,9 @@ bench: migrate
 # Story benchmark (memory-state accuracy): server + worker on STORIES_PORT, the shared scorer on the dev file.
 eval-stories: install
 	$(PY) bench/stories.py $(STORIES_ARGS)
+
+vendor:
+	python3 scripts/vendor.py
 
 stop-db:
 	$(PY) manage.py embedded_db stop

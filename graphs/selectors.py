@@ -40,8 +40,19 @@ def graph_around(*, agent: Agent, entity: Entity | None = None, depth: int = 1, 
                 break
     nodes = memory_selectors.entities_list(agent=agent).filter(id__in=node_ids).order_by("id")
     return {
-        "nodes": [{"id": n.id, "key": n.key, "label": n.display_name, "type": n.type} for n in nodes],
+        "nodes": [{"id": n.id, "key": n.key, "label": n.display_name, "type": n.type, "importance": n.importance}
+                  for n in nodes],
         "edges": [{"id": r.id, "source": r.source_id, "target": r.target_id, "rel_type": r.rel_type,
                    "strength": r.strength, "valid_from": r.valid_from, "valid_to": r.valid_to}
                   for r in sorted(edges.values(), key=lambda r: r.id)],
     }
+
+
+def rel_types_of(*, agent: Agent) -> list[str]:
+    """The relationship types the agent has ever recorded, for a graph filter."""
+    return list(Relationship.objects.filter(agent=agent).order_by("rel_type").values_list("rel_type", flat=True)
+                .distinct())
+
+
+def entity_types_of(*, agent: Agent) -> list[str]:
+    return list(memory_selectors.entities_list(agent=agent).order_by("type").values_list("type", flat=True).distinct())

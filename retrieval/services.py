@@ -103,5 +103,8 @@ def _record(agent: Agent, ctx, result: RetrieveResult) -> None:
         agent=agent, run_id=result.trace_id, query=ctx.query, duration_ms=result.duration_ms, tracer=ctx.tracer,
         params={"as_of": result.as_of, "limit": ctx.limit, "hints": ctx.hints},
         result={"ranking": result.ranking, "context_tokens": result.context_tokens,
-                "total_candidates": result.total_candidates},
+                "total_candidates": result.total_candidates,
+                # "why was this retrieved": each returned item's score by signal, for the trace page
+                "scores": {**{f"f:{f.id}": f.scores for f in result.facts},
+                           **{f"e:{e.id}": e.scores for e in result.events}}},
     )

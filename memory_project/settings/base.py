@@ -52,6 +52,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files under uvicorn, in every mode
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -109,7 +110,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
-LOGIN_URL = "/admin/login/"
+# WhiteNoise serves what the finders find (admin, Swagger's sidecar, static/), so nothing needs
+# `collectstatic` first; a production image may still collect into STATIC_ROOT.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+LOGIN_URL = "ui:login"
+LOGIN_REDIRECT_URL = "ui:overview"
+LOGOUT_REDIRECT_URL = "ui:login"
 
 # --- Celery: REDIS_URL / CELERY_BROKER_URL, else a filesystem broker under ./var/broker ---
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -37,7 +37,9 @@ X_FRAME_OPTIONS = "DENY"
 # the health check and the scraper reach the processes directly, over plain HTTP
 SECURE_REDIRECT_EXEMPT = [r"^api/v1/health/$", r"^metrics$"]
 
-MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]
+# WhiteNoise is in the base middleware; in production it serves the collected, hashed files only
+WHITENOISE_USE_FINDERS = False
+WHITENOISE_AUTOREFRESH = False
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

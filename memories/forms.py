@@ -1,0 +1,32 @@
+"""Forms of the operator actions in the UI; each one feeds one service of services/operator.py."""
+
+from django import forms
+
+
+class FactCorrectForm(forms.Form):
+    text = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 3}),
+                           help_text="The corrected statement. It becomes a new version; this one is kept as history.")
+    reason = forms.CharField(max_length=500, help_text="Why: it is stored in the chain and the audit log.")
+
+
+class FactRetractForm(forms.Form):
+    reason = forms.CharField(max_length=500, help_text="Why this is no longer true (or never was).")
+
+
+class AliasAddForm(forms.Form):
+    alias = forms.CharField(max_length=255, help_text="Another name the agent may hear for this entity.")
+
+
+class EntityMergeForm(forms.Form):
+    merged = forms.TypedChoiceField(coerce=int, label="Entity to merge into this one",
+                                    help_text="Its facts, relationships and aliases move here; it stays as a pointer.")
+    reason = forms.CharField(max_length=500, required=False)
+
+    def __init__(self, *args, choices=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["merged"].choices = [(e.id, f"{e.display_name} ({e.key})") for e in choices]
+
+
+class EntityForgetForm(forms.Form):
+    confirm = forms.BooleanField(label="I understand this removes everything listed, for good.")
+    reason = forms.CharField(max_length=500, required=False)

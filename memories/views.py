@@ -1,0 +1,197 @@
+"""The UI pages of the memories app: agents overview, agent home, entity, fact chain, traces,
+time travel; and the operator actions, each a POST that calls one service as the logged-in user.
+Every page is one URL: the full page, or its fragment for an htmx request (memories.ui)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memories import selectors
+from memories import ui_selectors as ui_reads
+from memories.errors import DomainError, NotFound
+from memories.forms import AliasAddForm, EntityForgetForm, EntityMergeForm, FactCorrectForm, FactRetractForm
+from memories.models import RunKind, RunStatus
+from memories.services import operator
+from memories.ui import actor_of, render_page, ui_page
+from memories.ui_charts import latency_chart, waterfall
+
+
+def _or_404(fn, **kwargs):
+    try:
+        return fn(**kwargs)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+@require_GET
+@ui_page
+def overview(request):
+    series = ui_reads.latency_last_day()
+    return render_page(request, "memories/overview.html", {
+        "nav": "overview", "agents": ui_reads.agents_overview(), "runs": ui_reads.runs_recent(limit=15),
+        "chart": latency_chart(series), "series": series,
+    })
+
+
+@require_GET
+@ui_page
+def agent_home(request, agent):
+    q = request.GET.get("q", "")
+    return render_page(request, "memories/agent_home.html", {
+        "nav": "home", "q": q, "results": ui_reads.search(agent=agent, q=q, as_of=request.as_of),
+        "recent_facts": ui_reads.facts_recent(agent=agent), "audit": ui_reads.audit_recent(agent=agent),
+        "runs": ui_reads.runs_recent(agent=agent, limit=8),
+    }, agent=agent)
+
+
+@require_GET
+@ui_page
+def entity_detail(request, agent, entity_id: int):
+    entity = _or_404(selectors.entity_get, agent=agent, entity_id=entity_id)
+    page = ui_reads.entity_page(agent=agent, entity=entity, as_of=request.as_of)
+    return render_page(request, "memories/entity.html", {
+        **page, "alias_form": AliasAddForm(),
+        "merge_form": EntityMergeForm(choices=ui_reads.entity_choices(agent=agent, exclude=entity)),
+    }, agent=agent)
+
+
+def _entity_url(agent, entity_id) -> str:
+    return reverse("ui:entity", args=[agent.slug, entity_id])
+
+
+@require_POST
+@ui_page
+def entity_alias_add(request, agent, entity_id: int):
+    form = AliasAddForm(request.POST)
+    if form.is_valid():
+        try:
+            created = operator.entity_alias_add(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
+                                                actor=actor_of(request))
+            messages.success(request, f"Alias “{form.cleaned_data['alias']}” "
+                                      f"{'added' if created else 'was already there'}.")
+        except DomainError as exc:
+            messages.error(request, str(exc))
+    else:
+        messages.error(request, "Give the alias some letters or digits.")
+    return redirect(_entity_url(agent, entity_id))
+
+
+@require_POST
+@ui_page
+def entity_merge(request, agent, entity_id: int):
+    entity = _or_404(selectors.entity_get, agent=agent, entity_id=entity_id)
+    form = EntityMergeForm(request.POST, choices=ui_reads.entity_choices(agent=agent, exclude=entity))
+    if not form.is_valid():
+        messages.error(request, "Choose the entity to merge into this one.")
+        return redirect(_entity_url(agent, entity_id))
+    try:
+        report = operator.entity_merge(agent=agent, survivor_id=entity.id, merged_id=form.cleaned_data["merged"],
+                                       actor=actor_of(request), reason=form.cleaned_data["reason"])
+        messages.success(request, f"Merged: {report.facts_moved} facts, {report.relationships_moved} relationships "
+                                  f"and {report.aliases_moved} aliases moved here "
+                                  f"({report.relationships_dropped} duplicate relationships dropped).")
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    return redirect(_entity_url(agent, entity_id))
+
+
+@require_http_methods(["GET", "POST"])
+@ui_page(operate=True)
+def entity_forget(request, agent, entity_id: int):
+    """GET: exactly what would be removed; POST with the box ticked: remove it."""
+    preview = _or_404(operator.entity_forget_preview, agent=agent, entity_id=entity_id)
+    form = EntityForgetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        report = operator.entity_forget(agent=agent, entity_id=entity_id, actor=actor_of(request),
+                                        reason=form.cleaned_data["reason"])
+        messages.success(request, f"Forgotten: {report.entities_deleted} entities, {report.facts_deleted} facts, "
+                                  f"{report.relationships_deleted} relationships, {report.aliases_deleted} aliases; "
+                                  f"{report.events_redacted} messages redacted.")
+        return redirect("ui:agent_home", agent.slug)
+    return render_page(request, "memories/forget.html", {
+        "entity": preview.entities[0] if preview.entities else None, "preview": preview, "form": form,
+    }, agent=agent)
+
+
+@require_GET
+@ui_page
+def fact_detail(request, agent, fact_id: int):
+    versions = _or_404(ui_reads.fact_chain, agent=agent, fact_id=fact_id)
+    latest = versions[-1].fact
+    return render_page(request, "memories/fact.html", {
+        "versions": versions, "selected": fact_id, "latest": latest, "subject": latest.entity,
+        "correct_form": FactCorrectForm(initial={"text": latest.text}), "retract_form": FactRetractForm(),
+    }, agent=agent)
+
+
+@require_POST
+@ui_page
+def fact_correct(request, agent, fact_id: int):
+    form = FactCorrectForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A correction needs the new text and a reason.")
+        return redirect("ui:fact", agent.slug, fact_id)
+    try:
+        new = operator.fact_correct(agent=agent, fact_id=fact_id, text=form.cleaned_data["text"],
+                                    reason=form.cleaned_data["reason"], actor=actor_of(request))
+    except DomainError as exc:
+        messages.error(request, str(exc))
+        return redirect("ui:fact", agent.slug, fact_id)
+    messages.success(request, f"Corrected: version {new.id} now supersedes version {fact_id}.")
+    return redirect("ui:fact", agent.slug, new.id)
+
+
+@require_POST
+@ui_page
+def fact_retract(request, agent, fact_id: int):
+    form = FactRetractForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A retraction needs a reason.")
+        return redirect("ui:fact", agent.slug, fact_id)
+    try:
+        _, closed = operator.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
+                                          actor=actor_of(request))
+        messages.success(request, f"Retracted version {fact_id}; {closed} relationship(s) it evidenced closed too.")
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    return redirect("ui:fact", agent.slug, fact_id)
+
+
+@require_GET
+@ui_page
+def traces(request, agent):
+    kind, status = request.GET.get("kind", ""), request.GET.get("status", "")
+    runs = selectors.runs_list(agent=agent).defer("result", "params").order_by("-created_at", "-id")
+    if kind in RunKind.values:
+        runs = runs.filter(kind=kind)
+    if status in RunStatus.values:
+        runs = runs.filter(status=status)
+    return render_page(request, "memories/traces.html", {
+        "nav": "traces", "runs": runs[:100], "kind": kind, "status": status,
+        "kinds": RunKind.values, "statuses": RunStatus.values,
+    }, agent=agent)
+
+
+@require_GET
+@ui_page
+def trace_detail(request, agent, run_id: int):
+    run = selectors.runs_with_steps(agent=agent).select_related("event").filter(pk=run_id).first()
+    if run is None:
+        raise Http404(f"no trace {run_id}")
+    return render_page(request, "memories/trace.html", {
+        "nav": "traces", "run": run, "rows": waterfall(list(run.steps.all())),
+        "items": ui_reads.retrieval_items(agent=agent, run=run),
+    }, agent=agent)
+
+
+@require_GET
+@ui_page
+def time_travel(request, agent):
+    diff = ui_reads.knowledge_diff(agent=agent, then=request.as_of) if request.as_of else None
+    return render_page(request, "memories/time_travel.html", {
+        "nav": "time", "diff": diff, "moments": ui_reads.knowledge_moments(agent=agent),
+    }, agent=agent)

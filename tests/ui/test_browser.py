@@ -1,0 +1,192 @@
+"""The UI in a real browser (Debian's Chromium through Playwright) against a live server with the
+demo: styles load, Swagger renders, the graph draws and expands, a chain shows the move, a
+correction made in the page becomes a new version, a trace shows its steps, and markup stored in
+memory stays text. Each test saves a screenshot under var/test-output/ui/."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls beside Playwright's event loop
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"]
+OUT = Path(__file__).resolve().parents[2] / "var" / "test-output" / "ui"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not shutil.which(CHROMIUM), reason="needs Debian's chromium (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def live_demo(transactional_db, embedder, live_server):
+    from django.core.management import call_command
+
+    from memories.models import Agent
+
+    call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    return Agent.objects.get(slug="demo")
+
+
+@pytest.fixture
+def page(browser, live_server, live_demo, request):
+    """A logged-in page (admin / anamnesis-demo through the login form); its dialogs are recorded."""
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    tab = context.new_page()
+    tab.dialogs = []
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
+    tab.goto(live_server.url + "/")
+    tab.fill("#id_username", "admin")
+    tab.fill("#id_password", "anamnesis-demo")
+    tab.click("button[type=submit]")
+    tab.wait_for_url("**/ui/")
+    yield tab
+    context.close()
+
+
+def shot(tab, name: str, *, full_page: bool = True) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(OUT / f"{name}.png"), full_page=full_page)
+
+
+def styled(tab, selector: str, prop: str) -> str:
+    return tab.eval_on_selector(selector, f"el => getComputedStyle(el).{prop}")
+
+
+def test_root_login_overview_and_admin_are_styled(browser, live_server, live_demo):
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    tab = context.new_page()
+    tab.goto(live_server.url + "/")
+    assert "/ui/login/" in tab.url
+    assert styled(tab, ".login-card", "borderTopLeftRadius") == "12px"  # the UI's stylesheet loaded
+    shot(tab, "login")
+    tab.fill("#id_username", "admin")
+    tab.fill("#id_password", "anamnesis-demo")
+    tab.click("button[type=submit]")
+    tab.wait_for_url("**/ui/")
+    assert tab.locator(".stat b").first.inner_text() == "8"
+    assert tab.evaluate("typeof window.htmx") == "object"  # vendored htmx served
+    shot(tab, "overview")
+    tab.goto(live_server.url + "/admin/")
+    assert styled(tab, "#header", "backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
+    shot(tab, "admin")
+    context.close()
+
+
+def test_swagger_renders(page, live_server):
+    page.goto(live_server.url + "/api/v1/docs/")
+    page.wait_for_selector(".swagger-ui .info .title", timeout=15000)
+    page.wait_for_selector(".opblock")
+    assert "Anamnesis API" in page.inner_text(".swagger-ui .info .title")
+    assert page.locator(".opblock").count() > 5
+    shot(page, "swagger", full_page=False)
+
+
+def _drawn(page) -> tuple[int, int]:
+    page.wait_for_function("document.getElementById('cy').dataset.nodes !== ''", timeout=15000)
+    data = page.eval_on_selector("#cy", "el => [el.dataset.nodes, el.dataset.edges]")
+    return int(data[0]), int(data[1])
+
+
+def test_graph_draws_expands_and_follows_as_of(page, live_server, live_demo):
+    from memories.models import Entity
+
+    ana = Entity.objects.get(agent=live_demo, key="person:ana")
+    page.goto(live_server.url + f"/ui/agents/demo/graph/?entity={ana.id}&depth=1")
+    nodes, edges = _drawn(page)
+    assert (nodes, edges) == (2, 1)  # Ana, spouse of Rafael
+    position = page.evaluate("""() => { const n = window.anamnesisGraph.$('node[label = "Rafael"]');
+        const p = n.renderedPosition(); const b = document.getElementById('cy').getBoundingClientRect();
+        return {x: b.left + p.x, y: b.top + p.y}; }""")
+    page.mouse.click(position["x"], position["y"])
+    page.wait_for_function("+document.getElementById('cy').dataset.nodes > 2", timeout=15000)
+    expanded, _ = _drawn(page)
+    assert expanded >= 5  # Rafael's neighbours joined: São Paulo, Vertix, Guilherme…
+    page.wait_for_selector("#panel h2:has-text('Rafael')", timeout=15000)
+    shot(page, "graph-expanded")
+    # the moment Rafael's first message was learned: only Ana and Rafael were known
+    first = page.evaluate("JSON.parse(document.getElementById('as-of-moments').textContent)[0].t")
+    page.goto(live_server.url + f"/ui/agents/demo/graph/?entity=Rafael&depth=2&as_of={first}")
+    then_nodes, _ = _drawn(page)
+    page.goto(live_server.url + "/ui/agents/demo/graph/?entity=Rafael&depth=2")
+    now_nodes, _ = _drawn(page)
+    assert then_nodes < now_nodes
+    shot(page, "graph-now")
+
+
+def test_chain_shows_the_move_and_a_correction_becomes_a_new_version(page, live_server, live_demo):
+    from memories.models import AuditEntry, Fact
+
+    moved = Fact.objects.current().get(agent=live_demo, text__contains="São Paulo", supersedes__isnull=False)
+    page.goto(live_server.url + f"/ui/agents/demo/facts/{moved.id}/")
+    versions = page.locator(".timeline > li")
+    assert versions.count() == 2
+    assert "Curitiba" in versions.nth(0).inner_text() and "São Paulo" in versions.nth(1).inner_text()
+    shot(page, "chain")
+    page.fill("#id_text", "Rafael lives in Campinas")
+    page.fill("#id_reason", "he corrected himself")
+    page.click("text=Save as a new version")
+    page.wait_for_selector(".timeline > li:nth-child(3)")
+    assert "Rafael lives in Campinas" in page.locator(".timeline > li").nth(2).inner_text()
+    assert "Corrected: version" in page.inner_text(".messages")
+    assert AuditEntry.objects.get(action="fact_correct").actor == "user:admin"
+    shot(page, "chain-corrected")
+
+
+def test_trace_page_shows_the_steps_and_time_travel_marks_changes(page, live_server, live_demo):
+    from memories.models import PipelineRun
+
+    run = PipelineRun.objects.filter(agent=live_demo, kind="write").order_by("id").last()
+    page.goto(live_server.url + f"/ui/agents/demo/traces/{run.id}/")
+    assert page.locator("table.waterfall tbody tr").count() >= 5
+    assert page.locator("table.waterfall .bar").count() >= 5
+    shot(page, "trace")
+    page.goto(live_server.url + "/ui/agents/demo/time-travel/")
+    page.locator("#as_of_slider").focus()
+    page.keyboard.press("ArrowLeft")  # keyboard-usable: one message back submits the moment
+    page.wait_for_url("**as_of=**")
+    assert page.locator("tr.diff-added").count() >= 1
+    # slide to the third message: Rafael still lived in Curitiba then
+    page.evaluate("""() => { const s = document.getElementById('as_of_slider'); s.value = 2;
+        s.dispatchEvent(new Event('change')); }""")
+    page.wait_for_selector("text=Rafael lives in Curitiba")
+    assert page.locator("tr.diff-superseded").count() >= 1 and page.locator("tr.diff-added").count() >= 1
+    shot(page, "time-travel")
+
+
+def test_markup_stored_in_memory_is_shown_as_text_and_never_runs(page, live_server, live_demo):
+    from memories.models import Entity
+    from memories.services.write import memory_write
+
+    payload = "<img src=x onerror=alert(1)>"
+    memory_write(agent=live_demo, message=f"My cat {payload} is called Bolt.", speaker_name="Rafael")
+    memory_write(agent=live_demo, message="I met <b onmouseover=alert(2)>Zed</b> at Vertix.", speaker_name="Rafael")
+    rafael = Entity.objects.get(agent=live_demo, key="person:rafael")
+    for path in (f"/ui/agents/demo/?q={payload}", f"/ui/agents/demo/entities/{rafael.id}/",
+                 "/ui/agents/demo/ask/?q=cat+onerror", "/ui/agents/demo/traces/"):
+        page.goto(live_server.url + path)
+        page.mouse.move(200, 300)
+    page.goto(live_server.url + f"/ui/agents/demo/?q={payload}")
+    assert payload in page.inner_text("#page")
+    shot(page, "markup-as-text")
+    page.goto(live_server.url + f"/ui/agents/demo/graph/?entity={rafael.id}&depth=2")
+    _drawn(page)
+    labels = page.evaluate("window.anamnesisGraph.nodes().map(n => n.data('label'))")
+    shot(page, "graph-markup")
+    assert page.locator("#cy img").count() == 0 and page.locator("img[src=x]").count() == 0
+    assert page.dialogs == []
+    assert labels  # drawn from data: cytoscape paints labels on a canvas, never as HTML
