@@ -113,6 +113,10 @@ class RetrievalConfig:
     # planner
     trivial_max_chars: int = 3
 
+    def weights_for(self, intent: str) -> dict[str, float]:
+        """The signal weights for a query of this intent (the plan's lookup / enumeration)."""
+        return self.enumeration_signal_weights if intent == "enumeration" else self.signal_weights
+
 
 def _only(*signals: str) -> dict[str, float]:
     """Weights that keep just these signals (for both query intents)."""
