@@ -1,7 +1,8 @@
-"""Every LLM prompt of the memories app, as plain text constants.
+"""Every LLM prompt of the product, as plain text constants.
 
-The callers — `memories.extraction.llm_extract` (extraction and reconciliation) and
-`memories.services.entities` (entity resolution) — make the call, pick the JSON schema of the
+The callers — `memories.extraction.llm_extract` (extraction and reconciliation),
+`memories.services.entities` (entity resolution), the background jobs and `retrieval.rerank`
+(the reranker) — make the call, pick the JSON schema of the
 reply and fill the `{placeholders}` below with `str.format`. Wording changes here are behaviour
 changes; the fake LLM of the tests (`tests/support/scripts.py`) also splits user messages on
 "Message:" and "Existing knowledge:".
@@ -115,3 +116,15 @@ SAME_ENTITY_SYSTEM = (
 """System prompt of the merge_suggestions job's confirmation call (only with auto-merge on)."""
 
 SAME_ENTITY_USER = "Record A: {a}\nFacts of A:\n{a_facts}\n\nRecord B: {b}\nFacts of B:\n{b_facts}"
+
+
+# --- Retrieval (retrieval.rerank) -----------------------------------------------------------------
+
+RERANK_PROMPT = (
+    "Score how relevant each memory is to the query, from 0 (irrelevant) to 1 (exactly what is "
+    "asked). Reply as JSON {\"scores\": [{\"index\": i, \"score\": s}, ...]}."
+)
+"""System prompt of the LLM reranker (one call per retrieval, when the preset asks for it)."""
+
+RERANK_USER = "Query: {query}\n\nMemories:\n{listing}"
+"""`listing` is one "[i] text" line per candidate."""

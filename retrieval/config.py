@@ -1,5 +1,5 @@
-"""RetrievalConfig: every weight and threshold of the read pipeline, with the reference
-defaults, named presets and validated per-call overrides."""
+"""RetrievalConfig: every weight and threshold of the read pipeline, named presets and
+validated per-call overrides. Why the defaults are what they are: docs/DECISIONS.md."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from memories.errors import ConfigError
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Settings of the read pipeline (defaults from the reference pages)."""
+    """Settings of the read pipeline: the reference pages' defaults, except where LoCoMo dev
+    measurements chose otherwise (docs/DECISIONS.md)."""
 
     BOUNDS: ClassVar[dict] = {
         "topk_facts": (1, 200), "topk_events": (0, 200), "candidate_pool": (1, 1000),
@@ -55,21 +56,16 @@ class RetrievalConfig:
     graph_max_hops: int = 2
     # an entity with more linked facts than this is searched through the agent's vector index
     graph_exact_max_facts: int = 3000
-    # fusion
-    # "convex" (default): Σ weight × normalized score per signal (cosine scaled from min_similarity,
-    # BM25 / graph by their best hit) — LoCoMo dev R@10 0.784 vs 0.696 for RRF (k = 60) with the
-    # same signals, because a strong keyword or semantic match can win on its own; "rrf" (the reference's RRF,
-    # k = 60) and "weighted" (0.70 / 0.20 / 0.10) stay available as settings and presets.
+    # fusion (retrieval/fusion.py), one of:
+    # "convex": Σ weight × normalized score per signal list (cosine lists scaled from
+    #   min_similarity, BM25 / graph / pattern by their best hit);
+    # "rrf": Σ weight / (rrf_k + rank) per signal list;
+    # "weighted": score_weights over (max(semantic, keyword), recency, importance).
     fusion: str = "convex"
     rrf_k: int = 60
     rrf_merge_kinds: bool = False  # one RRF vote per signal (facts + events merged) instead of per list
-    # Signal weights for lookups (most questions: "What did Maria adopt?"): the messages' own
-    # words (event BM25) count most. Enumerations ("What books has John read?", "... both ...",
-    # "how many ...", see the planner) use `enumeration_signal_weights`, where the facts — one
-    # subject-centric statement each — count as much as the messages. Graph 0.1: a person named
-    # in the query links to all their facts, so PPR mostly repeats semantic and BM25. LoCoMo dev
-    # R@10: one weighting (the enumeration one) for every question 0.763, event-heavy for every
-    # question 0.779 (but multi-hop 0.49), by intent 0.784 (multi-hop 0.517).
+    # per signal list: `signal_weights` for lookups ("What did Maria adopt?"),
+    # `enumeration_signal_weights` for enumerations ("What books has John read?", see the planner)
     signal_weights: dict[str, float] = field(
         default_factory=lambda: {"semantic": 0.8, "keyword": 0.8, "graph": 0.1, "event_semantic": 1.0,
                                  "event_keyword": 1.3, "temporal": 0.5, "event_temporal": 0.5, "pattern": 1.0}
@@ -96,8 +92,7 @@ class RetrievalConfig:
     contiguity_decay: float = 0.7
     contiguity_max_gap_minutes: float = 30.0
     # one message, several items (its event, the facts drawn from it): the best of them gains
-    # source_support × each other's score, the others are scored × diversity_penalty. LoCoMo dev
-    # R@10: 0.740 at 0, 0.757 at 0.1, 0.763 at 0.2, 0.752 at 0.3, 0.742 at 0.4
+    # source_support × each other's score, the others are scored × diversity_penalty
     diversity_penalty: float = 0.5
     source_support: float = 0.2
     # reranking (LLM)
@@ -112,6 +107,10 @@ class RetrievalConfig:
     context_tiers: tuple[float, ...] = (0.5, 0.3, 0.2)  # facts, patterns, conversations
     # planner
     trivial_max_chars: int = 3
+
+    def weights_for(self, intent: str) -> dict[str, float]:
+        """The signal weights for a query of this intent (the plan's lookup / enumeration)."""
+        return self.enumeration_signal_weights if intent == "enumeration" else self.signal_weights
 
 
 def _only(*signals: str) -> dict[str, float]:

@@ -1,10 +1,47 @@
-"""Score fusion and decay: pure functions over plain data."""
+"""Score fusion and decay: pure functions over plain data.
+
+A signal's list is `[(key, score), ...]`, best first; the fusions turn the lists into one score
+per key: `convex` (the default), `rrf` (over `merged_lists` or the lists' keys) and, per
+candidate, `weighted`."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
+
+ScoredList = Sequence[tuple[str, float]]
+
+
+def convex(lists: Mapping[str, ScoredList], weights: Mapping[str, float], *, floor: float,
+           floored: Collection[str]) -> dict[str, float]:
+    """Σ_list weight × the item's share of the list's score range, max-normalized: one strong
+    signal can win on its own. Lists named in `floored` (cosines) range from `floor` (or their
+    best score, if lower) to their best; the others (BM25, graph, pattern: unbounded) from 0."""
+    out: dict[str, float] = {}
+    for name, hits in lists.items():
+        weight = weights.get(name, 0.0)
+        if not hits or weight <= 0:
+            continue
+        hi = max(score for _, score in hits)
+        lo = min(floor, hi) if name in floored else 0.0
+        for key, score in hits:
+            share = (score - lo) / (hi - lo) if hi > lo else 1.0
+            out[key] = out.get(key, 0.0) + weight * share
+    return normalize_max(out)
+
+
+def merged_lists(lists: Mapping[str, ScoredList], labels: Mapping[str, str], *, by_best: Collection[str]
+                 ) -> dict[str, list[str]]:
+    """One ranking per label: the lists sharing a label (a signal's facts and events) merged by
+    score — lists named in `by_best` (BM25) divided by their best score first — so correlated
+    lists don't each get a full RRF vote. A list without a label is its own."""
+    merged: dict[str, list[tuple[float, str]]] = {}
+    for name, hits in lists.items():
+        top = max((score for _, score in hits), default=0.0) or 1.0
+        scale = top if name in by_best else 1.0
+        merged.setdefault(labels.get(name, name), []).extend((score / scale, key) for key, score in hits)
+    return {label: [key for _, key in sorted(items, key=lambda x: -x[0])] for label, items in merged.items()}
 
 
 def rrf(rankings: Mapping[str, Sequence[str]], *, k: int = 60, weights: Mapping[str, float] | None = None

@@ -1,11 +1,19 @@
-"""The read pipeline as named steps over a `RetrieveContext` (plan → signals → fusion →
-enhancement → rerank → format); each step is timed into the trace with candidates in/out."""
+"""The read pipeline: `run` calls its steps in order, each timed into the trace under its name
+with candidates in / out:
+
+    plan → embed_query → signals → fusion → enhancement → rerank → select → format
+
+Each step takes the `Request` and the values earlier steps returned, and returns its own: a
+`RetrievalPlan`, a `Search`, `Rankings`, a `Pool` of candidates (which enhancement grows), the
+ranked candidates, the selected ones, a `FormattedContext`. A skipped plan ends the run."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -13,15 +21,18 @@ from graphs.entity_graph import agent_graph, neighbourhood_graph, personalized_p
 from memories.models import Agent
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
-from memories.providers.llm import LLMClient, LLMError
+from memories.providers.llm import LLMClient
 from memories.tokens import count_tokens
+from retrieval import rerank as reranker
 from retrieval import selectors, signals
 from retrieval.concurrency import collect, start_all
 from retrieval.config import RetrievalConfig
 from retrieval.formatting import ContextLine, format_context
 from retrieval.fusion import (
+    convex,
     decayed_confidence,
     fold_by_source,
+    merged_lists,
     normalize_max,
     pattern_boost,
     recency,
@@ -32,8 +43,40 @@ from retrieval.fusion import (
 from retrieval.planner import RetrievalPlan, plan_query
 from retrieval.vector_indexes import VectorScope, vector_scopes
 
-FACT_SIGNALS = ("semantic", "keyword", "graph", "temporal", "pattern")
-EVENT_SIGNALS = ("event_semantic", "event_keyword", "event_temporal")
+# a signal's event lists share its label (and its RRF vote when `rrf_merge_kinds`)
+LABELS = {"event_semantic": "semantic", "event_keyword": "keyword", "event_temporal": "temporal"}
+COSINE_LISTS = {"semantic", "event_semantic", "temporal", "event_temporal"}
+KEYWORD_LISTS = {"keyword", "event_keyword"}
+
+
+@dataclass(frozen=True)
+class Request:
+    agent: Agent
+    query: str
+    as_of: datetime | None
+    now: datetime
+    limit: int
+    hints: list[str]
+    config: RetrievalConfig
+
+
+@dataclass
+class Search:
+    """What the signal searches share: the query vector, the agent's vector scopes per kind,
+    the time recency is measured from, and the BM25 searches already running."""
+
+    vector: np.ndarray
+    scopes: dict[str, VectorScope]
+    reference: datetime
+    started: dict = field(default_factory=dict)  # name → future of ((hits, info), ms)
+
+
+@dataclass
+class Rankings:
+    """Each signal list's hits, best first, and the entity graph the graph signal walked."""
+
+    lists: dict[str, list[signals.Hit]] = field(default_factory=dict)
+    graph: Any = None  # networkx.Graph
 
 
 @dataclass
@@ -43,88 +86,121 @@ class Candidate:
     id: int
     scores: dict = field(default_factory=dict)
     final: float = 0.0
-    via: str = ""  # "signals" | "spreading"
+    via: str = ""  # "signals" | "spreading" | "contiguity"
 
 
 @dataclass
-class RetrieveContext:
+class Rows:
+    """The candidates' rows, each loaded once."""
+
     agent: Agent
-    query: str
-    as_of: datetime | None
-    now: datetime
-    limit: int
-    hints: list[str]
-    config: RetrievalConfig
-    llm: LLMClient
-    embedder: EmbedderClient
-    tracer: Tracer
-    plan: RetrievalPlan | None = None
-    vector: np.ndarray | None = None
-    reference: datetime | None = None
-    rankings: dict[str, list[signals.Hit]] = field(default_factory=dict)
-    candidates: dict[str, Candidate] = field(default_factory=dict)
     facts: dict[int, selectors.FactRow] = field(default_factory=dict)
     events: dict[int, selectors.EventRow] = field(default_factory=dict)
-    ordered: list[Candidate] = field(default_factory=list)
-    pending: dict = field(default_factory=dict)  # signals already started (name → future)
-    graph: object | None = None  # the entity graph the graph signal used (networkx.Graph)
-    scopes: dict[str, VectorScope] = field(default_factory=dict)  # per kind: rows, own vector index
-    context: str = ""
 
-    @property
-    def weights(self) -> dict[str, float]:
-        """The signal weights for this query's intent (the plan's lookup / enumeration)."""
-        if self.plan is not None and self.plan.intent == "enumeration":
-            return self.config.enumeration_signal_weights
-        return self.config.signal_weights
-    context_tokens: int = 0
+    def load(self, keys: Iterable[str], vector: np.ndarray | None = None) -> dict[str, float]:
+        """Rows of the keys not loaded yet; with `vector`, their cosine to it (by key)."""
+        keys = list(keys)
+        fact_ids = [int(k[2:]) for k in keys if k.startswith("f:") and int(k[2:]) not in self.facts]
+        event_ids = [int(k[2:]) for k in keys if k.startswith("e:") and int(k[2:]) not in self.events]
+        facts, fact_sims = selectors.facts_for_rows(agent=self.agent, ids=fact_ids, vector=vector)
+        events, event_sims = selectors.events_for_rows(agent=self.agent, ids=event_ids, vector=vector)
+        self.facts.update(facts)
+        self.events.update(events)
+        return {**{f"f:{i}": s for i, s in fact_sims.items()}, **{f"e:{i}": s for i, s in event_sims.items()}}
+
+    def of(self, cand: Candidate) -> selectors.FactRow | selectors.EventRow | None:
+        return self.facts.get(cand.id) if cand.kind == "fact" else self.events.get(cand.id)
+
+    def source_event_id(self, cand: Candidate) -> int | None:
+        return self.facts[cand.id].source_event_id if cand.kind == "fact" else cand.id
+
+    def text(self, cand: Candidate) -> str:
+        row = self.of(cand)
+        return row.text if cand.kind == "fact" else f"{row.speaker}: {row.text}"
 
 
-def plan(ctx: RetrieveContext, step: StepRecord) -> None:
+@dataclass
+class Pool:
+    """The candidates by key, and their rows."""
+
+    candidates: dict[str, Candidate]
+    rows: Rows
+
+    def ranked(self) -> list[Candidate]:
+        return sorted(self.candidates.values(), key=lambda x: (-x.final, x.key))
+
+
+@dataclass
+class FormattedContext:
+    text: str = ""
+    tokens: int = 0
+
+
+@dataclass
+class Retrieval:
+    """One run: the request, its trace and what the steps returned (what the service reads)."""
+
+    request: Request
+    tracer: Tracer
+    plan: RetrievalPlan | None = None
+    pool: Pool | None = None
+    ordered: list[Candidate] = field(default_factory=list)  # the selected candidates, best first
+    formatted: FormattedContext = field(default_factory=FormattedContext)
+
+    query = property(lambda self: self.request.query)
+    as_of = property(lambda self: self.request.as_of)
+    limit = property(lambda self: self.request.limit)
+    hints = property(lambda self: self.request.hints)
+    candidates = property(lambda self: self.pool.candidates if self.pool else {})
+    facts = property(lambda self: self.pool.rows.facts if self.pool else {})
+    events = property(lambda self: self.pool.rows.events if self.pool else {})
+    context = property(lambda self: self.formatted.text)
+    context_tokens = property(lambda self: self.formatted.tokens)
+
+
+def run(request: Request, *, llm: LLMClient, embedder: EmbedderClient, tracer: Tracer) -> Retrieval:
+    out = Retrieval(request, tracer)
+
+    def step(name: str, fn: Callable, *args):
+        return tracer.run(name, lambda _, record: fn(*args, record), None)
+
+    out.plan = step("plan", plan, request)
+    if out.plan.strategy == "skip":
+        return out
+    search = step("embed_query", embed_query, request, out.plan, embedder)
+    rankings = step("signals", retrieve_signals, request, out.plan, search)
+    out.pool = step("fusion", fuse, request, out.plan, search, rankings)
+    step("enhancement", enhance, request, search, rankings, out.pool)
+    ranked = step("rerank", rerank, request, out.pool, llm, tracer)
+    out.ordered = step("select", select, request, ranked, out.pool.rows)
+    out.formatted = step("format", render, request.config, out.ordered, out.pool.rows, rankings)
+    return out
+
+
+def plan(request: Request, step: StepRecord) -> RetrievalPlan:
     """Deterministic plan; entities from aliases + hints, expanded by one hop."""
-    found = selectors.entities_in_query(agent=ctx.agent, query=ctx.query)
-    hinted = selectors.entities_for_hints(agent=ctx.agent, hints=ctx.hints) if ctx.hints else []
+    agent = request.agent
+    found = selectors.entities_in_query(agent=agent, query=request.query)
+    hinted = selectors.entities_for_hints(agent=agent, hints=request.hints) if request.hints else []
     seeds = list(dict.fromkeys([*found, *hinted]))
-    ctx.plan = plan_query(ctx.query, now=ctx.now, entity_ids=seeds,
-                          known_types=selectors.known_types(agent=ctx.agent),
-                          trivial_max_chars=ctx.config.trivial_max_chars)
-    expansion = selectors.one_hop(agent=ctx.agent, entity_ids=seeds, as_of=ctx.as_of) if seeds else []
-    step.data.update(ctx.plan.as_dict())
+    result = plan_query(request.query, now=request.now, entity_ids=seeds,
+                        known_types=selectors.known_types(agent=agent),
+                        trivial_max_chars=request.config.trivial_max_chars)
+    expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.as_of) if seeds else []
+    step.data.update(result.as_dict())
     step.data["entities_sources"] = {"deterministic": found, "hints": hinted, "expansion": expansion}
     step.candidates_out = len(seeds)
+    return result
 
 
-def embed_query(ctx: RetrieveContext, step: StepRecord) -> None:
+def embed_query(request: Request, plan: RetrievalPlan, embedder: EmbedderClient, step: StepRecord) -> Search:
     """The query vector. BM25 needs none: its searches start first and run meanwhile."""
-    ctx.pending = start_all({name: _timed(fn) for name, fn in _keyword_tasks(ctx).items()},
-                            parallel=ctx.config.parallel_signals)
-    ctx.vector = ctx.embedder.embed([ctx.query])[0]
-    ctx.scopes = vector_scopes(agent_id=ctx.agent.id)
-    ctx.reference = selectors.reference_time(agent=ctx.agent, as_of=ctx.as_of) or ctx.now
-
-
-def _graph_hits(ctx: RetrieveContext) -> tuple[list[signals.Hit], dict]:
-    seeds = ctx.plan.entity_ids
-    if not seeds:
-        return [], {"seeds": []}
-    hops = ctx.config.graph_max_hops + (1 if ctx.plan.broad_query else 0)
-    # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
-    graph = (agent_graph(ctx.agent) if ctx.as_of is None
-             else neighbourhood_graph(ctx.agent, seeds, max_hops=hops, as_of=ctx.as_of))
-    scores = personalized_pagerank(graph, seeds, alpha=ctx.config.ppr_alpha, max_hops=hops)
-    ppr = normalize_max(scores.ppr)
-    decay = ctx.config.graph_hop_decay
-    mentioned = set(seeds)
-    entity_scores = {
-        e: ppr[e] * (decay[min(h, len(decay) - 1)] if h else 1.0)
-        * (ctx.config.graph_query_bonus if e in mentioned else 1.0)
-        for e, h in scores.hops.items()
-    }
-    ctx.graph = graph
-    hits, info = signals.graph_facts(agent_id=ctx.agent.id, entity_scores=normalize_max(entity_scores),
-                                     vector=ctx.vector, limit=ctx.config.candidate_pool, config=ctx.config,
-                                     as_of=ctx.as_of, graph=graph, scope=ctx.scopes.get("fact"))
-    return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}
+    started = start_all({name: _timed(fn) for name, fn in _keyword_tasks(request, plan).items()},
+                        parallel=request.config.parallel_signals)
+    vector = embedder.embed([request.query])[0]
+    scopes = vector_scopes(agent_id=request.agent.id)
+    reference = selectors.reference_time(agent=request.agent, as_of=request.as_of) or request.now
+    return Search(vector, scopes, reference, started)
 
 
 def _timed(fn):
@@ -135,33 +211,64 @@ def _timed(fn):
     return run
 
 
-def _keyword_tasks(ctx: RetrieveContext) -> dict:
-    c, pool, aid, weights = ctx.config, ctx.config.candidate_pool, ctx.agent.id, ctx.weights
+def _keyword_tasks(request: Request, plan: RetrievalPlan) -> dict:
+    c, aid = request.config, request.agent.id
+    pool, weights = c.candidate_pool, c.weights_for(plan.intent)
     tasks = {}
     if weights.get("keyword", 0) > 0:
-        tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=ctx.query, limit=pool, config=c,
-                                                   as_of=ctx.as_of)
+        tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=request.query, limit=pool,
+                                                   config=c, as_of=request.as_of)
     if c.include_events and weights.get("event_keyword", 0) > 0:
-        tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=ctx.query, limit=pool,
-                                                         config=c, as_of=ctx.as_of)
+        tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=request.query,
+                                                         limit=pool, config=c, as_of=request.as_of)
     return tasks
 
 
-def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
+def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[list[signals.Hit], dict, Any]:
+    """The facts of the entities Personalized PageRank reaches from the plan's entities, and
+    the graph it walked."""
+    seeds, c, as_of = plan.entity_ids, request.config, request.as_of
+    if not seeds:
+        return [], {"seeds": []}, None
+    hops = c.graph_max_hops + (1 if plan.broad_query else 0)
+    # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
+    graph = (agent_graph(request.agent) if as_of is None
+             else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of))
+    scores = personalized_pagerank(graph, seeds, alpha=c.ppr_alpha, max_hops=hops)
+    ppr = normalize_max(scores.ppr)
+    decay = c.graph_hop_decay
+    mentioned = set(seeds)
+    entity_scores = {
+        e: ppr[e] * (decay[min(h, len(decay) - 1)] if h else 1.0) * (c.graph_query_bonus if e in mentioned else 1.0)
+        for e, h in scores.hops.items()
+    }
+    hits, info = signals.graph_facts(agent_id=request.agent.id, entity_scores=normalize_max(entity_scores),
+                                     vector=search.vector, limit=c.candidate_pool, config=c, as_of=as_of,
+                                     graph=graph, scope=search.scopes.get("fact"))
+    return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}, graph
+
+
+def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step: StepRecord) -> Rankings:
     """Semantic, keyword and graph signals (facts and events), plus the date window and
     aggregation patterns when the plan has them — concurrently (BM25 started with the query
     embedding)."""
-    c, weights, window = ctx.config, ctx.weights, ctx.plan.window
+    c, weights, window, as_of = request.config, request.config.weights_for(plan.intent), plan.window, request.as_of
+    rankings = Rankings()
 
     def nearest(kind: str, window=None):
-        return lambda: signals.semantic(agent_id=ctx.agent.id, kind=kind, vector=ctx.vector, limit=c.candidate_pool,
-                                        config=c, as_of=ctx.as_of, window=window, scope=ctx.scopes[kind])
+        return lambda: signals.semantic(agent_id=request.agent.id, kind=kind, vector=search.vector,
+                                        limit=c.candidate_pool, config=c, as_of=as_of, window=window,
+                                        scope=search.scopes[kind])
+
+    def graph():
+        hits, info, rankings.graph = _graph_hits(request, plan, search)
+        return hits, info
 
     tasks = {}
     if weights.get("semantic", 0) > 0:
         tasks["semantic"] = nearest("fact")
     if weights.get("graph", 0) > 0:
-        tasks["graph"] = lambda: _graph_hits(ctx)
+        tasks["graph"] = graph
     if c.include_events and weights.get("event_semantic", 0) > 0:
         tasks["event_semantic"] = nearest("event")
     if window is not None and weights.get("temporal", 0) > 0:
@@ -169,298 +276,216 @@ def retrieve_signals(ctx: RetrieveContext, step: StepRecord) -> None:
     if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
         tasks["event_temporal"] = nearest("event", window)
     started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
-    results = collect({**ctx.pending, **started})
-    ctx.pending = {}
-    for name, ((hits, info), ms) in results.items():
-        ctx.rankings[name] = hits
+    for name, ((hits, info), ms) in collect({**search.started, **started}).items():
+        rankings.lists[name] = hits
         step.data[name] = {"count": len(hits), "ms": ms, **info}
-    if (ctx.plan.pattern_types or ctx.plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
-        ids = selectors.pattern_facts(agent=ctx.agent, entity_types=ctx.plan.pattern_types,
-                                      rel_types=ctx.plan.pattern_rel_types, speaker_entity_ids=ctx.plan.entity_ids,
-                                      as_of=ctx.as_of, limit=c.candidate_pool)
-        ctx.rankings["pattern"] = [signals.Hit("fact", i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
+    if (plan.pattern_types or plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
+        ids = selectors.pattern_facts(agent=request.agent, entity_types=plan.pattern_types,
+                                      rel_types=plan.pattern_rel_types, speaker_entity_ids=plan.entity_ids,
+                                      as_of=as_of, limit=c.candidate_pool)
+        rankings.lists["pattern"] = [signals.Hit("fact", i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
         step.data["pattern"] = {"count": len(ids)}
-    step.candidates_out = len({h.key for hits in ctx.rankings.values() for h in hits})
+    step.candidates_out = len({h.key for hits in rankings.lists.values() for h in hits})
+    return rankings
 
 
-def _raw_scores(ctx: RetrieveContext) -> None:
-    """Every candidate's per-signal scores (keyword normalized by the best hit)."""
-    for name, hits in ctx.rankings.items():
+def _signal_candidates(rankings: Rankings) -> dict[str, Candidate]:
+    """Every hit's candidate with its per-signal scores (keyword, graph and pattern divided by
+    their list's best hit; a fact and an event list of one signal share its label)."""
+    candidates: dict[str, Candidate] = {}
+    for name, hits in rankings.lists.items():
         top = max((h.score for h in hits), default=0.0) or 1.0
+        label = LABELS.get(name, name)
         for hit in hits:
-            cand = ctx.candidates.setdefault(hit.key, Candidate(hit.key, hit.kind, hit.id, via="signals"))
-            label = {"event_semantic": "semantic", "event_keyword": "keyword", "event_temporal": "temporal"}.get(
-                name, name)
+            cand = candidates.setdefault(hit.key, Candidate(hit.key, hit.kind, hit.id, via="signals"))
             value = hit.score / top if label in {"keyword", "graph", "pattern"} else hit.score
             cand.scores[label] = max(cand.scores.get(label, 0.0), round(value, 6))
+    return candidates
 
 
-def _load_rows(ctx: RetrieveContext, keys, *, need_cosine: bool = False) -> dict[str, float]:
-    """Rows of candidates not loaded yet; with `need_cosine`, also the query cosine of those
-    that no semantic list scored (returned by candidate key)."""
-    fact_ids = [int(k[2:]) for k in keys if k.startswith("f:") and int(k[2:]) not in ctx.facts]
-    event_ids = [int(k[2:]) for k in keys if k.startswith("e:") and int(k[2:]) not in ctx.events]
-    vector = ctx.vector if need_cosine else None
-    facts, fact_sims = selectors.facts_for_rows(agent=ctx.agent, ids=fact_ids, vector=vector)
-    events, event_sims = selectors.events_for_rows(agent=ctx.agent, ids=event_ids, vector=vector)
-    ctx.facts.update(facts)
-    ctx.events.update(events)
-    return {**{f"f:{i}": s for i, s in fact_sims.items()}, **{f"e:{i}": s for i, s in event_sims.items()}}
-
-
-def fuse(ctx: RetrieveContext, step: StepRecord) -> None:
-    """RRF (k = 60, weighted per signal) by default; the reference's weighted formula as the
-    alternative. Recency is measured against the query's reference time."""
-    _raw_scores(ctx)
-    c = ctx.config
-    for key, sim in _load_rows(ctx, ctx.candidates, need_cosine=True).items():
-        ctx.candidates[key].scores.setdefault("semantic", round(sim, 6))
-    ctx.candidates = {k: v for k, v in ctx.candidates.items() if _row(ctx, v) is not None}
-    merged = _merged_rankings(ctx) if c.rrf_merge_kinds else {n: [h.key for h in hits] for n, hits in
-                                                                   ctx.rankings.items()}
-    fused = rrf(merged, k=c.rrf_k, weights=ctx.weights)
-    fused = normalize_max(fused)
-    convex = _convex(ctx) if c.fusion == "convex" else {}
-    for cand in ctx.candidates.values():
-        row = _row(ctx, cand)
+def fuse(request: Request, plan: RetrievalPlan, search: Search, rankings: Rankings, step: StepRecord) -> Pool:
+    """The signals' candidates that still exist, with recency (measured from the reference
+    time), importance and decayed confidence, scored by the configured fusion (`fusion.py`)."""
+    c = request.config
+    rows = Rows(request.agent)
+    candidates = _signal_candidates(rankings)
+    for key, sim in rows.load(candidates, vector=search.vector).items():
+        candidates[key].scores.setdefault("semantic", round(sim, 6))
+    candidates = {k: v for k, v in candidates.items() if rows.of(v) is not None}
+    for cand in candidates.values():
+        row = rows.of(cand)
         moment = row.valid_from if cand.kind == "fact" else row.occurred_at
-        cand.scores["recency"] = round(recency(moment, ctx.reference, c.recency_half_life_days), 6)
+        cand.scores["recency"] = round(recency(moment, search.reference, c.recency_half_life_days), 6)
         if cand.kind == "fact":
             cand.scores["importance"] = row.importance
-            cand.scores["confidence"] = round(decayed_confidence(row.confidence, moment, ctx.reference,
+            cand.scores["confidence"] = round(decayed_confidence(row.confidence, moment, search.reference,
                                                                  c.confidence_half_life_days), 6)
-        if c.fusion == "convex":
-            cand.final = convex.get(cand.key, 0.0)
-        elif c.fusion == "weighted":
-            relevance = max(cand.scores.get("semantic", 0.0), cand.scores.get("keyword", 0.0))
-            cand.final = weighted(relevance, cand.scores["recency"], cand.scores.get("importance", 0.5),
-                                  c.score_weights)
-        else:
-            cand.final = fused.get(cand.key, 0.0)
-    step.candidates_in = step.candidates_out = len(ctx.candidates)
+    fused = _fused(c, c.weights_for(plan.intent), rankings, candidates)
+    for cand in candidates.values():
+        cand.final = fused.get(cand.key, 0.0)
+    step.candidates_in = step.candidates_out = len(candidates)
     step.data["fusion"] = c.fusion
+    return Pool(candidates, rows)
 
 
-LABELS = {"event_semantic": "semantic", "event_keyword": "keyword", "event_temporal": "temporal"}
+def _fused(c: RetrievalConfig, weights: dict[str, float], rankings: Rankings, candidates: dict[str, Candidate]
+           ) -> dict[str, float]:
+    """Only the configured fusion's scores, by candidate key."""
+    lists = {name: [(h.key, h.score) for h in hits] for name, hits in rankings.lists.items()}
+    if c.fusion == "convex":
+        return convex(lists, weights, floor=c.min_similarity, floored=COSINE_LISTS)
+    if c.fusion == "weighted":
+        return {key: weighted(max(cand.scores.get("semantic", 0.0), cand.scores.get("keyword", 0.0)),
+                              cand.scores["recency"], cand.scores.get("importance", 0.5), c.score_weights)
+                for key, cand in candidates.items()}
+    ranked = (merged_lists(lists, LABELS, by_best=KEYWORD_LISTS) if c.rrf_merge_kinds
+              else {name: [key for key, _ in hits] for name, hits in lists.items()})
+    return normalize_max(rrf(ranked, k=c.rrf_k, weights=weights))
 
 
-def _merged_rankings(ctx: RetrieveContext) -> dict[str, list[str]]:
-    """One ranking per signal: facts and events of the same signal merged by their (per-kind
-    max-normalized) scores, so correlated lists don't each get a full RRF vote."""
-    merged: dict[str, list[tuple[float, str]]] = {}
-    for name, hits in ctx.rankings.items():
-        top = max((h.score for h in hits), default=0.0) or 1.0
-        scale = top if name.endswith("keyword") else 1.0
-        merged.setdefault(LABELS.get(name, name), []).extend((h.score / scale, h.key) for h in hits)
-    return {label: [key for _, key in sorted(items, key=lambda x: -x[0])] for label, items in merged.items()}
-
-
-COSINE_LISTS = {"semantic", "event_semantic", "temporal", "event_temporal"}
-
-
-def _convex(ctx: RetrieveContext) -> dict[str, float]:
-    """Σ weight × normalized score per signal: one strong signal can win on its own."""
-    out: dict[str, float] = {}
-    for name, hits in ctx.rankings.items():
-        weight = ctx.weights.get(name, 0.0)
-        if not hits or weight <= 0:
-            continue
-        hi = max(h.score for h in hits)
-        # cosine lists are scaled from the similarity floor (stable on short lists), the others
-        # (BM25, graph, pattern: unbounded) by their best hit
-        lo = min(ctx.config.min_similarity, hi) if name in COSINE_LISTS else 0.0
-        for hit in hits:
-            share = (hit.score - lo) / (hi - lo) if hi > lo else 1.0
-            out[hit.key] = out.get(hit.key, 0.0) + weight * share
-    return normalize_max(out)
-
-
-def _row(ctx: RetrieveContext, cand: Candidate):
-    return ctx.facts.get(cand.id) if cand.kind == "fact" else ctx.events.get(cand.id)
-
-
-def enhance(ctx: RetrieveContext, step: StepRecord) -> None:
-    """Spreading activation from the top facts' entities through relationships, and the
-    reinforcement pattern boost."""
-    c = ctx.config
-    step.candidates_in = len(ctx.candidates)
+def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, step: StepRecord) -> Pool:
+    """Grows the pool: spreading activation from the top facts' entities through
+    relationships, temporal contiguity, then the reinforcement pattern boost."""
+    c, candidates, rows = request.config, pool.candidates, pool.rows
+    step.candidates_in = len(candidates)
     added = 0
     if c.spreading_activation_hops > 0:
-        seeds = sorted((x for x in ctx.candidates.values() if x.kind == "fact"), key=lambda x: -x.final)[:5]
-        frontier = {ctx.facts[s.id].entity_id: s.final for s in seeds}
+        seeds = sorted((x for x in candidates.values() if x.kind == "fact"), key=lambda x: -x.final)[:5]
+        frontier = {rows.facts[s.id].entity_id: s.final for s in seeds}
         visited = set(frontier)
         for hop in range(1, c.spreading_activation_hops + 1):
-            neighbours = selectors.one_hop(agent=ctx.agent, entity_ids=list(frontier), as_of=ctx.as_of,
+            neighbours = selectors.one_hop(agent=request.agent, entity_ids=list(frontier), as_of=request.as_of,
                                            limit=c.spreading_related_entities)
             neighbours = [n for n in neighbours if n not in visited]
             if not neighbours:
                 break
             parent = max(frontier.values())
-            hits, _ = signals.graph_facts(agent_id=ctx.agent.id, entity_scores={n: 1.0 for n in neighbours},
-                                          vector=ctx.vector, limit=c.spreading_facts_per_entity * len(neighbours),
-                                          config=c, as_of=ctx.as_of, graph=ctx.graph,
-                                          scope=ctx.scopes.get("fact"))
+            hits, _ = signals.graph_facts(agent_id=request.agent.id, entity_scores={n: 1.0 for n in neighbours},
+                                          vector=search.vector, limit=c.spreading_facts_per_entity * len(neighbours),
+                                          config=c, as_of=request.as_of, graph=rankings.graph,
+                                          scope=search.scopes.get("fact"))
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
-                if hit.key not in ctx.candidates:
-                    ctx.candidates[hit.key] = Candidate(hit.key, "fact", hit.id, {"spreading": round(decay, 6)},
-                                                        final=parent * decay * hit.score, via="spreading")
+                if hit.key not in candidates:
+                    candidates[hit.key] = Candidate(hit.key, "fact", hit.id, {"spreading": round(decay, 6)},
+                                                    final=parent * decay * hit.score, via="spreading")
                     added += 1
             visited.update(neighbours)
             frontier = {n: parent * decay for n in neighbours}
-        _load_rows(ctx, ctx.candidates)
-    added += _contiguity(ctx)
-    for cand in ctx.candidates.values():
-        if cand.kind == "fact" and cand.id in ctx.facts:
-            boost = pattern_boost(ctx.facts[cand.id].reinforcement_count, c.pattern_boost_max)
+        rows.load(candidates)
+    added += _contiguity(request, pool)
+    for cand in candidates.values():
+        if cand.kind == "fact" and cand.id in rows.facts:
+            boost = pattern_boost(rows.facts[cand.id].reinforcement_count, c.pattern_boost_max)
             if boost:
                 cand.scores["pattern"] = round(cand.scores.get("pattern", 0.0) + boost, 6)
                 cand.final += boost
-    step.candidates_out = len(ctx.candidates)
+    step.candidates_out = len(candidates)
     step.data["spreading_candidates_unique"] = added
+    return pool
 
 
-def _source_event_id(ctx: RetrieveContext, cand: Candidate) -> int | None:
-    return ctx.facts[cand.id].source_event_id if cand.kind == "fact" else cand.id
-
-
-def _contiguity(ctx: RetrieveContext) -> int:
+def _contiguity(request: Request, pool: Pool) -> int:
     """The messages said right before and after the top hits join the candidates."""
-    c = ctx.config
+    c = request.config
     if c.contiguity_seeds <= 0:
         return 0
-    top = sorted(ctx.candidates.values(), key=lambda x: (-x.final, x.key))[: c.contiguity_seeds]
     parent = {}
-    for cand in top:
-        source = _source_event_id(ctx, cand)
+    for cand in pool.ranked()[: c.contiguity_seeds]:
+        source = pool.rows.source_event_id(cand)
         if source is not None:
             parent[source] = max(parent.get(source, 0.0), cand.final)
-    pairs = selectors.neighbour_events(agent=ctx.agent, event_ids=list(parent), window=c.contiguity_window,
-                                       max_gap_minutes=c.contiguity_max_gap_minutes, as_of=ctx.as_of)
+    pairs = selectors.neighbour_events(agent=request.agent, event_ids=list(parent), window=c.contiguity_window,
+                                       max_gap_minutes=c.contiguity_max_gap_minutes, as_of=request.as_of)
     added = 0
     for seed, neighbour in pairs:
         key, score = f"e:{neighbour}", parent[seed] * c.contiguity_decay
-        cand = ctx.candidates.get(key)
+        cand = pool.candidates.get(key)
         if cand is None:
-            cand = ctx.candidates[key] = Candidate(key, "event", neighbour, via="contiguity")
+            cand = pool.candidates[key] = Candidate(key, "event", neighbour, via="contiguity")
             added += 1
         if score > cand.final:
             cand.final = score
             cand.scores["contiguity"] = round(c.contiguity_decay, 6)
-    _load_rows(ctx, ctx.candidates)
+    pool.rows.load(pool.candidates)
     return added
 
 
-RERANK_SCHEMA = {
-    "type": "object",
-    "required": ["scores"],
-    "properties": {"scores": {"type": "array", "items": {
-        "type": "object", "required": ["index", "score"],
-        "properties": {"index": {"type": "integer"}, "score": {"type": "number"}}}}},
-}
-
-
-def rerank(ctx: RetrieveContext, step: StepRecord) -> None:
-    """LLM relevance scores for the top candidates, blended multiplicatively; on any failure
-    the pre-rerank order is kept."""
-    c = ctx.config
-    ranked = sorted(ctx.candidates.values(), key=lambda x: (-x.final, x.key))
-    if not (ctx.llm.enabled and c.enable_reranker) or not ranked:
+def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: StepRecord) -> list[Candidate]:
+    """The candidates best first, after blending in the LLM's relevance scores for the top ones
+    (multiplicatively, `rerank_blend`); on any failure the order before reranking."""
+    c = request.config
+    ranked = pool.ranked()
+    if not (llm.enabled and c.enable_reranker) or not ranked:
         step.status = "skipped"
-        ctx.ordered = ranked
-        return
+        return ranked
     top = ranked[: c.reranker_top_n]
-    listing = "\n".join(f"[{i}] {_text(ctx, cand)}" for i, cand in enumerate(top))
-    try:
-        reply = ctx.llm.complete_json(
-            system="Score how relevant each memory is to the query, from 0 (irrelevant) to 1 (exactly what is "
-                   "asked). Reply as JSON {\"scores\": [{\"index\": i, \"score\": s}, ...]}.",
-            user=f"Query: {ctx.query}\n\nMemories:\n{listing}", schema=RERANK_SCHEMA, schema_name="rerank",
-            timeout=c.reranker_timeout_sec)
-    except LLMError as exc:
-        ctx.tracer.add_usage(step, exc.usage)
-        step.data["error"] = str(exc)
-        ctx.ordered = ranked
-        return
-    ctx.tracer.add_usage(step, reply.usage)
-    given = {item["index"]: float(item["score"]) for item in reply.data.get("scores", [])
-             if isinstance(item.get("index"), int) and 0 <= item["index"] < len(top)}
+    scored = reranker.relevance(llm, request.query, [pool.rows.text(cand) for cand in top],
+                                timeout=c.reranker_timeout_sec)
+    tracer.add_usage(step, scored.usage)
+    if scored.error is not None:
+        step.data["error"] = scored.error
+        return ranked
     for i, cand in enumerate(top):
-        if i in given:
-            score = min(1.0, max(0.0, given[i]))
+        if i in scored.scores:
+            score = scored.scores[i]
             cand.scores["reranker"] = round(score, 6)
             cand.final = rerank_blend(cand.final, score, weight=c.reranker_weight, veto=c.reranker_veto)
     step.candidates_in = len(top)
-    ctx.ordered = sorted(ranked, key=lambda x: (-x.final, x.key))
+    return sorted(ranked, key=lambda x: (-x.final, x.key))
 
 
-def _text(ctx: RetrieveContext, cand: Candidate) -> str:
-    row = _row(ctx, cand)
-    return row.text if cand.kind == "fact" else f"{row.speaker}: {row.text}"
-
-
-def select(ctx: RetrieveContext, step: StepRecord) -> None:
+def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepRecord) -> list[Candidate]:
     """Items grouped by the message they cite (support and diversity), min_score, then the
     limit; an event already cited by a higher-ranked fact is folded into it."""
-    step.candidates_in = len(ctx.ordered)
-    c = ctx.config
+    step.candidates_in = len(ranked)
+    c = request.config
     # an item with no source message (an operator's correction) is its own group
-    folded = fold_by_source([(x.key, _source_event_id(ctx, x) or x.key, x.final) for x in ctx.ordered],
+    folded = fold_by_source([(x.key, rows.source_event_id(x) or x.key, x.final) for x in ranked],
                             support=c.source_support, penalty=c.diversity_penalty)
-    for cand in ctx.ordered:
+    for cand in ranked:
         if folded[cand.key] < cand.final:
             cand.scores["diversity"] = c.diversity_penalty
         cand.final = folded[cand.key]
-    ranked = sorted(ctx.ordered, key=lambda x: (-x.final, x.key))
     cited, out = set(), []
-    for cand in ranked:
-        if cand.final < ctx.config.min_score:
+    for cand in sorted(ranked, key=lambda x: (-x.final, x.key)):
+        if cand.final < c.min_score:
             continue
         if cand.kind == "fact":
-            cited.add(ctx.facts[cand.id].source_event_id)
+            cited.add(rows.facts[cand.id].source_event_id)
         elif cand.id in cited:
             continue
         out.append(cand)
-        if len(out) >= ctx.limit:
+        if len(out) >= request.limit:
             break
     for cand in out:
         cand.scores["final"] = round(cand.final, 6)
-    ctx.ordered = out
     step.candidates_out = len(out)
+    return out
 
 
-def format_step(ctx: RetrieveContext, step: StepRecord) -> None:
+def render(config: RetrievalConfig, selected: list[Candidate], rows: Rows, rankings: Rankings,
+           step: StepRecord) -> FormattedContext:
+    """The selected items as the context text, in sections, within the token budget."""
+    patterns = {h.id for h in rankings.lists.get("pattern", [])}
     lines = []
-    for cand in ctx.ordered:
-        row = _row(ctx, cand)
+    for cand in selected:
+        row = rows.of(cand)
         if cand.kind == "fact":
-            section = "patterns" if row.reinforcement_count >= 2 or "pattern" in ctx.rankings and any(
-                h.id == cand.id for h in ctx.rankings["pattern"]) else "facts"
-            citation = _citation_label(row.source_event)
-            lines.append(ContextLine(section, cand.key, row.text, citation))
+            section = "patterns" if row.reinforcement_count >= 2 or cand.id in patterns else "facts"
+            lines.append(ContextLine(section, cand.key, row.text, _citation_label(row.source_event)))
         else:
             date = row.occurred_at.date().isoformat()
             lines.append(ContextLine("events", cand.key, f"({date}) {row.speaker}: {row.text}",
                                      _citation_label(row)))
-    ctx.context, ctx.context_tokens, included = format_context(
-        lines, max_tokens=ctx.config.context_max_tokens, tiers=ctx.config.context_tiers, count=count_tokens)
+    text, tokens, included = format_context(lines, max_tokens=config.context_max_tokens,
+                                            tiers=config.context_tiers, count=count_tokens)
     step.candidates_in, step.candidates_out = len(lines), len(included)
-    step.data["context_tokens"] = ctx.context_tokens
+    step.data["context_tokens"] = tokens
+    return FormattedContext(text, tokens)
 
 
 def _citation_label(event: selectors.EventRow | None) -> str:
     if event is None:
         return ""
     return f"event {event.id}" + (f" / {event.external_id}" if event.external_id else "")
-
-
-STEPS = [
-    ("plan", plan),
-    ("embed_query", embed_query),
-    ("signals", retrieve_signals),
-    ("fusion", fuse),
-    ("enhancement", enhance),
-    ("rerank", rerank),
-    ("select", select),
-    ("format", format_step),
-]

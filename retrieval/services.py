@@ -34,15 +34,11 @@ def memory_retrieve(
     started = time.perf_counter()
     _validate(query, limit, as_of)
     config = retrieval_config(config_overrides, preset)
-    ctx = pipeline.RetrieveContext(
+    request = pipeline.Request(
         agent=agent, query=query.strip(), as_of=as_of, now=now or as_of or timezone.now(), limit=limit,
-        hints=[str(h) for h in entity_hints], config=config, llm=llm or get_llm_client(),
-        embedder=embedder or get_embedder(), tracer=Tracer(),
+        hints=[str(h) for h in entity_hints], config=config,
     )
-    ctx.tracer.run("plan", pipeline.plan, ctx)
-    if ctx.plan.strategy != "skip":
-        for name, fn in pipeline.STEPS[1:]:
-            ctx.tracer.run(name, fn, ctx)
+    ctx = pipeline.run(request, llm=llm or get_llm_client(), embedder=embedder or get_embedder(), tracer=Tracer())
     result = _result(ctx)
     result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     RETRIEVE_SECONDS.observe(result.duration_ms / 1000)
