@@ -15,13 +15,13 @@ import networkx as nx
 from django.db import connection
 
 from memories.models import Agent, Fact, FactEntityLink, Relationship
-from memories.models.visibility import version_visible, version_visible_sql
+from memories.models.visibility import Moment, version_visible, version_visible_sql
 
 _cache: dict[int, tuple[int, nx.Graph]] = {}
 _lock = threading.Lock()
 
 
-def build_graph(agent: Agent, as_of: datetime | None = None) -> nx.Graph:
+def build_graph(agent: Agent, as_of: Moment | datetime | None = None) -> nx.Graph:
     """Undirected weighted graph: relationship edges (weight = strength) plus co-mention edges
     between entities named by the same fact (0.5 per shared fact, capped at 1); each entity's
     node holds how many visible facts name it (`facts`)."""
@@ -53,7 +53,7 @@ def _strengthen(graph: nx.Graph, a: int, b: int, amount: float, **attrs) -> None
     graph.add_edge(a, b, weight=min(1.0, prior + amount), **attrs)
 
 
-def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as_of: datetime | None
+def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as_of: Moment | datetime | None
                         ) -> nx.Graph:
     """The part of `build_graph(agent, as_of)` that PPR from `seeds` reads: the subgraph induced
     by the entities within `max_hops` of a seed, with the same edge weights, read hop by hop

@@ -19,6 +19,7 @@ import numpy as np
 
 from graphs.entity_graph import agent_graph, neighbourhood_graph, personalized_pagerank
 from memories.models import Agent
+from memories.models.visibility import Moment
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient
@@ -55,6 +56,8 @@ class Request:
     query: str
     as_of: datetime | None
     now: datetime
+    # what every signal may see (memories.models.visibility): None is the current view
+    when: Moment | None
     limit: int
     hints: list[str]
     config: RetrievalConfig
@@ -186,7 +189,7 @@ def plan(request: Request, step: StepRecord) -> RetrievalPlan:
     result = plan_query(request.query, now=request.now, entity_ids=seeds,
                         known_types=selectors.known_types(agent=agent),
                         trivial_max_chars=request.config.trivial_max_chars)
-    expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.as_of) if seeds else []
+    expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.when) if seeds else []
     step.data.update(result.as_dict())
     step.data["entities_sources"] = {"deterministic": found, "hints": hinted, "expansion": expansion}
     step.candidates_out = len(seeds)
@@ -217,17 +220,17 @@ def _keyword_tasks(request: Request, plan: RetrievalPlan) -> dict:
     tasks = {}
     if weights.get("keyword", 0) > 0:
         tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=request.query, limit=pool,
-                                                   config=c, as_of=request.as_of)
+                                                   config=c, as_of=request.when)
     if c.include_events and weights.get("event_keyword", 0) > 0:
         tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=request.query,
-                                                         limit=pool, config=c, as_of=request.as_of)
+                                                         limit=pool, config=c, as_of=request.when)
     return tasks
 
 
 def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[list[signals.Hit], dict, Any]:
     """The facts of the entities Personalized PageRank reaches from the plan's entities, and
     the graph it walked."""
-    seeds, c, as_of = plan.entity_ids, request.config, request.as_of
+    seeds, c, as_of = plan.entity_ids, request.config, request.when
     if not seeds:
         return [], {"seeds": []}, None
     hops = c.graph_max_hops + (1 if plan.broad_query else 0)
@@ -252,7 +255,7 @@ def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step
     """Semantic, keyword and graph signals (facts and events), plus the date window and
     aggregation patterns when the plan has them — concurrently (BM25 started with the query
     embedding)."""
-    c, weights, window, as_of = request.config, request.config.weights_for(plan.intent), plan.window, request.as_of
+    c, weights, window, as_of = request.config, request.config.weights_for(plan.intent), plan.window, request.when
     rankings = Rankings()
 
     def nearest(kind: str, window=None):
@@ -354,7 +357,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
         frontier = {rows.facts[s.id].entity_id: s.final for s in seeds}
         visited = set(frontier)
         for hop in range(1, c.spreading_activation_hops + 1):
-            neighbours = selectors.one_hop(agent=request.agent, entity_ids=list(frontier), as_of=request.as_of,
+            neighbours = selectors.one_hop(agent=request.agent, entity_ids=list(frontier), as_of=request.when,
                                            limit=c.spreading_related_entities)
             neighbours = [n for n in neighbours if n not in visited]
             if not neighbours:
@@ -362,7 +365,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
             parent = max(frontier.values())
             hits, _ = signals.graph_facts(agent_id=request.agent.id, entity_scores={n: 1.0 for n in neighbours},
                                           vector=search.vector, limit=c.spreading_facts_per_entity * len(neighbours),
-                                          config=c, as_of=request.as_of, graph=rankings.graph,
+                                          config=c, as_of=request.when, graph=rankings.graph,
                                           scope=search.scopes.get("fact"))
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
@@ -396,7 +399,7 @@ def _contiguity(request: Request, pool: Pool) -> int:
         if source is not None:
             parent[source] = max(parent.get(source, 0.0), cand.final)
     pairs = selectors.neighbour_events(agent=request.agent, event_ids=list(parent), window=c.contiguity_window,
-                                       max_gap_minutes=c.contiguity_max_gap_minutes, as_of=request.as_of)
+                                       max_gap_minutes=c.contiguity_max_gap_minutes, as_of=request.when)
     added = 0
     for seed, neighbour in pairs:
         key, score = f"e:{neighbour}", parent[seed] * c.contiguity_decay

@@ -55,6 +55,8 @@ class RetrieveResult:
     tokens_used: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
     strategy: str = "multi_signal"
     as_of: str | None = None
+    valid_at: str | None = None
+    recorded_as_of: str | None = None
     trace_id: int | None = None
     trace: list[dict] = field(default_factory=list)
 

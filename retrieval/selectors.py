@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import Max, Q
 
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
-from memories.models.visibility import version_visible
+from memories.models.visibility import Moment, event_visible_sql, version_visible
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
 from memories.selectors import aliases_matching
@@ -39,7 +39,7 @@ def known_types(*, agent: Agent) -> set[str]:
     return set(Entity.objects.filter(agent=agent).values_list("type", flat=True).distinct())
 
 
-def one_hop(*, agent: Agent, entity_ids: list[int], as_of: datetime | None, limit: int = 10) -> list[int]:
+def one_hop(*, agent: Agent, entity_ids: list[int], as_of: Moment | datetime | None, limit: int = 10) -> list[int]:
     """Neighbours of the entities through visible relationships (query expansion)."""
     if not entity_ids:
         return []
@@ -148,7 +148,7 @@ def events_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[
 
 
 def pattern_facts(*, agent: Agent, entity_types: list[str], rel_types: list[str], speaker_entity_ids: list[int],
-                  as_of: datetime | None, limit: int) -> list[int]:
+                  as_of: Moment | datetime | None, limit: int) -> list[int]:
     """Aggregation queries: facts about entities of the asked types, or related to the asking
     entities by the asked relationship types; most reinforced and important first."""
     query = Fact.objects.filter(version_visible(as_of), agent=agent)
@@ -175,27 +175,26 @@ FAMILY_RELATIONS = ("spouse_of", "parent_of", "child_of", "sibling_of", "partner
 
 
 def neighbour_events(*, agent: Agent, event_ids: list[int], window: int, max_gap_minutes: float,
-                     as_of: datetime | None) -> list[tuple[int, int]]:
+                     as_of: Moment | datetime | None) -> list[tuple[int, int]]:
     """(seed, neighbour) pairs: the `window` messages said just before and after each seed event
     in the agent's timeline, at most `max_gap_minutes` apart."""
     if not event_ids or window <= 0:
         return []
     table = Event._meta.db_table
-    visible = "e.redacted_at IS NULL" + (" AND e.occurred_at <= %(as_of)s AND e.recorded_at <= %(as_of)s"
-                                         if as_of else "")
+    visible, visible_params = event_visible_sql(as_of, "e")
     sql = f"""
         SELECT s.id, n.id FROM {table} s
         CROSS JOIN LATERAL (
             (SELECT e.id, e.occurred_at FROM {table} e WHERE e.agent_id = s.agent_id
-               AND e.occurred_at < s.occurred_at AND {visible} ORDER BY e.occurred_at DESC LIMIT %(w)s)
+               AND e.occurred_at < s.occurred_at AND {visible} ORDER BY e.occurred_at DESC LIMIT %s)
             UNION ALL
             (SELECT e.id, e.occurred_at FROM {table} e WHERE e.agent_id = s.agent_id
-               AND e.occurred_at > s.occurred_at AND {visible} ORDER BY e.occurred_at ASC LIMIT %(w)s)
+               AND e.occurred_at > s.occurred_at AND {visible} ORDER BY e.occurred_at ASC LIMIT %s)
         ) n
-        WHERE s.id = ANY(%(ids)s) AND s.agent_id = %(agent)s
-          AND abs(extract(epoch FROM n.occurred_at - s.occurred_at)) <= %(gap)s
+        WHERE s.id = ANY(%s) AND s.agent_id = %s
+          AND abs(extract(epoch FROM n.occurred_at - s.occurred_at)) <= %s
     """
+    params = [*visible_params, window, *visible_params, window, list(event_ids), agent.id, max_gap_minutes * 60]
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"ids": list(event_ids), "agent": agent.id, "w": window, "gap": max_gap_minutes * 60,
-                             "as_of": as_of})
+        cursor.execute(sql, params)
         return cursor.fetchall()

@@ -10,6 +10,7 @@ from django.utils import timezone
 from memories.errors import DomainError
 from memories.metrics import RETRIEVE_SECONDS
 from memories.models import Agent
+from memories.models.visibility import Moment
 from memories.pipeline.trace import Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
@@ -24,19 +25,23 @@ MAX_QUERY_CHARS = 4000
 
 
 def memory_retrieve(
-    *, agent: Agent, query: str, as_of: datetime | None = None, limit: int = 10, entity_hints=(),
+    *, agent: Agent, query: str, as_of: datetime | None = None, valid_at: datetime | None = None,
+    recorded_as_of: datetime | None = None, limit: int = 10, entity_hints=(),
     config_overrides: dict | None = None, preset: str = "default", now: datetime | None = None,
     llm: LLMClient | None = None, embedder: EmbedderClient | None = None, record: bool = True,
 ) -> RetrieveResult:
     """Plan → signals (semantic, BM25, graph) → fusion → enhancement → rerank → format.
-    `as_of` shows the world as the agent knew it then; `now` is the time relative expressions
-    ("yesterday") are resolved against (default: as_of, else the wall clock)."""
+    `as_of` answers with what the agent knew then, `valid_at` about another moment of the world,
+    `recorded_as_of` with what the database held then (memories.models.visibility); `now` is
+    the time relative expressions ("yesterday") are resolved against (default: as_of, else the
+    wall clock)."""
     started = time.perf_counter()
-    _validate(query, limit, as_of)
+    _validate(query, limit, {"as_of": as_of, "valid_at": valid_at, "recorded_as_of": recorded_as_of})
     config = retrieval_config(config_overrides, preset)
+    moment = Moment(as_of=as_of, valid_at=valid_at, recorded_as_of=recorded_as_of)
     request = pipeline.Request(
-        agent=agent, query=query.strip(), as_of=as_of, now=now or as_of or timezone.now(), limit=limit,
-        hints=[str(h) for h in entity_hints], config=config,
+        agent=agent, query=query.strip(), as_of=as_of, now=now or as_of or timezone.now(),
+        when=None if moment.is_now else moment, limit=limit, hints=[str(h) for h in entity_hints], config=config,
     )
     ctx = pipeline.run(request, llm=llm or get_llm_client(), embedder=embedder or get_embedder(), tracer=Tracer())
     result = _result(ctx)
@@ -48,15 +53,16 @@ def memory_retrieve(
     return result
 
 
-def _validate(query, limit, as_of) -> None:
+def _validate(query, limit, moments: dict) -> None:
     if not isinstance(query, str):
         raise DomainError("query must be a string", {"query": "expected a string"})
     if len(query) > MAX_QUERY_CHARS:
         raise DomainError(f"query is longer than {MAX_QUERY_CHARS} characters", {"query": "too long"})
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
         raise DomainError("limit must be an integer from 1 to 100", {"limit": "1..100"})
-    if as_of is not None and (not isinstance(as_of, datetime) or as_of.tzinfo is None):
-        raise DomainError("as_of must be a timezone-aware datetime", {"as_of": "ISO-8601 with timezone"})
+    for name, value in moments.items():
+        if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+            raise DomainError(f"{name} must be a timezone-aware datetime", {name: "ISO-8601 with timezone"})
 
 
 def _iso(moment) -> str | None:
@@ -70,7 +76,10 @@ def _citation(event) -> list[Citation]:
 
 
 def _result(ctx) -> RetrieveResult:
-    result = RetrieveResult(query=ctx.query, strategy=ctx.plan.strategy, as_of=_iso(ctx.as_of))
+    when = ctx.request.when
+    result = RetrieveResult(query=ctx.query, strategy=ctx.plan.strategy, as_of=_iso(ctx.as_of),
+                            valid_at=_iso(when.valid_at) if when else None,
+                            recorded_as_of=_iso(when.recorded_as_of) if when else None)
     for rank, cand in enumerate(ctx.ordered, start=1):
         result.ranking.append(cand.key)
         if cand.kind == "fact":
@@ -97,7 +106,8 @@ def _record(agent: Agent, ctx, result: RetrieveResult) -> None:
     facts_mark_accessed(agent=agent, fact_ids=[f.id for f in result.facts])
     retrieval_run_record(
         agent=agent, run_id=result.trace_id, query=ctx.query, duration_ms=result.duration_ms, tracer=ctx.tracer,
-        params={"as_of": result.as_of, "limit": ctx.limit, "hints": ctx.hints},
+        params={"as_of": result.as_of, "valid_at": result.valid_at, "recorded_as_of": result.recorded_as_of,
+                "limit": ctx.limit, "hints": ctx.hints},
         result={"ranking": result.ranking, "context_tokens": result.context_tokens,
                 "total_candidates": result.total_candidates,
                 # "why was this retrieved": each returned item's score by signal, for the trace page

@@ -16,7 +16,7 @@ import numpy as np
 from django.db import connection
 
 from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
-from memories.models.visibility import event_visible_sql, version_visible_sql
+from memories.models.visibility import Moment, event_visible_sql, version_visible_sql
 from memories.providers.embeddings import vector_literal
 from retrieval import postings
 from retrieval.config import RetrievalConfig
@@ -34,7 +34,7 @@ class Hit:
         return f"{self.kind[0]}:{self.id}"
 
 
-def _visibility(kind: str, as_of: datetime | None, min_confidence: float) -> tuple[str, list]:
+def _visibility(kind: str, as_of: Moment | datetime | None, min_confidence: float) -> tuple[str, list]:
     if kind == "event":
         return event_visible_sql(as_of)
     sql, params = version_visible_sql(as_of)
@@ -66,7 +66,8 @@ _observed_share: dict[tuple[int, str], float] = {}
 
 
 def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
-             as_of: datetime | None = None, window=None, scope: VectorScope | None = None) -> tuple[list[Hit], dict]:
+             as_of: Moment | datetime | None = None, window=None,
+             scope: VectorScope | None = None) -> tuple[list[Hit], dict]:
     """Nearest documents by cosine. pgvector 0.6.2 filters HNSW results *after* the index scan,
     so `WHERE agent = X` on the shared index can return fewer rows than exist. Strategy:
     - an agent with an HNSW index of its own (`retrieval.vector_indexes`, agents with at
@@ -205,7 +206,7 @@ def bm25_idf(doc_count: int, df: int) -> float:
 
 
 def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: RetrievalConfig,
-            as_of: datetime | None = None, window=None) -> tuple[list[Hit], dict]:
+            as_of: Moment | datetime | None = None, window=None) -> tuple[list[Hit], dict]:
     """Okapi BM25 over the agent's documents, from per-agent statistics (N, average length, df)
     and the postings kept by the write path: the query's terms' posting lists (cached in
     memory while their terms are unchanged, see `retrieval.postings`) are scored with numpy,
@@ -247,7 +248,7 @@ def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: Retrie
 # --- graph -------------------------------------------------------------------------------------
 
 def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.ndarray, limit: int,
-                config: RetrievalConfig, as_of: datetime | None = None, graph=None,
+                config: RetrievalConfig, as_of: Moment | datetime | None = None, graph=None,
                 scope: VectorScope | None = None) -> tuple[list[Hit], dict]:
     """Facts linked to the graph's top entities, scored by entity score × (0.5 + 0.5 cosine),
     so a seed entity's many facts are ordered by relevance to the query.

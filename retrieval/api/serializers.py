@@ -53,5 +53,7 @@ class RetrieveResultSerializer(serializers.Serializer):
     tokens_used = TokenUsageSerializer()
     strategy = serializers.CharField()
     as_of = serializers.CharField(allow_null=True)
+    valid_at = serializers.CharField(allow_null=True)
+    recorded_as_of = serializers.CharField(allow_null=True)
     trace_id = serializers.IntegerField(allow_null=True, help_text="id of the trace (GET traces/{id}/)")
     trace = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))

@@ -25,7 +25,11 @@ class RetrieveApi(AgentScopedMixin, APIView):
     @extend_schema_serializer(component_name="RetrieveInput")
     class InputSerializer(serializers.Serializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
-        as_of = MomentField(required=False, allow_null=True)
+        as_of = MomentField(required=False, allow_null=True, help_text="answer with what the agent knew then")
+        valid_at = MomentField(required=False, allow_null=True,
+                               help_text="about this moment of the world (default: as_of)")
+        recorded_as_of = MomentField(required=False, allow_null=True,
+                                     help_text="with what the database held at this moment")
         limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
         entity_hints = serializers.ListField(child=serializers.CharField(max_length=255), max_length=50,
                                              required=False, default=list,
@@ -40,6 +44,7 @@ class RetrieveApi(AgentScopedMixin, APIView):
         params = data.validated_data
         with pipeline_input_errors(overrides=params.get("config_overrides")):
             result = memory_retrieve(agent=self.agent, query=params["query"], as_of=params.get("as_of"),
+                                     valid_at=params.get("valid_at"), recorded_as_of=params.get("recorded_as_of"),
                                      limit=params["limit"], entity_hints=params["entity_hints"],
                                      config_overrides=params.get("config_overrides"), preset=params["preset"])
         return Response(RetrieveResultSerializer(result.as_dict()).data)

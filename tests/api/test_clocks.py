@@ -232,3 +232,50 @@ def test_an_alias_can_be_removed_and_moved(agent, api):
     assert moved.status_code == 201 and "carla souza" in moved.json()["aliases"]
     assert EntityAlias.objects.get(agent=agent, alias="carla souza").entity_id == bruno.id
     assert {e.action for e in AuditEntry.objects.filter(agent=agent)} >= {"alias_add", "alias_remove", "alias_move"}
+
+
+# --- retrieval and the CLI ------------------------------------------------------------------------
+
+def _found(api, agent, **clocks) -> set[str]:
+    body = {"query": "Where does Ines Duarte live?", **clocks}
+    response = api.post(url(agent, "retrieve"), body, format="json")
+    assert response.status_code == 200, response.content[:300]
+    return {f["text"] for f in response.json()["facts"]}
+
+
+def test_retrieval_answers_on_every_clock(agent, api):
+    say(agent, "2023-02-01T10:00:00", "Ines Duarte lives in Porto.")
+    say(agent, "2024-01-10T10:00:00", "Ines Duarte moved to Madrid in September.")
+    porto, madrid = "Ines Duarte lives in Porto", "Ines Duarte moved to Madrid in September"
+    then = _found(agent=agent, api=api, as_of="2023-11-01T00:00:00Z")
+    assert porto in then and madrid not in then
+    later = _found(agent=agent, api=api, as_of="2024-02-01T00:00:00Z", valid_at="2023-11-01T00:00:00Z")
+    assert madrid in later and porto not in later
+    before_move = _found(agent=agent, api=api, as_of="2024-02-01T00:00:00Z", valid_at="2023-05-01T00:00:00Z")
+    assert porto in before_move and madrid not in before_move
+    now = _found(agent=agent, api=api)
+    assert madrid in now and porto not in now
+    yesterday = (timezone.now() - timedelta(days=1)).isoformat()
+    assert _found(agent=agent, api=api, recorded_as_of=yesterday) == set()
+    response = api.post(url(agent, "retrieve"), {"query": "x", "valid_at": "soon"}, format="json")
+    assert response.status_code == 400 and "valid_at" in response.json()["error"]["fields"]
+
+
+def test_recall_takes_the_three_clocks(imported, capsys):
+    import json
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    def recall(*flags) -> set[str]:
+        call_command("recall", "Where does Ines Duarte live?", "--json", agent=imported.slug, *flags)
+        return {f["text"] for f in json.loads(capsys.readouterr().out)["facts"]}
+
+    assert recall("--as-of", "2023-05-01T00:00:00Z") == {"Ines Duarte lives in Porto"}
+    assert recall("--as-of", "2023-10-01T00:00:00Z") == {"Ines Duarte moved to Madrid"}
+    assert recall("--as-of", "2023-10-01T00:00:00Z", "--valid-at", "2023-05-01T00:00:00Z") == {
+        "Ines Duarte lives in Porto"}
+    yesterday = (timezone.now() - timedelta(days=1)).isoformat()
+    assert recall("--recorded-as-of", yesterday) == set()
+    with pytest.raises(CommandError, match="--valid-at must be ISO-8601"):
+        recall("--valid-at", "tomorrow")

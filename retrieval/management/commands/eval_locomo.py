@@ -40,7 +40,9 @@ class Command(BaseCommand):
             agents[conv.sample_id] = agent
 
         def retrieve(agent, question, now, preset, limit):
-            return memory_retrieve(agent=agent, query=question, now=now, preset=preset, limit=limit, record=False)
+            # asked at the question's time: what the agent knew then (the three clocks)
+            return memory_retrieve(agent=agent, query=question, as_of=now, now=now, preset=preset, limit=limit,
+                                   record=False)
 
         report = evaluate(conversations, agent_for=lambda c: agents[c.sample_id], retrieve=retrieve, ks=ks,
                           progress=(lambda s: None) if quiet else (lambda s: self.stderr.write(s)))

@@ -14,7 +14,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("query")
         parser.add_argument("--agent", required=True)
-        parser.add_argument("--as-of", help="ISO-8601 with timezone: the world as the agent knew it then")
+        parser.add_argument("--as-of", help="ISO-8601 with timezone: what the agent knew then")
+        parser.add_argument("--valid-at",
+                            help="ISO-8601 with timezone: about this moment of the world (default: --as-of)")
+        parser.add_argument("--recorded-as-of", help="ISO-8601 with timezone: with what the database held then")
         parser.add_argument("--limit", type=int, default=10)
         parser.add_argument("--json", action="store_true")
 
@@ -22,13 +25,10 @@ class Command(BaseCommand):
         target = Agent.objects.filter(slug=agent).first()
         if target is None:
             raise CommandError(f"no agent {agent!r}")
-        moment = None
-        if as_of:
-            moment = parse_datetime(as_of)
-            if moment is None or moment.tzinfo is None:
-                raise CommandError("--as-of must be ISO-8601 with a timezone, e.g. 2024-05-01T00:00:00Z")
+        clocks = {name: _moment(opts.get(name) if name != "as_of" else as_of, name)
+                  for name in ("as_of", "valid_at", "recorded_as_of")}
         try:
-            result = memory_retrieve(agent=target, query=query, as_of=moment, limit=limit)
+            result = memory_retrieve(agent=target, query=query, limit=limit, **clocks)
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if opts["json"]:
@@ -41,3 +41,13 @@ class Command(BaseCommand):
             self.stdout.write(f"#{item.rank} {item.text[:70]!r} · {scores}")
         self.stdout.write(f"{result.total_candidates} candidates · {result.duration_ms:.0f} ms · "
                           f"{result.context_tokens} context tokens · trace {result.trace_id}")
+
+
+def _moment(value: str | None, name: str):
+    if not value:
+        return None
+    moment = parse_datetime(value)
+    if moment is None or moment.tzinfo is None:
+        flag = "--" + name.replace("_", "-")
+        raise CommandError(f"{flag} must be ISO-8601 with a timezone, e.g. 2024-05-01T00:00:00Z")
+    return moment
