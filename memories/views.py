@@ -153,8 +153,8 @@ def fact_retract(request, agent, fact_id: int):
         messages.error(request, "A retraction needs a reason.")
         return redirect("ui:fact", agent.slug, fact_id)
     try:
-        _, closed = operator.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
-                                          actor=actor_of(request))
+        closed = operator.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
+                                       actor=actor_of(request)).relationships_closed
         messages.success(request, f"Retracted version {fact_id}; {closed} relationship(s) it evidenced closed too.")
     except DomainError as exc:
         messages.error(request, str(exc))

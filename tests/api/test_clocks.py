@@ -268,7 +268,7 @@ def test_recall_takes_the_three_clocks(imported, capsys):
     from django.core.management.base import CommandError
 
     def recall(*flags) -> set[str]:
-        call_command("recall", "Where does Ines Duarte live?", "--json", agent=imported.slug, *flags)
+        call_command("recall", "Where does Ines Duarte live?", "--json", *flags, agent=imported.slug)
         return {f["text"] for f in json.loads(capsys.readouterr().out)["facts"]}
 
     assert recall("--as-of", "2023-05-01T00:00:00Z") == {"Ines Duarte lives in Porto"}
