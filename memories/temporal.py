@@ -69,8 +69,19 @@ def _relative(text: str, now: datetime) -> TimeWindow | None:
     return None
 
 
+_ISO_DAY = re.compile(r"\b(week of |weekend of )?((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+
+
 def _absolute(text: str, now: datetime) -> TimeWindow | None:
     tz = now.tzinfo
+    match = _ISO_DAY.search(text)  # "2024-02-11", "week of 2024-02-05" (the offline extractor writes these)
+    if match:
+        try:
+            start = datetime(int(match.group(2)), int(match.group(3)), int(match.group(4)), tzinfo=tz)
+        except ValueError:
+            return None
+        span = {"week of ": 7, "weekend of ": 2}.get(match.group(1) or "", 1)
+        return TimeWindow(start, start + timedelta(days=span), match.group(0))
     match = re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", text) or re.search(
         rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", text)
     if match:
@@ -85,7 +96,7 @@ def _absolute(text: str, now: datetime) -> TimeWindow | None:
     match = re.search(rf"\b{_MONTH}\s+(?:of\s+)?(\d{{4}})\b", text)
     if match:
         return TimeWindow(*_month_window(int(match.group(2)), MONTHS[match.group(1)], tz), match.group(0))
-    match = re.search(r"\b(?:in|during|since|of)\s+((?:19|20)\d{2})\b", text)
+    match = re.search(r"\b(?:in|during|since|of)\s+((?:19|20)\d{2})\b(?![-/]\d)", text)
     if match:
         year = int(match.group(1))
         return TimeWindow(datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz), match.group(0))
