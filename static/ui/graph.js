@@ -2,7 +2,7 @@
 // expansion); every label is cytoscape data drawn on a canvas, never inserted as HTML.
 (function () {
   "use strict";
-  var cy, container, colours, panelUrl, dataUrl, asOf;
+  var cy, container, colours, panelUrl, dataUrl, asOf, validAt;
 
   function elementsOf(graph) {
     var nodes = graph.nodes.map(function (n) {
@@ -47,13 +47,18 @@
   }
 
   function openPanel(entityId) {
-    var url = panelUrl.replace(/\/0\/$/, "/" + entityId + "/") + (asOf ? "?as_of=" + encodeURIComponent(asOf) : "");
+    var params = new URLSearchParams();
+    if (asOf) params.set("as_of", asOf);
+    if (validAt) params.set("valid_at", validAt);
+    var query = params.toString();
+    var url = panelUrl.replace(/\/0\/$/, "/" + entityId + "/") + (query ? "?" + query : "");
     if (window.htmx) window.htmx.ajax("GET", url, { target: "#panel", swap: "innerHTML" });
   }
 
   function expand(node) {
     var params = new URLSearchParams({ entity: String(node.data("entity")), depth: "1" });
     if (asOf) params.set("as_of", asOf);
+    if (validAt) params.set("valid_at", validAt);
     document.querySelectorAll("input[name=rel_type]:checked").forEach(function (b) { params.append("rel_type", b.value); });
     fetch(dataUrl + "?" + params.toString(), { credentials: "same-origin", headers: { "Accept": "application/json" } })
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
@@ -78,6 +83,7 @@
     panelUrl = container.dataset.panelUrl;
     dataUrl = container.dataset.url;
     asOf = container.dataset.asOf;
+    validAt = container.dataset.validAt;
     var text = css("--text") || "#1d2430", muted = css("--muted") || "#5c6677", bg = css("--panel") || "#fff";
     var many = graph.nodes.length > 150;
     cy = window.cytoscape({

@@ -164,7 +164,7 @@ def test_trace_page_shows_the_steps_and_time_travel_marks_changes(page, live_ser
     page.evaluate("""() => { const s = document.getElementById('as_of_slider'); s.value = 2;
         s.dispatchEvent(new Event('change')); }""")
     page.wait_for_selector("text=Rafael lives in Curitiba")
-    assert page.locator("tr.diff-superseded").count() >= 1 and page.locator("tr.diff-added").count() >= 1
+    assert page.locator("tr.diff-changed").count() >= 1 and page.locator("tr.diff-added").count() >= 1
     shot(page, "time-travel")
 
 
