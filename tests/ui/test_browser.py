@@ -38,7 +38,7 @@ def live_demo(transactional_db, embedder, live_server):
 
     from memories.models import Agent
 
-    call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("load_demo", "--only", "demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
     return Agent.objects.get(slug="demo")
 
 
@@ -190,3 +190,75 @@ def test_markup_stored_in_memory_is_shown_as_text_and_never_runs(page, live_serv
     assert page.locator("#cy img").count() == 0 and page.locator("img[src=x]").count() == 0
     assert page.dialogs == []
     assert labels  # drawn from data: cytoscape paints labels on a canvas, never as HTML
+
+
+@pytest.fixture
+def asgi_server(transactional_db, embedder):
+    """The project's ASGI application (HTTP and websockets) under uvicorn in a thread of this
+    process, so the in-memory channel layer is shared with the test; `.loop` is its event loop."""
+    import asyncio
+    import socket
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    import uvicorn
+
+    from memory_project.asgi import application
+
+    port = next(p for p in range(8081, 8090) if socket.socket().connect_ex(("127.0.0.1", p)) != 0)
+    holder = SimpleNamespace(loop=None)
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets=None):
+            holder.loop = asyncio.get_running_loop()
+            await super().serve(sockets)
+
+    server = Server(uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield SimpleNamespace(url=f"http://127.0.0.1:{port}", loop=holder.loop)
+    server.should_exit = True
+    thread.join(15)
+
+
+def test_a_write_through_the_service_appears_on_open_pages_without_reload(browser, asgi_server):
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+    from django.core.management import call_command
+
+    from memories.models import Agent
+    from memories.services.write import memory_write
+
+    call_command("load_demo", "--only", "demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    demo = Agent.objects.get(slug="demo")
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    tab = context.new_page()
+    tab.goto(asgi_server.url + "/ui/login/")
+    tab.fill("#id_username", "admin")
+    tab.fill("#id_password", "anamnesis-demo")
+    tab.click("button[type=submit]")
+    tab.wait_for_url("**/ui/")
+    traces = context.new_page()
+    traces.goto(asgi_server.url + "/ui/agents/demo/traces/")
+    tab.goto(asgi_server.url + "/ui/agents/demo/")
+    for page in (tab, traces):
+        page.wait_for_selector("body[data-live-state=open]", timeout=15000)
+        page.evaluate("window.notReloaded = true")
+    assert "Pixel" not in tab.inner_text("#live-home")
+
+    def write():  # the service, called on the server's loop as a request's code would be
+        return memory_write(agent=demo, message="I adopted a dog called Pixel.", speaker_name="Rafael")
+
+    result = asyncio.run_coroutine_threadsafe(sync_to_async(write)(), asgi_server.loop).result(60)
+    tab.wait_for_selector("#live-home :text('Pixel')", timeout=15000)
+    traces.wait_for_selector(f"#live-traces a[href$='/traces/{result.run_id}/']", timeout=15000)
+    assert tab.evaluate("window.notReloaded") and traces.evaluate("window.notReloaded")
+    assert tab.locator("#live-status.on").count() == 1
+    shot(tab, "live-update")
+    context.close()
