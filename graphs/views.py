@@ -31,10 +31,14 @@ def _graph_params(request) -> dict:
     }
 
 
+UI_MAX_EDGES = 1500  # the explorer draws up to this many (a grid layout past 300 nodes keeps it responsive)
+
+
 def _graph(agent, request, params) -> tuple[dict, object]:
     focus = ui_reads.entity_find(agent=agent, text=params["entity_ref"]) if params["entity_ref"] else None
     graph = graph_selectors.graph_around(agent=agent, entity=focus, depth=params["depth"],
-                                         rel_types=params["rel_types"], as_of=request.moment)
+                                         rel_types=params["rel_types"], as_of=request.moment,
+                                         max_edges=UI_MAX_EDGES)
     if focus is not None and not graph["nodes"]:
         graph["nodes"] = [{"id": focus.id, "key": focus.key, "label": focus.display_name, "type": focus.type,
                            "importance": focus.importance}]

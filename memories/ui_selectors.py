@@ -194,10 +194,20 @@ def fact_chain(*, agent: Agent, fact_id: int) -> list[FactVersion]:
     chain = fact_history(agent=agent, fact_id=fact_id)
     runs = {r.event_id: r for r in selectors.write_jobs(agent=agent).filter(
         event_id__in=[f.source_event_id for f in chain if f.source_event_id])}
+    reinstated = {}  # new version id → the audit entry of the reinstatement that wrote it
+    for entry in AuditEntry.objects.filter(agent=agent, action="fact_reinstate",
+                                           object_id__in=[str(f.id) for f in chain]):
+        if isinstance(entry.after, dict) and entry.after.get("id"):
+            reinstated[entry.after["id"]] = entry
     versions, previous = [], None
     for fact in chain:
         run = runs.get(fact.source_event_id) if fact.source_context != "operator" else None
-        decision, reason = _decision(fact, run, previous)
+        if fact.id in reinstated:
+            entry = reinstated[fact.id]
+            decision, reason = "REINSTATED", f"version {entry.object_id} reinstated by {entry.actor}: {entry.reason}"
+            run = None
+        else:
+            decision, reason = _decision(fact, run, previous)
         versions.append(FactVersion(fact=fact, run=run, decision=decision, reason=reason,
                                     closed_reason=fact.invalidation_reason))
         previous = fact

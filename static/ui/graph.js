@@ -29,8 +29,9 @@
 
   function layout() {
     var big = cy.nodes().length > 300;
-    cy.layout({ name: big ? "grid" : "cose", animate: false, fit: true, padding: 40,
-      nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 110; } }).run();
+    cy.layout({ name: big ? "grid" : "cose", animate: false, fit: true, padding: 40, randomize: true,
+      nodeRepulsion: function () { return 200000; }, idealEdgeLength: function () { return 120; },
+      nodeOverlap: 40, componentSpacing: 120, gravity: 0.5, numIter: 2000 }).run();
     if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }  // a handful of nodes should not fill the screen
     countDrawn();
   }

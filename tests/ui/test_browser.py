@@ -262,3 +262,79 @@ def test_a_write_through_the_service_appears_on_open_pages_without_reload(browse
     assert tab.locator("#live-status.on").count() == 1
     shot(tab, "live-update")
     context.close()
+
+
+def test_the_graph_explorer_draws_a_thousand_nodes(page, live_server):
+    """1,000 entities around one hub (10 branches of 99 leaves): the page draws them all and
+    stays usable (a click opens the panel). No timing is asserted: the machine is shared."""
+    from datetime import UTC, datetime
+
+    from memories.models import Entity, Relationship
+    from memories.services.agents import agent_get_or_create
+
+    agent = agent_get_or_create(slug="big", name="A big graph")
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    entities = Entity.objects.bulk_create(
+        [Entity(agent=agent, key="person:hub", type="person", display_name="Hub", importance=1.0)]
+        + [Entity(agent=agent, key=f"organization:b{i}", type="organization", display_name=f"Branch {i}",
+                  importance=0.7) for i in range(10)]
+        + [Entity(agent=agent, key=f"person:l{i}", type="person", display_name=f"Leaf {i}", importance=0.2)
+           for i in range(989)])
+    hub, branches, leaves = entities[0], entities[1:11], entities[11:]
+    clocks = {"valid_from": at, "learned_at": at, "recorded_at": at}
+    Relationship.objects.bulk_create(
+        [Relationship(agent=agent, source=hub, target=b, rel_type="runs", **clocks) for b in branches]
+        + [Relationship(agent=agent, source=leaf, target=branches[i % 10], rel_type="member_of", **clocks)
+           for i, leaf in enumerate(leaves)])
+    page.goto(live_server.url + f"/ui/agents/big/graph/?entity={hub.id}&depth=2")
+    nodes, edges = _drawn(page)
+    assert (nodes, edges) == (1000, 999)
+    shot(page, "graph-1000", full_page=False)
+    page.evaluate("""() => { const n = window.anamnesisGraph.$('node[label = "Branch 3"]');
+        n.emit('tap'); }""")
+    page.wait_for_selector("#panel h2:has-text('Branch 3')", timeout=15000)
+
+
+def test_the_full_demo_gives_every_page_something_to_show(page, live_server):
+    """The demo's other agents (loaded on top of `demo`, twice: nothing doubles) through the
+    pages an operator opens first; screenshots for a human to look at."""
+    from django.core.management import call_command
+
+    from memories.models import AuditEntry, Entity, Event, Fact
+
+    call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    counts = (Event.objects.count(), Fact.objects.count(), AuditEntry.objects.count())
+    call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    assert (Event.objects.count(), Fact.objects.count(), AuditEntry.objects.count()) == counts
+    assert Event.objects.filter(agent__slug__in=["studio", "fieldwork", "household"]).count() >= 300
+    actions = set(AuditEntry.objects.values_list("action", flat=True))
+    assert {"fact_correct", "fact_retract", "fact_reinstate"} <= actions
+
+    page.goto(live_server.url + "/ui/")
+    assert page.locator(".card h2").count() == 4
+    shot(page, "demo-overview")
+    # as Helena's assistant knew it in mid-2023: Lisbon, Atelier Norte; since: Porto, Casa Forma
+    page.goto(live_server.url + "/ui/agents/studio/time-travel/?as_of=2023-07-01")
+    assert page.locator("tr.diff-changed").count() >= 2 and page.locator("tr.diff-added").count() >= 3
+    assert "Lisbon" in page.inner_text("tr.diff-changed >> nth=0") or "Lisbon" in page.inner_text("#page")
+    shot(page, "demo-time-travel")
+    moved = Fact.objects.current().get(agent__slug="studio", text__contains="moved to Porto")
+    page.goto(live_server.url + f"/ui/agents/studio/facts/{moved.id}/")
+    assert page.locator(".timeline > li").count() == 2 and page.locator(".clock-agent").count() == 2
+    shot(page, "demo-chain-three-clocks")
+    lucas = Fact.objects.current().get(agent__slug="fieldwork", text__contains="Lucas Ferreira works")
+    page.goto(live_server.url + f"/ui/agents/fieldwork/facts/{lucas.id}/")
+    assert page.locator(".timeline > li").count() == 3 and "Green Delta" in lucas.text
+    shot(page, "demo-chain-reinstated")
+    helena = Entity.objects.get(agent__slug="studio", display_name="Helena")
+    page.goto(live_server.url + f"/ui/agents/studio/entities/{helena.id}/")
+    assert page.locator("#aliases").count() == 1
+    shot(page, "demo-entity")
+    page.goto(live_server.url + f"/ui/agents/studio/graph/?entity={helena.id}&depth=2")
+    nodes, _ = _drawn(page)
+    assert nodes >= 8
+    shot(page, "demo-graph")
+    page.goto(live_server.url + f"/ui/agents/studio/graph/?entity={helena.id}&depth=2&as_of=2023-02-01")
+    then, _ = _drawn(page)
+    assert then < nodes
+    shot(page, "demo-graph-2023")

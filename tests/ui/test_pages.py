@@ -189,6 +189,7 @@ def test_the_chain_shows_three_clocks_and_an_operator_reinstates(operator_client
     assert AuditEntry.objects.get(action="fact_reinstate").actor == "user:otto"
     chain = operator_client.get(response["Location"]).context["versions"]
     assert len(chain) == 3 and chain[-1].fact.is_active
+    assert chain[-1].decision == "REINSTATED" and "he stayed" in chain[-1].reason
 
 
 def test_correct_with_valid_from_and_retract_reopening_the_previous(operator_client, demo):
