@@ -31,10 +31,14 @@ def _graph_params(request) -> dict:
     }
 
 
+UI_MAX_EDGES = 1500  # the explorer draws up to this many (a grid layout past 300 nodes keeps it responsive)
+
+
 def _graph(agent, request, params) -> tuple[dict, object]:
     focus = ui_reads.entity_find(agent=agent, text=params["entity_ref"]) if params["entity_ref"] else None
     graph = graph_selectors.graph_around(agent=agent, entity=focus, depth=params["depth"],
-                                         rel_types=params["rel_types"], as_of=request.as_of)
+                                         rel_types=params["rel_types"], as_of=request.moment,
+                                         max_edges=UI_MAX_EDGES)
     if focus is not None and not graph["nodes"]:
         graph["nodes"] = [{"id": focus.id, "key": focus.key, "label": focus.display_name, "type": focus.type,
                            "importance": focus.importance}]
@@ -81,5 +85,5 @@ def graph_panel(request, agent, entity_id: int):
         entity = memory_selectors.entity_get(agent=agent, entity_id=entity_id)
     except NotFound as exc:
         raise Http404(str(exc)) from exc
-    page = ui_reads.entity_page(agent=agent, entity=entity, as_of=request.as_of)
+    page = ui_reads.entity_page(agent=agent, entity=entity, as_of=request.moment)
     return render_page(request, "graphs/panel.html", page, agent=agent)

@@ -294,8 +294,9 @@ class LinkInline(ReadOnlyInline):
 
 @admin.register(Fact)
 class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
-    """Fact versions, read-only. "Correct" writes a new version superseding this one and
-    "Retract" closes it (fact_correct / fact_retract); the change page shows the version chain."""
+    """Fact versions, read-only. "Correct" writes a new version superseding this one, "Retract"
+    closes it and "Reinstate" makes a closed version current again (fact_correct / fact_retract /
+    fact_reinstate); the change page shows the version chain."""
 
     list_display = ("id", "text", "entity", "agent", "status", "confidence", "valid_from", "valid_to",
                     "recorded_at", "invalidated_at", "source_context")
@@ -313,7 +314,7 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
     list_select_related = ("entity", "agent")
     date_hierarchy = "valid_from"
     actions = ["retract_selected"]
-    operator_views = ("correct", "retract")
+    operator_views = ("correct", "retract", "reinstate")
 
     @admin.display(description="status")
     def status(self, obj):
@@ -373,6 +374,25 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
         return self.render_operator_form(
             request, title=f"Retract fact {fact.pk}", form=form, obj=fact, submit="Retract",
             intro=f"“{fact.text}” stops being believed from now on; relationships it evidences close too.")
+
+    def reinstate_view(self, request, object_id):
+        fact = self.operator_object(request, object_id)
+        form = ReasonForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                new = operator.fact_reinstate(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
+                                              actor=operator_actor(request))
+            except (DomainError, NotFound) as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(request, f"Fact {fact.pk} reinstated: version {new.pk} states it again, current.")
+                return HttpResponseRedirect(self.change_url(new))
+        current = operator.fact_current_version(fact)
+        return self.render_operator_form(
+            request, title=f"Reinstate fact {fact.pk}", form=form, obj=fact, submit="Reinstate",
+            intro=f"“{fact.text}” becomes current again as a new version (known from now, true from "
+                  f"{fact.valid_from:%Y-%m-%d})" + (f"; the current version {current.pk} (“{current.text}”) "
+                                                     "stops being believed." if current else "."))
 
     @admin.action(description="Retract the selected facts…", permissions=["operate"])
     def retract_selected(self, request, queryset):

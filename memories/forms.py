@@ -9,12 +9,34 @@ class FactCorrectForm(forms.Form):
     reason = forms.CharField(max_length=500, help_text="Why: it is stored in the chain and the audit log.")
 
 
+    valid_from = forms.DateTimeField(required=False, help_text=(
+        "When the corrected statement became true in the world (UTC). Empty: from where the corrected "
+        "version started — the old text was never true."))
+
+
 class FactRetractForm(forms.Form):
     reason = forms.CharField(max_length=500, help_text="Why this is no longer true (or never was).")
+    reopen_previous = forms.BooleanField(required=False, help_text=(
+        "The version this one replaced becomes current again (a wrong update undone)."))
+
+
+class FactReinstateForm(forms.Form):
+    reason = forms.CharField(max_length=500, help_text="Why this version was right after all.")
+
+
+class AliasRemoveForm(forms.Form):
+    alias = forms.CharField(max_length=255)
+    reason = forms.CharField(max_length=500, required=False)
+
+
+class EntityUnmergeForm(forms.Form):
+    merged = forms.IntegerField(help_text="The entity that was merged into this one.")
+    reason = forms.CharField(max_length=500, required=False)
 
 
 class AliasAddForm(forms.Form):
     alias = forms.CharField(max_length=255, help_text="Another name the agent may hear for this entity.")
+    move = forms.BooleanField(required=False, help_text="If another entity has this alias, take it from that one.")
 
 
 class EntityMergeForm(forms.Form):

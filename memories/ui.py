@@ -17,6 +17,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from memories import selectors
 from memories.models import Agent
+from memories.models.visibility import Moment
 from memories.services.roles import OPERATE_PERMS, VIEW_PERM
 
 
@@ -68,6 +69,9 @@ def ui_page(view: Callable | None = None, *, operate: bool = False):
                     raise Http404(f"no agent {kwargs['agent']!r}")
                 kwargs["agent"] = agent
             request.as_of = parse_moment(request.GET.get("as_of"))
+            request.valid_at = parse_moment(request.GET.get("valid_at"))
+            # what the agent knew at as_of (its clock) about the world at valid_at (default: as_of)
+            request.moment = Moment(as_of=request.as_of, valid_at=request.valid_at)
             return fn(request, *args, **kwargs)
 
         return wrapper
@@ -80,20 +84,28 @@ def moment_value(as_of: datetime | None) -> str:
     return as_of.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] if as_of else ""
 
 
-def as_of_query(as_of: datetime | None, **extra) -> str:
-    """"?as_of=…&…" for links that keep the chosen moment; "" when there is nothing to keep."""
-    params = {k: v for k, v in {"as_of": moment_value(as_of) or None, **extra}.items() if v}
+def as_of_query(as_of: datetime | None, valid_at: datetime | None = None, **extra) -> str:
+    """"?as_of=…&valid_at=…&…" for links that keep the chosen moment; "" when there is nothing to keep."""
+    params = {k: v for k, v in {"as_of": moment_value(as_of) or None, "valid_at": moment_value(valid_at) or None,
+                                **extra}.items() if v}
     return "?" + urlencode(params) if params else ""
+
+
+def moment_keep(request: HttpRequest) -> dict[str, str]:
+    """The chosen clocks as query parameters, for forms and links that keep them."""
+    return {k: v for k, v in (("as_of", moment_value(getattr(request, "as_of", None))),
+                              ("valid_at", moment_value(getattr(request, "valid_at", None)))) if v}
 
 
 def render_page(request: HttpRequest, template: str, context: dict, *, agent: Agent | None = None,
                 status: int = 200) -> HttpResponse:
     """The full page, or for an htmx request (not boosted) only the fragment: `template` is the
     page; its fragment is the same name under `htmx/` (memories/entity.html → memories/htmx/entity.html)."""
-    as_of = getattr(request, "as_of", None)
+    as_of, valid_at = getattr(request, "as_of", None), getattr(request, "valid_at", None)
     context = {
-        "agent": agent, "as_of": as_of, "as_of_value": moment_value(as_of),
-        "as_of_qs": as_of_query(as_of), "can_operate": can_operate(request.user), **context,
+        "agent": agent, "as_of": as_of, "as_of_value": moment_value(as_of), "valid_at": valid_at,
+        "valid_at_value": moment_value(valid_at), "as_of_qs": as_of_query(as_of, valid_at),
+        "moment_keep": moment_keep(request), "can_operate": can_operate(request.user), **context,
     }
     if request.htmx and not request.htmx.boosted:
         app, _, name = template.rpartition("/")

@@ -25,8 +25,9 @@ from memories.models import (
     Relationship,
     RunStatus,
 )
+from memories.models.visibility import Moment
 from memories.naming import normalize_alias
-from memories.services.operator import fact_history
+from memories.services.operator import fact_current_version, fact_history
 
 
 def _count(model, *conditions: Q, **filters) -> Subquery:
@@ -88,7 +89,7 @@ def latency_last_day(*, agent: Agent | None = None, hours: int = 24, now: dateti
 
 # --- search and recent changes -------------------------------------------------------------------
 
-def search(*, agent: Agent, q: str, as_of: datetime | None = None, limit: int = 25) -> dict:
+def search(*, agent: Agent, q: str, as_of: Moment | datetime | None = None, limit: int = 25) -> dict:
     """Entities whose name or an alias contains the words, and visible facts that contain them."""
     q = (q or "").strip()
     if not q:
@@ -110,22 +111,33 @@ def audit_recent(*, agent: Agent, limit: int = 20) -> list[AuditEntry]:
     return list(AuditEntry.objects.filter(agent=agent).order_by("-created_at", "-id")[:limit])
 
 
+def _stop(moment: datetime) -> str:
+    """A moment as the slider and the datetime-local field carry it (UTC, milliseconds), rounded
+    up so the message said at that moment is included."""
+    moment = moment.astimezone(UTC)
+    if moment.microsecond % 1000:
+        moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+
+
 def knowledge_moments(*, agent: Agent, limit: int = 1000) -> list[dict]:
-    """The moments the agent's knowledge changed, oldest first: when each message's write
-    finished (its facts recorded then), with the message. The stops of the as_of slider: `as_of`
-    reads both time axes, so a moment before a message was *recorded* shows nothing of it."""
-    runs = (selectors.write_jobs(agent=agent).filter(status=RunStatus.SUCCEEDED, finished_at__isnull=False)
-            .select_related("event").only("finished_at", "event__speaker", "event__text", "event__occurred_at")
-            .order_by("-finished_at")[:limit])
-    return [{"t": r.finished_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3],
-             "label": f"after “{r.event.text[:70]}” ({r.event.speaker}, said {r.event.occurred_at:%Y-%m-%d})"
-             if r.event else "after a write"}
-            for r in reversed(list(runs))]
+    """The moments the agent learned something, oldest first: when each message was said
+    (Event.occurred_at, the agent's clock, which `as_of` reads), with the message. The stops of the
+    as_of slider; messages said at the same instant share a stop. An imported history answers
+    as of its own dates, not as of the day it was stored."""
+    events = (selectors.events_list(agent=agent).filter(redacted_at__isnull=True)
+              .only("occurred_at", "speaker", "text").order_by("-occurred_at", "-id")[:limit])
+    stops: dict[str, dict] = {}
+    for e in reversed(list(events)):
+        text = e.text if len(e.text) <= 70 else e.text[:69] + "…"
+        stops[_stop(e.occurred_at)] = {"t": _stop(e.occurred_at),
+                                       "label": f"after “{text}” ({e.speaker}, {e.occurred_at:%Y-%m-%d %H:%M})"}
+    return list(stops.values())
 
 
 # --- an entity, a fact's chain -------------------------------------------------------------------
 
-def entity_page(*, agent: Agent, entity: Entity, as_of: datetime | None = None) -> dict:
+def entity_page(*, agent: Agent, entity: Entity, as_of: Moment | datetime | None = None) -> dict:
     """The entity with its aliases, facts visible as of (current by default) and past ones,
     relationships, the messages its facts came from, entities merged into it, audit entries."""
     aliases = list(EntityAlias.objects.filter(agent=agent, entity=entity).order_by("alias"))
@@ -182,10 +194,20 @@ def fact_chain(*, agent: Agent, fact_id: int) -> list[FactVersion]:
     chain = fact_history(agent=agent, fact_id=fact_id)
     runs = {r.event_id: r for r in selectors.write_jobs(agent=agent).filter(
         event_id__in=[f.source_event_id for f in chain if f.source_event_id])}
+    reinstated = {}  # new version id → the audit entry of the reinstatement that wrote it
+    for entry in AuditEntry.objects.filter(agent=agent, action="fact_reinstate",
+                                           object_id__in=[str(f.id) for f in chain]):
+        if isinstance(entry.after, dict) and entry.after.get("id"):
+            reinstated[entry.after["id"]] = entry
     versions, previous = [], None
     for fact in chain:
         run = runs.get(fact.source_event_id) if fact.source_context != "operator" else None
-        decision, reason = _decision(fact, run, previous)
+        if fact.id in reinstated:
+            entry = reinstated[fact.id]
+            decision, reason = "REINSTATED", f"version {entry.object_id} reinstated by {entry.actor}: {entry.reason}"
+            run = None
+        else:
+            decision, reason = _decision(fact, run, previous)
         versions.append(FactVersion(fact=fact, run=run, decision=decision, reason=reason,
                                     closed_reason=fact.invalidation_reason))
         previous = fact
@@ -205,38 +227,99 @@ def _decision(fact: Fact, run: PipelineRun | None, previous: Fact | None) -> tup
 
 # --- time travel ---------------------------------------------------------------------------------
 
-def known_at(moment: datetime | None) -> Q:
-    """Rows the agent held as true at `moment` on the database clock: recorded by then and not yet
-    superseded or retracted (None: now). Unlike `visible(as_of)` this ignores the world window, so a
-    move learned later still shows the old address as what the agent believed before."""
-    if moment is None:
-        return Q(invalidated_at__isnull=True)
-    return Q(recorded_at__lte=moment) & (Q(invalidated_at__isnull=True) | Q(invalidated_at__gt=moment))
+@dataclass
+class Change:
+    """One row of the time-travel page: the version known then (None: added since), the version
+    current now (None: ended or retracted since, with `ended` saying why)."""
+
+    then: object | None
+    now: object | None
+    ended: str = ""
+
+    @property
+    def row(self):
+        """The version to show when one is enough: now's, else then's."""
+        return self.now if self.now is not None else self.then
+
+    @property
+    def kind(self) -> str:
+        if self.then is None:
+            return "added"
+        if self.now is None:
+            return "ended"
+        return "unchanged" if self.then.id == self.now.id else "changed"
 
 
 @dataclass
 class MomentDiff:
-    """Between `then` and now: what is known only now (added), only then (superseded or retracted
-    since), and at both moments (unchanged)."""
+    """Between a moment and now: rows known only now (added), known then and replaced by another
+    version of the same chain (changed), known then and no longer (ended: superseded without a
+    successor, closed or retracted), and known at both moments (unchanged)."""
 
-    added: list
-    superseded: list
-    unchanged: list
+    added: list[Change]
+    changed: list[Change]
+    ended: list[Change]
+    unchanged: list[Change]
+
+    @property
+    def rows(self) -> list[Change]:
+        return [*self.changed, *self.ended, *self.added, *self.unchanged]
 
 
-def _diff(then_rows: list, now_rows: list) -> MomentDiff:
+def _ended_why(row) -> str:
+    if getattr(row, "invalidation_reason", ""):
+        return row.invalidation_reason
+    if row.unlearned_at:
+        return f"no longer believed from {row.unlearned_at:%Y-%m-%d}"
+    if row.valid_to:
+        return f"no longer true from {row.valid_to:%Y-%m-%d}"
+    return "closed"
+
+
+def _fact_diff(then_rows: list[Fact], now_rows: list[Fact]) -> MomentDiff:
+    now_ids = {f.id for f in now_rows}
+    then_ids = {f.id for f in then_rows}
+    now_by_id = {f.id: f for f in now_rows}
+    changed, ended, replaced = [], [], set()
+    for fact in then_rows:
+        if fact.id in now_ids:
+            continue
+        head = fact_current_version(fact)
+        if head is not None and head.id in now_ids and head.id not in then_ids:
+            changed.append(Change(then=fact, now=now_by_id[head.id]))
+            replaced.add(head.id)
+        else:
+            ended.append(Change(then=fact, now=None, ended=_ended_why(fact)))
+    return MomentDiff(
+        added=[Change(then=None, now=f) for f in now_rows if f.id not in then_ids and f.id not in replaced],
+        changed=changed, ended=ended,
+        unchanged=[Change(then=f, now=f) for f in now_rows if f.id in then_ids])
+
+
+def _rel_diff(then_rows: list[Relationship], now_rows: list[Relationship]) -> MomentDiff:
+    def slot(r):
+        return (r.source_id, r.rel_type, r.target_id)
+
     then_ids, now_ids = {r.id for r in then_rows}, {r.id for r in now_rows}
-    return MomentDiff(added=[r for r in now_rows if r.id not in then_ids],
-                      superseded=[r for r in then_rows if r.id not in now_ids],
-                      unchanged=[r for r in now_rows if r.id in then_ids])
+    then_slots = {slot(r) for r in then_rows}
+    # a relationship re-opened as a new version (reinstated, unmerged) is the same edge
+    return MomentDiff(
+        added=[Change(then=None, now=r) for r in now_rows if r.id not in then_ids and slot(r) not in then_slots],
+        changed=[],
+        ended=[Change(then=r, now=None, ended=_ended_why(r)) for r in then_rows
+               if r.id not in now_ids and slot(r) not in {slot(n) for n in now_rows}],
+        unchanged=[Change(then=r, now=r) for r in now_rows if r.id in then_ids or slot(r) in then_slots])
 
 
-def knowledge_diff(*, agent: Agent, then: datetime, limit: int = 500) -> dict:
-    facts = selectors.facts_list(agent=agent).select_related("superseded_by").order_by("entity__display_name", "id")
+def knowledge_diff(*, agent: Agent, then: Moment, limit: int = 500) -> dict:
+    """What the agent knew at `then` (its clock: `Fact.objects.visible(then)`) beside what it
+    knows now (the current versions)."""
+    facts = (selectors.facts_list(agent=agent).select_related("entity", "source_event")
+             .defer("embedding").order_by("entity__display_name", "id"))
     rels = selectors.relationships_list(agent=agent).order_by("source__display_name", "rel_type", "id")
     return {
-        "facts": _diff(list(facts.filter(known_at(then))[:limit]), list(facts.filter(known_at(None))[:limit])),
-        "relationships": _diff(list(rels.filter(known_at(then))[:limit]), list(rels.filter(known_at(None))[:limit])),
+        "facts": _fact_diff(list(facts.visible(then)[:limit]), list(facts.visible(None)[:limit])),
+        "relationships": _rel_diff(list(rels.visible(then)[:limit]), list(rels.visible(None)[:limit])),
     }
 
 

@@ -13,7 +13,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memories import selectors
 from memories import ui_selectors as ui_reads
 from memories.errors import DomainError, NotFound
-from memories.forms import AliasAddForm, EntityForgetForm, EntityMergeForm, FactCorrectForm, FactRetractForm
+from memories.forms import (
+    AliasAddForm,
+    AliasRemoveForm,
+    EntityForgetForm,
+    EntityMergeForm,
+    EntityUnmergeForm,
+    FactCorrectForm,
+    FactReinstateForm,
+    FactRetractForm,
+)
 from memories.models import RunKind, RunStatus
 from memories.services import operator
 from memories.ui import actor_of, render_page, ui_page
@@ -42,7 +51,7 @@ def overview(request):
 def agent_home(request, agent):
     q = request.GET.get("q", "")
     return render_page(request, "memories/agent_home.html", {
-        "nav": "home", "q": q, "results": ui_reads.search(agent=agent, q=q, as_of=request.as_of),
+        "nav": "home", "q": q, "results": ui_reads.search(agent=agent, q=q, as_of=request.moment),
         "recent_facts": ui_reads.facts_recent(agent=agent), "audit": ui_reads.audit_recent(agent=agent),
         "runs": ui_reads.runs_recent(agent=agent, limit=8),
     }, agent=agent)
@@ -52,7 +61,7 @@ def agent_home(request, agent):
 @ui_page
 def entity_detail(request, agent, entity_id: int):
     entity = _or_404(selectors.entity_get, agent=agent, entity_id=entity_id)
-    page = ui_reads.entity_page(agent=agent, entity=entity, as_of=request.as_of)
+    page = ui_reads.entity_page(agent=agent, entity=entity, as_of=request.moment)
     return render_page(request, "memories/entity.html", {
         **page, "alias_form": AliasAddForm(),
         "merge_form": EntityMergeForm(choices=ui_reads.entity_choices(agent=agent, exclude=entity)),
@@ -70,14 +79,55 @@ def entity_alias_add(request, agent, entity_id: int):
     if form.is_valid():
         try:
             created = operator.entity_alias_add(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
-                                                actor=actor_of(request))
-            messages.success(request, f"Alias “{form.cleaned_data['alias']}” "
-                                      f"{'added' if created else 'was already there'}.")
+                                                actor=actor_of(request), move=form.cleaned_data["move"])
+            verb = ("moved here" if form.cleaned_data["move"] and created
+                    else "added" if created else "was already there")
+            messages.success(request, f"Alias “{form.cleaned_data['alias']}” {verb}.")
         except DomainError as exc:
             messages.error(request, str(exc))
     else:
         messages.error(request, "Give the alias some letters or digits.")
     return redirect(_entity_url(agent, entity_id))
+
+
+@require_POST
+@ui_page
+def entity_alias_remove(request, agent, entity_id: int):
+    form = AliasRemoveForm(request.POST)
+    if form.is_valid():
+        try:
+            operator.entity_alias_remove(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
+                                         actor=actor_of(request), reason=form.cleaned_data["reason"])
+            messages.success(request, f"Alias “{form.cleaned_data['alias']}” removed.")
+        except DomainError as exc:
+            messages.error(request, str(exc))
+    else:
+        messages.error(request, "Which alias?")
+    return redirect(_entity_url(agent, entity_id))
+
+
+@require_POST
+@ui_page
+def entity_unmerge(request, agent, entity_id: int):
+    """Undo the merge of `merged` (an entity merged into this one); back to its own page."""
+    form = EntityUnmergeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Which merged entity?")
+        return redirect(_entity_url(agent, entity_id))
+    merged_id = form.cleaned_data["merged"]
+    if not selectors.entities_list(agent=agent).filter(pk=merged_id, merged_into_id=entity_id).exists():
+        messages.error(request, f"Entity {merged_id} is not merged into this one.")
+        return redirect(_entity_url(agent, entity_id))
+    try:
+        report = operator.entity_unmerge(agent=agent, entity_id=merged_id, actor=actor_of(request),
+                                         reason=form.cleaned_data["reason"])
+    except DomainError as exc:
+        messages.error(request, str(exc))
+        return redirect(_entity_url(agent, entity_id))
+    messages.success(request, f"Unmerged: {report.facts_moved} facts, {report.relationships_moved} relationships "
+                              f"and {report.aliases_moved} aliases went back "
+                              f"({report.relationships_restored} relationships re-opened).")
+    return redirect(_entity_url(agent, merged_id))
 
 
 @require_POST
@@ -125,6 +175,7 @@ def fact_detail(request, agent, fact_id: int):
     return render_page(request, "memories/fact.html", {
         "versions": versions, "selected": fact_id, "latest": latest, "subject": latest.entity,
         "correct_form": FactCorrectForm(initial={"text": latest.text}), "retract_form": FactRetractForm(),
+        "current": next((v.fact for v in versions if v.fact.is_active), None),
     }, agent=agent)
 
 
@@ -137,7 +188,8 @@ def fact_correct(request, agent, fact_id: int):
         return redirect("ui:fact", agent.slug, fact_id)
     try:
         new = operator.fact_correct(agent=agent, fact_id=fact_id, text=form.cleaned_data["text"],
-                                    reason=form.cleaned_data["reason"], actor=actor_of(request))
+                                    reason=form.cleaned_data["reason"], actor=actor_of(request),
+                                    valid_from=form.cleaned_data["valid_from"])
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect("ui:fact", agent.slug, fact_id)
@@ -153,12 +205,34 @@ def fact_retract(request, agent, fact_id: int):
         messages.error(request, "A retraction needs a reason.")
         return redirect("ui:fact", agent.slug, fact_id)
     try:
-        closed = operator.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
-                                       actor=actor_of(request)).relationships_closed
-        messages.success(request, f"Retracted version {fact_id}; {closed} relationship(s) it evidenced closed too.")
+        report = operator.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
+                                       actor=actor_of(request), reopen_previous=form.cleaned_data["reopen_previous"])
     except DomainError as exc:
         messages.error(request, str(exc))
+        return redirect("ui:fact", agent.slug, fact_id)
+    done = f"Retracted version {fact_id}; {report.relationships_closed} relationship(s) it evidenced closed too."
+    if report.reinstated is not None:
+        messages.success(request, f"{done} The version it replaced is current again as version {report.reinstated.id}.")
+        return redirect("ui:fact", agent.slug, report.reinstated.id)
+    messages.success(request, done)
     return redirect("ui:fact", agent.slug, fact_id)
+
+
+@require_POST
+@ui_page
+def fact_reinstate(request, agent, fact_id: int):
+    form = FactReinstateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A reinstatement needs a reason.")
+        return redirect("ui:fact", agent.slug, fact_id)
+    try:
+        new = operator.fact_reinstate(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
+                                      actor=actor_of(request))
+    except DomainError as exc:
+        messages.error(request, str(exc))
+        return redirect("ui:fact", agent.slug, fact_id)
+    messages.success(request, f"Reinstated: version {new.id} states version {fact_id}'s text again and is current.")
+    return redirect("ui:fact", agent.slug, new.id)
 
 
 @require_GET
@@ -191,7 +265,10 @@ def trace_detail(request, agent, run_id: int):
 @require_GET
 @ui_page
 def time_travel(request, agent):
-    diff = ui_reads.knowledge_diff(agent=agent, then=request.as_of) if request.as_of else None
+    """What the agent knew at `as_of` (its own clock; about the world at `valid_at`, by default
+    the same moment) beside what it knows now."""
+    moment = request.moment
+    diff = None if moment.is_now else ui_reads.knowledge_diff(agent=agent, then=moment)
     return render_page(request, "memories/time_travel.html", {
-        "nav": "time", "diff": diff, "moments": ui_reads.knowledge_moments(agent=agent),
+        "nav": "time", "diff": diff, "moments": ui_reads.knowledge_moments(agent=agent), "with_valid_at": True,
     }, agent=agent)

@@ -1,5 +1,5 @@
-"""ASGI entry point: HTTP through Django, under Channels' protocol router (WebSocket routes join
-it when a page needs live updates), and the MCP server's streamable HTTP transport at /mcp/."""
+"""ASGI entry point: HTTP through Django and the UI's live-update websockets (/ws/ui/…) under
+Channels' protocol router, and the MCP server's streamable HTTP transport at /mcp/."""
 
 import os
 
@@ -8,18 +8,24 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.base")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from memory_project.live import websocket_urlpatterns  # noqa: E402
 from retrieval.mcp_server import http_app as mcp_http_app  # noqa: E402
 
-router = ProtocolTypeRouter({"http": django_asgi_app})
+router = ProtocolTypeRouter({
+    "http": django_asgi_app,
+    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+})
 mcp_app = mcp_http_app()
 MCP_PATHS = ("/mcp", "/mcp/")
 
 
 async def application(scope, receive, send):
     """/mcp/ to the MCP app (which also owns the lifespan: its session manager runs there),
-    everything else to Django."""
+    everything else (HTTP and websockets) to Channels' router."""
     if scope["type"] == "lifespan":
         return await mcp_app(scope, receive, send)
     if scope["type"] == "http" and scope["path"] in MCP_PATHS:

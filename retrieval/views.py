@@ -1,4 +1,4 @@
-"""Ask: run a retrieval from the browser (preset, as_of, limit) and show the context, each item's
+"""Ask: run a retrieval from the browser (preset, as_of, valid_at, limit) and show the context, each item's
 score by signal and a link to the run's trace."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def ask(request, agent):
     result, error = None, ""
     if q:
         try:
-            result = memory_retrieve(agent=agent, query=q, as_of=request.as_of, limit=limit, preset=preset)
+            result = memory_retrieve(agent=agent, query=q, as_of=request.as_of, valid_at=request.valid_at, limit=limit,
+                                     preset=preset)
         except (DomainError, OverflowError) as exc:
             error = str(exc)
     items = []

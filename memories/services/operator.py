@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.errors import Conflict, DomainError, NotFound
+from memories.live import live_notify
 from memories.models import (
     Agent,
     AuditEntry,
@@ -117,6 +118,7 @@ def fact_correct(*, agent: Agent, fact_id: int, text: str, reason: str, actor: s
     audit_record(agent=agent, actor=actor, action="fact_correct", obj=old, before=before,
                  after=_fact_state(new), reason=reason)
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    live_notify(agent=agent, kind="fact", obj_id=new.id)
     return new
 
 
@@ -143,6 +145,7 @@ def fact_retract(*, agent: Agent, fact_id: int, reason: str, actor: str,
             raise DomainError(f"fact {fact_id} superseded no earlier version", {"reopen_previous": "nothing to reopen"})
         report.reinstated = fact_reinstate(agent=agent, fact_id=fact.supersedes_id, reason=reason, actor=actor)
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    live_notify(agent=agent, kind="fact", obj_id=fact.id)
     return report
 
 
@@ -183,6 +186,7 @@ def fact_reinstate(*, agent: Agent, fact_id: int, reason: str, actor: str) -> Fa
     audit_record(agent=agent, actor=actor, action="fact_reinstate", obj=old, before=_fact_state(head),
                  after={**_fact_state(new), "relationships_restored": restored}, reason=reason)
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    live_notify(agent=agent, kind="fact", obj_id=new.id)
     return new
 
 
@@ -344,6 +348,7 @@ def entity_merge(*, agent: Agent, survivor_id: int, merged_id: int, actor: str, 
     audit_record(agent=agent, actor=actor, action="entity_merge", obj=survivor,
                  before={"merged": merged.id}, after=report.__dict__, reason=reason)
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    live_notify(agent=agent, kind="entity", obj_id=survivor.id)
     return report
 
 
@@ -412,6 +417,7 @@ def entity_unmerge(*, agent: Agent, entity_id: int, actor: str, reason: str = ""
     audit_record(agent=agent, actor=actor, action="entity_unmerge", obj=merged,
                  before={"merged_into": survivor.id}, after=report.__dict__, reason=reason)
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    live_notify(agent=agent, kind="entity", obj_id=merged.id)
     return report
 
 
@@ -463,6 +469,7 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "")
     audit_record(agent=agent, actor=actor, action="entity_forget", obj=entity,
                  after={k: v for k, v in report.__dict__.items() if k != "names"}, reason="[redacted]")
     transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    live_notify(agent=agent, kind="entity", obj_id=entity_id)
     return report
 
 

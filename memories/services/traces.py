@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db import connection
 from django.utils import timezone
 
+from memories.live import live_notify
 from memories.models import Agent, PipelineRun, PipelineStep, RunKind, RunStatus
 from memories.pipeline.trace import StepRecord, Tracer
 
@@ -42,4 +43,5 @@ def retrieval_run_record(
         attempts=1, tokens_in=tracer.usage.input_tokens, tokens_out=tracer.usage.output_tokens, result=result,
     )
     trace_steps_persist(run=run, steps=tracer.steps)
+    live_notify(agent=agent, kind="run", obj_id=run.id)
     return run

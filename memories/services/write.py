@@ -17,6 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories.config import WriteConfig, apply_overrides
+from memories.live import live_notify
 from memories.metrics import WRITE_SECONDS
 from memories.models import Agent, Event, PipelineRun, RunStatus
 from memories.pipeline import write as pipeline
@@ -69,6 +70,8 @@ def event_submit(
                      after={"job": run.id, "speaker": event.speaker})
     if created and enqueue:
         transaction.on_commit(lambda: current_app.send_task(PROCESS_EVENT_TASK, args=[run.id]))
+    if created:
+        live_notify(agent=agent, kind="event", obj_id=event.id)
     return event, run, created
 
 
@@ -142,9 +145,12 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
                 return WriteResult.from_dict(run.result)
             return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True)
     except Exception as exc:
-        PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
+        failed = PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
             status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
         )
+        failed_run = PipelineRun.objects.select_related("agent").filter(pk=run_id).first() if failed else None
+        if failed_run is not None and failed_run.agent is not None:
+            live_notify(agent=failed_run.agent, kind="run", obj_id=run_id)
         raise
 
 
@@ -171,5 +177,6 @@ def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> 
     run.save()
     if persist_trace:
         trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
+        live_notify(agent=run.agent, kind="run", obj_id=run.id)  # its facts commit with it
     WRITE_SECONDS.observe(result.duration_ms / 1000)
     return result

@@ -2,7 +2,7 @@
 // expansion); every label is cytoscape data drawn on a canvas, never inserted as HTML.
 (function () {
   "use strict";
-  var cy, container, colours, panelUrl, dataUrl, asOf;
+  var cy, container, colours, panelUrl, dataUrl, asOf, validAt;
 
   function elementsOf(graph) {
     var nodes = graph.nodes.map(function (n) {
@@ -29,8 +29,9 @@
 
   function layout() {
     var big = cy.nodes().length > 300;
-    cy.layout({ name: big ? "grid" : "cose", animate: false, fit: true, padding: 40,
-      nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 110; } }).run();
+    cy.layout({ name: big ? "grid" : "cose", animate: false, fit: true, padding: 40, randomize: true,
+      nodeRepulsion: function () { return 200000; }, idealEdgeLength: function () { return 120; },
+      nodeOverlap: 40, componentSpacing: 120, gravity: 0.5, numIter: 2000 }).run();
     if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }  // a handful of nodes should not fill the screen
     countDrawn();
   }
@@ -47,13 +48,18 @@
   }
 
   function openPanel(entityId) {
-    var url = panelUrl.replace(/\/0\/$/, "/" + entityId + "/") + (asOf ? "?as_of=" + encodeURIComponent(asOf) : "");
+    var params = new URLSearchParams();
+    if (asOf) params.set("as_of", asOf);
+    if (validAt) params.set("valid_at", validAt);
+    var query = params.toString();
+    var url = panelUrl.replace(/\/0\/$/, "/" + entityId + "/") + (query ? "?" + query : "");
     if (window.htmx) window.htmx.ajax("GET", url, { target: "#panel", swap: "innerHTML" });
   }
 
   function expand(node) {
     var params = new URLSearchParams({ entity: String(node.data("entity")), depth: "1" });
     if (asOf) params.set("as_of", asOf);
+    if (validAt) params.set("valid_at", validAt);
     document.querySelectorAll("input[name=rel_type]:checked").forEach(function (b) { params.append("rel_type", b.value); });
     fetch(dataUrl + "?" + params.toString(), { credentials: "same-origin", headers: { "Accept": "application/json" } })
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
@@ -78,6 +84,7 @@
     panelUrl = container.dataset.panelUrl;
     dataUrl = container.dataset.url;
     asOf = container.dataset.asOf;
+    validAt = container.dataset.validAt;
     var text = css("--text") || "#1d2430", muted = css("--muted") || "#5c6677", bg = css("--panel") || "#fff";
     var many = graph.nodes.length > 150;
     cy = window.cytoscape({

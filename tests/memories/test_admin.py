@@ -142,6 +142,21 @@ def test_retract_through_the_admin_page_and_the_list_action(maya, site):
     assert not Relationship.objects.current().filter(agent=maya, evidence_fact=orion).exists()
 
 
+def test_a_closed_fact_offers_reinstate_which_makes_it_current_again(maya, site):
+    google = fact_about(maya, "Google")
+    assert "Reinstate…" not in site.get(admin_url("fact", google.id, "change")).content.decode()
+    site.post(admin_url("fact", google.id, "correct"), {"text": GOOGLE.replace("Google", "Apple"), "reason": "x"})
+    page = site.get(admin_url("fact", google.id, "change")).content.decode()
+    assert "Reinstate…" in page and "Correct…" not in page
+    form = site.get(admin_url("fact", google.id, "reinstate")).content.decode()
+    assert "stops being believed" in form
+    response = site.post(admin_url("fact", google.id, "reinstate"), {"reason": "it was Google after all"})
+    new = fact_about(maya, "Maya works")
+    assert response.status_code == 302 and response["Location"] == admin_url("fact", new.id, "change")
+    assert new.text == google.text and new.id != google.id
+    assert AuditEntry.objects.get(action="fact_reinstate").actor == ACTOR
+
+
 def test_entity_identity_is_read_only_and_its_description_is_saved_through_the_service(maya, site):
     entity = fact_about(maya, "Google").entity
     aliases = list(EntityAlias.objects.filter(entity=entity))

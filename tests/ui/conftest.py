@@ -8,7 +8,7 @@ def demo(db, embedder):
 
     from memories.models import Agent
 
-    call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("load_demo", "--only", "demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
     return Agent.objects.get(slug="demo")
 
 

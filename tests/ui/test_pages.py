@@ -88,6 +88,9 @@ def test_a_viewer_reads_but_gets_403_on_every_action(viewer_client, demo):
         (reverse("ui:fact_retract", args=["demo", fact.id]), {"reason": "x"}),
         (reverse("ui:entity_alias_add", args=["demo", person.id]), {"alias": "Rafa"}),
         (reverse("ui:entity_merge", args=["demo", person.id]), {"merged": person.id + 1}),
+        (reverse("ui:entity_unmerge", args=["demo", person.id]), {"merged": person.id + 1}),
+        (reverse("ui:entity_alias_remove", args=["demo", person.id]), {"alias": "rafael"}),
+        (reverse("ui:fact_reinstate", args=["demo", fact.supersedes_id]), {"reason": "x"}),
         (reverse("ui:entity_forget", args=["demo", person.id]), {"confirm": "on"}),
     ]
     for url, data in actions:
@@ -148,13 +151,77 @@ def test_forget_lists_what_goes_then_removes_it_only_when_confirmed(operator_cli
     assert AuditEntry.objects.get(action="entity_forget").actor == "user:otto"
 
 
-def test_time_travel_marks_what_changed_since(viewer_client, demo):
+def test_time_travel_reads_the_agents_clock(viewer_client, demo):
+    """The demo was said in 2024 and stored today: as of April 2024 the agent believed Curitiba."""
     old = Fact.objects.get(agent=demo, text__contains="Curitiba", supersedes__isnull=True)
-    between = old.invalidated_at - (old.invalidated_at - old.recorded_at) / 2
-    response = viewer_client.get(reverse("ui:time_travel", args=["demo"]), {"as_of": between.isoformat()})
+    url = reverse("ui:time_travel", args=["demo"])
+    response = viewer_client.get(url, {"as_of": "2024-04-15"})
     diff = response.context["diff"]
-    assert old in diff["facts"].superseded and moved_fact(demo) in diff["facts"].added
-    assert b"badge-superseded" in response.content and b"badge-added" in response.content
+    changed = {(c.then.id, c.now.id) for c in diff["facts"].changed}
+    assert (old.id, moved_fact(demo).id) in changed
+    assert not any(c.then and "Guili is coming" in c.then.text for c in diff["facts"].rows)  # said in June
+    assert any(c.now and "visit" in c.now.text for c in diff["facts"].added)
+    assert b"badge-warn" in response.content and b"badge-added" in response.content
+    # known now, about the world in April: the Curitiba version is not what the agent now holds for April
+    world = viewer_client.get(url, {"valid_at": "2024-04-15"}).context["diff"]
+    assert not any(c.then and c.then.id == old.id for c in world["facts"].rows)
+    assert b"about the world on" in viewer_client.get(url, {"valid_at": "2024-04-15"}).content
+    # before anything was said: everything is added since
+    empty = viewer_client.get(url, {"as_of": "2024-01-01"}).context["diff"]
+    assert not empty["facts"].unchanged and not empty["facts"].changed and empty["facts"].added
+    # the slider's stops are when the messages were said, not when they were stored
+    stops = [m["t"] for m in response.context["moments"]]
+    assert len(stops) == 8 and stops[0].startswith("2024-03-01T09:00:00") and stops[-1].startswith("2024-06-15")
+    # the chosen clocks stay in the links
+    assert b"as_of=2024-04-15T23%3A59%3A59.999" in response.content
+
+
+def test_the_chain_shows_three_clocks_and_an_operator_reinstates(operator_client, demo):
+    fact = moved_fact(demo)
+    old = fact.supersedes
+    page = operator_client.get(reverse("ui:fact", args=["demo", fact.id])).content.decode()
+    assert page.count('class="clock-world"') == 2 and page.count('class="clock-agent"') == 2
+    assert page.count('class="clock-db"') == 2 and "learned on 2024-05-20" in page  # Curitiba's end
+    assert "Reinstate v1" in page and "reopen_previous" in page
+    response = operator_client.post(reverse("ui:fact_reinstate", args=["demo", old.id]), {"reason": "he stayed"})
+    new = Fact.objects.current().get(agent=demo, supersedes=fact)
+    assert response["Location"] == reverse("ui:fact", args=["demo", new.id]) and "Curitiba" in new.text
+    assert AuditEntry.objects.get(action="fact_reinstate").actor == "user:otto"
+    chain = operator_client.get(response["Location"]).context["versions"]
+    assert len(chain) == 3 and chain[-1].fact.is_active
+    assert chain[-1].decision == "REINSTATED" and "he stayed" in chain[-1].reason
+
+
+def test_correct_with_valid_from_and_retract_reopening_the_previous(operator_client, demo):
+    fact = moved_fact(demo)
+    operator_client.post(reverse("ui:fact_correct", args=["demo", fact.id]),
+                         {"text": "Rafael lives in Campinas", "reason": "Campinas", "valid_from": "2024-06-01T00:00"})
+    new = Fact.objects.get(supersedes=fact)
+    assert new.valid_from.isoformat() == "2024-06-01T00:00:00+00:00"
+    response = operator_client.post(reverse("ui:fact_retract", args=["demo", new.id]),
+                                    {"reason": "no, São Paulo", "reopen_previous": "on"})
+    back = Fact.objects.current().get(agent=demo, supersedes=new)
+    assert "São Paulo" in back.text and response["Location"] == reverse("ui:fact", args=["demo", back.id])
+
+
+def test_alias_remove_move_and_unmerge(operator_client, demo):
+    person = rafael(demo)
+    guili = Entity.objects.get(agent=demo, key="person:guilherme_maturana")
+    url = reverse("ui:entity", args=["demo", person.id])
+    operator_client.post(reverse("ui:entity_alias_add", args=["demo", person.id]), {"alias": "Guili"})
+    assert EntityAlias.objects.get(agent=demo, alias="guili").entity_id == guili.id  # taken: refused
+    operator_client.post(reverse("ui:entity_alias_add", args=["demo", person.id]), {"alias": "Guili", "move": "on"})
+    assert EntityAlias.objects.get(agent=demo, alias="guili").entity_id == person.id
+    operator_client.post(reverse("ui:entity_alias_remove", args=["demo", person.id]), {"alias": "guili"})
+    assert not EntityAlias.objects.filter(agent=demo, alias="guili").exists()
+    operator_client.post(reverse("ui:entity_merge", args=["demo", person.id]), {"merged": guili.id, "reason": "t"})
+    page = operator_client.get(url).content.decode()
+    assert 'id="merged"' in page and "Unmerge" in page
+    assert "Unmerge" in operator_client.get(reverse("ui:entity", args=["demo", guili.id])).content.decode()
+    response = operator_client.post(reverse("ui:entity_unmerge", args=["demo", person.id]), {"merged": guili.id})
+    assert response["Location"] == reverse("ui:entity", args=["demo", guili.id])
+    assert Entity.objects.get(pk=guili.pk).merged_into_id is None
+    assert {a for a, in AuditEntry.objects.values_list("action")} >= {"alias_move", "alias_remove", "entity_unmerge"}
 
 
 def test_graph_data_and_markup_from_memory_is_escaped(viewer_client, demo):
