@@ -110,6 +110,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing one
 # WhiteNoise serves what the finders find (admin, Swagger's sidecar, static/), so nothing needs
 # `collectstatic` first; a production image may still collect into STATIC_ROOT.
 WHITENOISE_USE_FINDERS = True
