@@ -53,6 +53,8 @@ class Migration(migrations.Migration):
                             field=models.DateTimeField(blank=True, null=True)),
         migrations.RunSQL(FILL_FACTS, migrations.RunSQL.noop),
         migrations.RunSQL(FILL_RELATIONSHIPS, migrations.RunSQL.noop),
+        # the updates left deferred foreign-key checks pending; Postgres alters no table with those
+        migrations.RunSQL("SET CONSTRAINTS ALL IMMEDIATE", migrations.RunSQL.noop),
         migrations.AlterField(model_name="fact", name="learned_at", field=models.DateTimeField()),
         migrations.AlterField(model_name="relationship", name="learned_at", field=models.DateTimeField()),
         migrations.AddConstraint(
