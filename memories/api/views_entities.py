@@ -173,6 +173,9 @@ class EntityForgetApi(AgentScopedMixin, APIView):
         events_redacted = serializers.IntegerField()
         profiles_scrubbed = serializers.IntegerField()
         entities_deleted = serializers.IntegerField()
+        tables = serializers.DictField(
+            child=serializers.DictField(child=serializers.IntegerField()),
+            help_text="rows changed per table: deleted, redacted (whole), mentions_redacted, …")
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def post(self, request, agent, pk):
@@ -180,4 +183,5 @@ class EntityForgetApi(AgentScopedMixin, APIView):
         data.is_valid(raise_exception=True)
         report = operator.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
                                         reason=data.validated_data["reason"])
-        return Response(self.OutputSerializer(asdict(report)).data)
+        return Response(self.OutputSerializer({**asdict(report), "tables": {
+            table: dict(counts) for table, counts in report.tables.items()}}).data)

@@ -5,6 +5,7 @@ from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias, EntityMerge
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
+from .forget import ForgetTombstone
 from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
 from .relationships import Relationship
 from .traces import PipelineRun, PipelineStep, RunKind, RunStatus
@@ -25,6 +26,7 @@ __all__ = [
     "Event",
     "Fact",
     "FactEntityLink",
+    "ForgetTombstone",
     "ImportanceCategory",
     "KeywordCorpus",
     "KeywordPosting",

@@ -25,6 +25,7 @@ from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
 from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
+from memories.services.forget import event_forget_guard
 from memories.services.traces import trace_steps_persist
 
 logger = logging.getLogger(__name__)
@@ -149,6 +150,11 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
 
 def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> WriteResult:
     started = time.perf_counter()
+    guard = event_forget_guard(event=run.event, embedder=embedder)
+    if guard == "redacted":  # said by a person forgotten since: nothing of it is kept
+        return _finish(run, WriteResult(success=True), started=started, tokens=(0, 0))
+    if guard == "mentions":  # names a person forgotten since: the rest is processed
+        run.refresh_from_db(fields=["params"])
     params = run.params or {}
     ctx = pipeline.WriteContext(
         agent=run.agent, event=run.event, speaker=run.event.speaker,
@@ -162,12 +168,18 @@ def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> 
     result.extraction_path = ctx.extraction_path
     result.tokens_used = ctx.tracer.usage.as_dict()
     result.trace = [s.as_dict() for s in ctx.tracer.steps]
+    _finish(run, result, started=started, tokens=(ctx.tracer.usage.input_tokens, ctx.tracer.usage.output_tokens))
+    if persist_trace:
+        trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
+    return result
+
+
+def _finish(run: PipelineRun, result: WriteResult, *, started: float, tokens: tuple[int, int]) -> WriteResult:
+    result.success, result.event_id, result.run_id = True, run.event_id, run.id
     result.duration_ms = _ms(started)
     run.status, run.finished_at, run.error = RunStatus.SUCCEEDED, timezone.now(), ""
     run.duration_ms = result.duration_ms
-    run.tokens_in, run.tokens_out = ctx.tracer.usage.input_tokens, ctx.tracer.usage.output_tokens
+    run.tokens_in, run.tokens_out = tokens
     run.result = result.as_dict()
     run.save()
-    if persist_trace:
-        trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
     return result
