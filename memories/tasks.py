@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from memories.services.write import PROCESS_EVENT_TASK, event_process
+from memories.services.jobs import PROCESS_EVENT_TASK, jobs_sweep
+from memories.services.write import event_process
 
 
 @shared_task(
@@ -21,3 +22,10 @@ def process_event_task(self, run_id: int) -> dict:
     """Run the write pipeline for one logged event (idempotent per event)."""
     result = event_process(run_id=run_id)
     return {"run_id": run_id, "success": result.success}
+
+
+@shared_task(name="memories.tasks.jobs_sweep_task")
+def jobs_sweep_task() -> dict:
+    """Re-enqueue write jobs left queued (broker down when they were accepted) or failed by
+    infrastructure (see memories.services.jobs.jobs_sweep)."""
+    return jobs_sweep()

@@ -156,6 +156,13 @@ ANAMNESIS_LLM_MODEL = os.environ.get("ANAMNESIS_LLM_MODEL", "gpt-4o-mini")
 ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 
+# Write jobs left queued (the broker was down when they were accepted) or failed by infrastructure
+# are sent again (memories.services.jobs.jobs_sweep).
+CELERY_BEAT_SCHEDULE["write-jobs-sweep"] = {
+    "task": "memories.tasks.jobs_sweep_task",
+    "schedule": float(os.environ.get("ANAMNESIS_JOBS_SWEEP_EVERY_SECONDS", "30")),
+}
+
 # --- Retrieval ---
 # BM25 posting lists kept in memory per process (16 bytes a posting; 2M ≈ 32 MB), reused until
 # a write changes their term (retrieval/postings.py).

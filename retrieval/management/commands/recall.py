@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from memories.errors import DomainError
+from memories.management.cli import cli_errors
 from memories.models import Agent
 from retrieval.services import memory_retrieve
 
@@ -19,7 +19,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, query, agent, as_of, limit, **opts):
-        target = Agent.objects.filter(slug=agent).first()
+        with cli_errors():  # an unmigrated database: "run migrate", not a traceback
+            target = Agent.objects.filter(slug=agent).first()
         if target is None:
             raise CommandError(f"no agent {agent!r}")
         moment = None
@@ -27,10 +28,8 @@ class Command(BaseCommand):
             moment = parse_datetime(as_of)
             if moment is None or moment.tzinfo is None:
                 raise CommandError("--as-of must be ISO-8601 with a timezone, e.g. 2024-05-01T00:00:00Z")
-        try:
+        with cli_errors():
             result = memory_retrieve(agent=target, query=query, as_of=moment, limit=limit)
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
         if opts["json"]:
             self.stdout.write(json.dumps(result.as_dict(), indent=2, default=str))
             return
