@@ -14,6 +14,7 @@ from rest_framework.reverse import reverse
 from memories import selectors
 from memories.api.fields import ConfigOverridesField, MomentField
 from memories.api.serializers import EventSerializer, JobSerializer, WriteAcceptedSerializer, WriteResultSerializer
+from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedReadViewSet, pipeline_input_errors
 from memories.errors import JobFailed
 from memories.filters import EventFilterSet, JobFilterSet
@@ -39,7 +40,7 @@ def _wait_cap() -> float:
 
 
 @extend_schema_serializer(component_name="EventWriteInput")
-class WriteInputSerializer(serializers.Serializer):
+class WriteInputSerializer(StrictInputSerializer):
     speaker = serializers.CharField(max_length=200, help_text="who said it")
     text = serializers.CharField(allow_blank=True, trim_whitespace=False,
                                  help_text="the message; empty means nothing to store (200, nothing added)")

@@ -56,4 +56,5 @@ def exception_handler(exc, context):
 @csrf_exempt
 def not_found_view(request, *args, **kwargs):
     """Unknown URLs under the API answer in the API's error shape."""
-    return JsonResponse(error_body("not_found", f"no API endpoint at {request.path}"), status=404)
+    hint = "" if request.path.endswith("/") else " (API paths end with '/')"
+    return JsonResponse(error_body("not_found", f"no API endpoint at {request.path}{hint}"), status=404)

@@ -28,7 +28,7 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+DEBUG = env_bool("DJANGO_DEBUG", False)  # on only when asked for (`DJANGO_DEBUG=1`)
 ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 
 INSTALLED_APPS = [
@@ -194,7 +194,11 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": ["memory_project.api.throttling.PrincipalRateThrottle"],
     # per API key (or staff user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
-    "DEFAULT_THROTTLE_RATES": {"api": os.environ.get("ANAMNESIS_API_RATE", "1200/min")},
+    "DEFAULT_THROTTLE_RATES": {
+        "api": os.environ.get("ANAMNESIS_API_RATE", "1200/min"),
+        # per client address: /health/ and requests with an invalid key
+        "anon": os.environ.get("ANAMNESIS_ANON_RATE", "120/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Anamnesis API",
