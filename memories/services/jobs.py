@@ -23,13 +23,17 @@ INFRASTRUCTURE_ERRORS = ("OperationalError", "InterfaceError", "ConnectionError"
                          "DatabaseError", "BrokenPipeError")
 SWEEP_QUEUED_AFTER = timedelta(seconds=60)
 SWEEP_MAX_ATTEMPTS = 5
+BROKER_CONNECT_TIMEOUT = 1.0
 
 
 def job_enqueue(run_id: int) -> bool:
     """Send the job to the worker queue. A broker that is down is logged, not raised: the job
     stays queued (stored with its event) and the sweeper sends it when the broker is back."""
     try:
-        current_app.send_task(PROCESS_EVENT_TASK, args=[run_id], retry=False)
+        # a connection of its own, not the shared pool: a pool whose connections an outage left
+        # checked out would make this block instead of failing
+        with current_app.connection_for_write(connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
+            current_app.send_task(PROCESS_EVENT_TASK, args=[run_id], retry=False, connection=connection)
     except Exception as exc:  # kombu/redis raise many types; none may lose the accepted message
         logger.warning("job %s stays queued, the broker is unavailable: %s", run_id, exc)
         return False

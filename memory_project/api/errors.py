@@ -1,6 +1,7 @@
 """One JSON shape for every API error: {"error": {"code", "message", "fields"}}."""
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
@@ -29,6 +30,10 @@ def _validation_message(detail: dict) -> str:
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, OperationalError | InterfaceError):
+        # the database is down or restarting: fail fast and say when to try again, never a 500
+        return Response(error_body("unavailable", "the database is unavailable; try again shortly"),
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge("request body is too large", {"body": str(exc)})
     if isinstance(exc, DomainError):

@@ -14,7 +14,7 @@ from memories.providers.llm import OpenAICompatibleLLM
 from memories.services.write import memory_write
 from tests.faults.figures import record
 from tests.support.fake_openai import Reply
-from tests.support.scripts import by_schema, extraction
+from tests.support.scripts import extraction
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 GOOD = extraction(entities=[("Marta", "person")], facts=[("Marta", "Marta prefers tea", "stable_preference")])
