@@ -7,7 +7,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run serve worker beat migrate demo test lint bench eval-stories stop-db vendor clean
+.PHONY: install run serve worker beat migrate demo test lint bench eval-stories stop-db vendor clean reliability
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ lint: install
 bench: migrate
 	$(PY) bench/write_throughput.py
 	$(PY) bench/retrieve_latency.py
+
+# Forget, lost writes, strict input, safe defaults and measured faults (500 writes under kill -9,
+# database restart, broker down, LLM faults) → docs/RELIABILITY.md
+reliability: install
+	$(PY) bench/reliability.py $(RELIABILITY_ARGS)
 
 # Story benchmark (memory-state accuracy): server + worker on STORIES_PORT, the shared scorer on the dev file.
 eval-stories: install

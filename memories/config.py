@@ -41,6 +41,19 @@ def apply_overrides(config, overrides: dict | None):
     return dataclasses.replace(config, **changes)
 
 
+def overrides_within_ceilings(cls, overrides: dict | None) -> None:
+    """A caller's overrides may lower the server's safety limits (`cls.CEILINGS`: sizes, pools,
+    hops, timeouts), never raise them above the server's values: a 400 naming the setting."""
+    if not isinstance(overrides, dict):
+        return
+    defaults = cls()
+    for name in getattr(cls, "CEILINGS", ()):
+        value, ceiling = overrides.get(name), getattr(defaults, name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > ceiling:
+            raise ConfigError(f"setting '{name}' is a server-side limit: it can be lowered, not raised above "
+                              f"{ceiling}", {name: f"at most {ceiling}"})
+
+
 def _check_bounds(cls, name: str, value) -> None:
     """Numbers must lie in the setting's range: BOUNDS on the class, else non-negative."""
     low, high = getattr(cls, "BOUNDS", {}).get(name, (0, None))
@@ -92,6 +105,11 @@ class WriteConfig:
         "relationship_initial_strength": (0, 1), "relationship_reinforcement": (0, 1),
         "mirror_fact_confidence": (0, 1), "min_link_name_length": (1, 100), "importance_category_map": (0, 1),
     }
+
+    # safety limits a caller's overrides may lower but never raise (overrides_within_ceilings)
+    CEILINGS: ClassVar[tuple] = ("max_message_bytes", "extraction_timeout_sec",
+                                 "informed_extraction_topk", "informed_extraction_context_budget_tokens",
+                                 "reconcile_candidates")
 
     max_message_bytes: int = 32 * 1024
     # What the event's vector embeds: "Speaker: text" (a question about Maria finds what Maria

@@ -32,3 +32,17 @@ class PayloadTooLarge(DomainError):
 
 class ConfigError(DomainError):
     code = "invalid_config"
+
+
+class IdempotencyConflict(DomainError):
+    """An Idempotency-Key reused with a different request: the first one's job stands."""
+
+    code = "idempotency_conflict"
+    http_status = 422
+
+
+class JobFailed(DomainError):
+    """A write job the caller waited for failed (it can be retried)."""
+
+    code = "job_failed"
+    http_status = 422

@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
 from memories.api.fields import MAX_ID, MomentFormField
+from memories.api.strict import StrictBooleanFormField
 from memories.models import (
     Entity,
     EntityAlias,
@@ -41,6 +42,12 @@ class IdFilter(filters.Filter):
         super().__init__(*args, **kwargs)
 
 
+class BooleanFilter(filters.BooleanFilter):
+    """true/false (1/0, yes/no) or absent; `maybe` is a 400, not "no"."""
+
+    field_class = StrictBooleanFormField
+
+
 def _noop(queryset, name, value):
     return queryset
 
@@ -54,7 +61,7 @@ class BitemporalFilterSet(filters.FilterSet):
     as_of = MomentFilter(method=_noop, help_text="what the agent knew at this moment (its clock)")
     valid_at = MomentFilter(method=_noop, help_text="true in the world at this moment (default: as_of)")
     recorded_as_of = MomentFilter(method=_noop, help_text="as the database held it at this moment")
-    include_superseded = filters.BooleanFilter(method=_noop,
+    include_superseded = BooleanFilter(method=_noop,
                                                help_text="also list superseded and retracted versions")
 
     def moment(self) -> Moment:
@@ -113,7 +120,7 @@ class FactFilterSet(BitemporalFilterSet):
 class EntityFilterSet(filters.FilterSet):
     q = filters.CharFilter(method="filter_text", max_length=200, help_text="name, key or alias contains")
     type = filters.CharFilter(max_length=64)
-    include_merged = filters.BooleanFilter(method=_noop, help_text="also list entities merged into others")
+    include_merged = BooleanFilter(method=_noop, help_text="also list entities merged into others")
 
     class Meta:
         model = Entity
@@ -139,7 +146,7 @@ class RelationshipFilterSet(BitemporalFilterSet):
     source = IdFilter(field_name="source_id")
     target = IdFilter(field_name="target_id")
 
-    include_closed = filters.BooleanFilter(method=_noop, help_text="the former name of include_superseded")
+    include_closed = BooleanFilter(method=_noop, help_text="the former name of include_superseded")
 
     class Meta:
         model = Relationship

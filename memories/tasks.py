@@ -9,6 +9,7 @@ from memories import selectors
 from memories.jobs import JOB_TASK, job_get
 from memories.jobs.runner import JobFailed, job_run
 from memories.services.write import PROCESS_EVENT_TASK, event_process
+from memories.services.write_jobs import jobs_sweep
 
 
 @shared_task(
@@ -47,3 +48,10 @@ def run_job_task(self, name: str, agent_slug: str | None = None, run_id: int | N
         raise self.retry(exc=exc, countdown=30 * 2 ** self.request.retries,
                          kwargs={"name": name, "agent_slug": agent_slug, "run_id": exc.run_id}) from exc
     return {"job": name, "run_id": done.id, "status": done.status}
+
+
+@shared_task(name="memories.tasks.jobs_sweep_task")
+def jobs_sweep_task() -> dict:
+    """Re-enqueue write jobs left queued (broker down when they were accepted) or failed by
+    infrastructure (see memories.services.write_jobs.jobs_sweep)."""
+    return jobs_sweep()

@@ -31,6 +31,12 @@ class RetrievalConfig:
         "reranker_timeout_sec": (0.1, 120), "reranker_top_n": (1, 200), "min_score": (0, 1),
         "context_max_tokens": (1, 100000), "context_tiers": (0, 1), "trivial_max_chars": (0, 100),
     }
+    # safety limits a caller's overrides may lower but never raise (overrides_within_ceilings)
+    CEILINGS: ClassVar[tuple] = (
+        "topk_facts", "topk_events", "candidate_pool", "exact_scan_max_rows", "hnsw_ef_search_min",
+        "hnsw_ef_search_max", "graph_exact_max_facts", "graph_max_hops", "spreading_activation_hops",
+        "spreading_facts_per_entity", "spreading_related_entities", "contiguity_seeds", "contiguity_window",
+        "reranker_timeout_sec", "reranker_top_n", "context_max_tokens")
     # candidates and filters
     topk_facts: int = 20
     topk_events: int = 8

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from memories.config import overrides_within_ceilings
 from memories.errors import DomainError
 from memories.metrics import RETRIEVE_SECONDS
 from memories.models import Agent
@@ -18,7 +19,7 @@ from memories.services.facts import facts_mark_accessed
 from memories.services.traces import retrieval_run_record, run_id_reserve
 from retrieval import pipeline
 from retrieval.concurrency import fire_and_forget
-from retrieval.config import retrieval_config
+from retrieval.config import RetrievalConfig, retrieval_config
 from retrieval.results import Citation, RetrievedEvent, RetrievedFact, RetrieveResult
 
 MAX_QUERY_CHARS = 4000
@@ -37,6 +38,7 @@ def memory_retrieve(
     wall clock)."""
     started = time.perf_counter()
     _validate(query, limit, {"as_of": as_of, "valid_at": valid_at, "recorded_as_of": recorded_as_of})
+    overrides_within_ceilings(RetrievalConfig, config_overrides)
     config = retrieval_config(config_overrides, preset)
     moment = Moment(as_of=as_of, valid_at=valid_at, recorded_as_of=recorded_as_of)
     request = pipeline.Request(

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from rest_framework import authentication, exceptions, permissions
+from rest_framework.settings import api_settings
+from rest_framework.throttling import SimpleRateThrottle
 
 from memories.models import Agent, ApiKey, ApiKeyScope
 from memories.services.api_keys import api_key_authenticate
@@ -53,6 +56,28 @@ class ApiKeyUser:
         return self.username
 
 
+FAILURE_WINDOW_SECONDS = 60
+
+
+def _count_failure(request) -> None:
+    """Requests with an invalid key count per client address (at the "anon" rate); past the
+    limit they are a 429 instead of a 401, so keys cannot be guessed at full speed."""
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get("anon")
+    if not rate:
+        return
+    limit = int(rate.split("/")[0])
+    address = request.META.get("REMOTE_ADDR", "") or "unknown"
+    key = f"auth-failures:{address}"
+    cache.add(key, 0, FAILURE_WINDOW_SECONDS)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, FAILURE_WINDOW_SECONDS)
+        count = 1
+    if count > limit:
+        raise exceptions.Throttled(wait=FAILURE_WINDOW_SECONDS, detail="too many requests with an invalid API key")
+
+
 class BearerKeyAuthentication(authentication.BaseAuthentication):
     """`Authorization: Bearer <key>`. No header: not this scheme (None). A header with a
     missing, unknown or revoked key: 401."""
@@ -71,6 +96,7 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("invalid API key") from exc
         key = api_key_authenticate(plaintext=plaintext)
         if key is None:
+            _count_failure(request)
             raise exceptions.AuthenticationFailed("invalid or revoked API key")
         return ApiKeyUser(key), key
 
@@ -125,3 +151,15 @@ class HasScope(permissions.BasePermission):
             self.message = f"this operation needs the '{needed}' scope; your credentials have '{principal.scope}'"
             return False
         return True
+
+
+class AddressRateThrottle(SimpleRateThrottle):
+    """Per client address, at DEFAULT_THROTTLE_RATES["anon"]: the unauthenticated health check."""
+
+    scope = "anon"
+
+    def get_rate(self):
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

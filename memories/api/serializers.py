@@ -57,6 +57,9 @@ class WriteResultSerializer(serializers.Serializer):
     facts_updated = FactChangeSerializer(many=True)
     facts_unchanged = FactChangeSerializer(many=True)
     facts_deleted = FactChangeSerializer(many=True)
+    facts_skipped = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()), required=False,
+        help_text="what could not be stored (e.g. a name over 200 characters), with the reason; the rest was")
     entities_resolved = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
     relationships = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
     duration_ms = serializers.FloatField()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import exceptions, mixins, serializers, status, viewsets
@@ -13,8 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import selectors
-from memories.api.auth import principal_of
+from memories.api.auth import AddressRateThrottle, principal_of
 from memories.api.serializers import AgentSerializer
+from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import SLUG_REGEX, AgentScopedMixin
 from memories.models import Agent, ApiKeyScope
 from memories.services.agents import agent_create
@@ -33,7 +35,7 @@ class AgentViewSet(AgentScopedMixin, mixins.ListModelMixin, mixins.RetrieveModel
     filterset_class = None
 
     @extend_schema_serializer(component_name="AgentCreateInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         slug = serializers.SlugField(max_length=100, help_text="lower-case letters, digits, '-' or '_'")
         name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
@@ -104,18 +106,33 @@ _health = inline_serializer("Health", {
 })
 
 
+HEALTH_CACHE_SECONDS = 5
+HEALTH_CACHE_KEY = "anamnesis:health"
+
+
+def health_checks() -> dict:
+    """The checks' latest results, run again at most every HEALTH_CACHE_SECONDS (in the default
+    cache): a flood of health requests never reaches the database, broker or model."""
+    checks = cache.get(HEALTH_CACHE_KEY)
+    if checks is None:
+        checks = {"database": _timed(check_database), "broker": _timed(check_broker),
+                  "embedding": _timed(check_embedding)}
+        cache.set(HEALTH_CACHE_KEY, checks, HEALTH_CACHE_SECONDS)
+    return checks
+
+
 class HealthApi(APIView):
     """Readiness: the database answers, the broker accepts a connection, the embedding model
-    embeds. 200 when all do, else 503 with the failing check's error. No authentication."""
+    embeds. 200 when all do, else 503 with the failing check's error. No authentication; the
+    checks run at most every few seconds (cached) and callers are throttled per address."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes: list = []
+    throttle_classes = [AddressRateThrottle]
 
     @extend_schema(auth=[], responses={200: _health, 503: _health})
     def get(self, request):
-        checks = {"database": _timed(check_database), "broker": _timed(check_broker),
-                  "embedding": _timed(check_embedding)}
+        checks = health_checks()
         ok = all(c["ok"] for c in checks.values())
         return Response({"status": "ok" if ok else "unavailable", "checks": checks},
                         status=status.HTTP_200_OK if ok else status.HTTP_503_SERVICE_UNAVAILABLE)

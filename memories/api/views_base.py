@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rest_framework import viewsets
+from rest_framework import serializers, viewsets
 
 from memories import selectors
 from memories.api.auth import principal_of
@@ -53,6 +53,22 @@ class AgentScopedReadViewSet(AgentScopedMixin, viewsets.ReadOnlyModelViewSet):
     set `queryset` to `Model.objects.none()` (for the schema) and implement `scoped_queryset`."""
 
     lookup_value_regex = ID_REGEX
+
+    # query parameters every list understands besides its filters
+    LIST_PARAMETERS = frozenset({"cursor", "page_size", "format"})
+
+    def list(self, request, *args, **kwargs):
+        """A query parameter the list does not know (`limit=-1`, a misspelled filter) is a 400
+        naming it, not silently ignored."""
+        known = set(self.LIST_PARAMETERS)
+        filterset_class = getattr(self, "filterset_class", None)
+        if filterset_class is not None:
+            known |= set(filterset_class.base_filters)
+        unknown = sorted(set(request.query_params) - known)
+        if unknown:
+            raise serializers.ValidationError({name: [f"unknown query parameter; known: {', '.join(sorted(known))}"]
+                                               for name in unknown})
+        return super().list(request, *args, **kwargs)
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):

@@ -17,6 +17,7 @@ from memories.api.serializers import (
     EntitySerializer,
     RelationshipSerializer,
 )
+from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
 from memories.filters import EntityFilterSet, RelationshipFilterSet
 from memories.models import ApiKeyScope, Entity, Relationship
@@ -59,7 +60,7 @@ class EntityAliasApi(AgentScopedMixin, APIView):
     alias that belongs to a different entity is a 400 unless `move` takes it from that one."""
 
     @extend_schema_serializer(component_name="EntityAliasInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         alias = serializers.CharField(max_length=255)
         move = serializers.BooleanField(required=False, default=False,
                                         help_text="take the alias from the entity that has it")
@@ -100,7 +101,7 @@ class EntityMergeApi(AgentScopedMixin, APIView):
     scopes = {"POST": ApiKeyScope.ADMIN}
 
     @extend_schema_serializer(component_name="EntityMergeInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         entity_id = IdField(help_text="the entity to merge into this one")
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
@@ -132,7 +133,7 @@ class EntityUnmergeApi(AgentScopedMixin, APIView):
     scopes = {"POST": ApiKeyScope.ADMIN}
 
     @extend_schema_serializer(component_name="EntityUnmergeInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
     @extend_schema_serializer(component_name="EntityUnmerged")
@@ -161,7 +162,7 @@ class EntityForgetApi(AgentScopedMixin, APIView):
     scopes = {"POST": ApiKeyScope.ADMIN}
 
     @extend_schema_serializer(component_name="EntityForgetInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
     @extend_schema_serializer(component_name="ForgetReport")
@@ -173,6 +174,9 @@ class EntityForgetApi(AgentScopedMixin, APIView):
         events_redacted = serializers.IntegerField()
         profiles_scrubbed = serializers.IntegerField()
         entities_deleted = serializers.IntegerField()
+        tables = serializers.DictField(
+            child=serializers.DictField(child=serializers.IntegerField()),
+            help_text="rows changed per table: deleted, redacted (whole), mentions_redacted, …")
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def post(self, request, agent, pk):
@@ -180,4 +184,5 @@ class EntityForgetApi(AgentScopedMixin, APIView):
         data.is_valid(raise_exception=True)
         report = operator.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
                                         reason=data.validated_data["reason"])
-        return Response(self.OutputSerializer(asdict(report)).data)
+        return Response(self.OutputSerializer({**asdict(report), "tables": {
+            table: dict(counts) for table, counts in report.tables.items()}}).data)

@@ -7,17 +7,21 @@ import time
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
+from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from memories import selectors
 from memories.api.fields import ConfigOverridesField, MomentField
 from memories.api.serializers import EventSerializer, JobSerializer, WriteAcceptedSerializer, WriteResultSerializer
+from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedReadViewSet, pipeline_input_errors
+from memories.errors import JobFailed
 from memories.filters import EventFilterSet, JobFilterSet
 from memories.models import Event, PipelineRun, RunStatus
 from memories.pipeline.results import WriteResult
 from memories.services.write import event_submit, memory_write
+from memories.services.write_jobs import job_retry
 
 DEFAULT_WAIT_SECONDS = 10.0
 MAX_WAIT_SECONDS = 30.0
@@ -36,7 +40,7 @@ def _wait_cap() -> float:
 
 
 @extend_schema_serializer(component_name="EventWriteInput")
-class WriteInputSerializer(serializers.Serializer):
+class WriteInputSerializer(StrictInputSerializer):
     speaker = serializers.CharField(max_length=200, help_text="who said it")
     text = serializers.CharField(allow_blank=True, trim_whitespace=False,
                                  help_text="the message; empty means nothing to store (200, nothing added)")
@@ -81,8 +85,10 @@ class EventViewSet(AgentScopedReadViewSet):
             "Stores the message and queues its write job: **202** with the job. A repeated `Idempotency-Key` "
             "(or `external_id`) returns the first request's job, also with 202, and stores nothing new. "
             "**200** with the WriteResult for `dry_run` (nothing stored), an empty `text` (nothing to store), "
-            "or `?wait=true` when the job finished within `wait_timeout` seconds. A message over the size "
-            "limit is a 413."
+            "or `?wait=true` when the job finished within `wait_timeout` seconds; **422** `job_failed` when it "
+            "failed (retry it with `POST jobs/{id}/retry/`). A reused `Idempotency-Key` with a different body is "
+            "a **422** `idempotency_conflict`; every replay carries `Idempotent-Replayed: true`. A message over "
+            "the size limit is a 413."
         ),
     )
     def create(self, request, *args, **kwargs):
@@ -98,16 +104,20 @@ class EventViewSet(AgentScopedReadViewSet):
                                            external_id=data.get("external_id") or None, enqueue=True, **common)
         if event is None:
             return Response(WriteResultSerializer(WriteResult(success=True).as_dict()).data)
+        replayed = {} if created else {"Idempotent-Replayed": "true"}
+        job_url = reverse("api:job-detail", kwargs={"agent": self.agent.slug, "pk": job.pk}, request=request)
         if query["wait"]:
             done = self._wait(job, min(query["wait_timeout"], _wait_cap()))
+            if done is not None and not done.success:
+                failed = JobFailed(f"job {job.pk} failed: {done.error}; retry it with POST {job_url}retry/",
+                                   {"job": job.pk, "job_url": job_url, "error": done.error})
+                body = {"error": {"code": failed.code, "message": failed.message, "fields": failed.extra}}
+                return Response(body, status=failed.http_status,
+                                headers={"Location": job_url, **replayed})
             if done is not None:
-                return Response(WriteResultSerializer(done.as_dict()).data)
-        job_url = reverse("api:job-detail", kwargs={"agent": self.agent.slug, "pk": job.pk}, request=request)
-        response = Response({"job": JobSerializer(job, context=self.get_serializer_context()).data, "job_url": job_url},
-                            status=status.HTTP_202_ACCEPTED, headers={"Location": job_url})
-        if not created:
-            response["Idempotent-Replayed"] = "true"
-        return response
+                return Response(WriteResultSerializer(done.as_dict()).data, headers=replayed)
+        return Response({"job": JobSerializer(job, context=self.get_serializer_context()).data, "job_url": job_url},
+                        status=status.HTTP_202_ACCEPTED, headers={"Location": job_url, **replayed})
 
     @staticmethod
     def _read_write_request(request) -> tuple[dict, dict, str | None]:
@@ -144,4 +154,13 @@ class JobViewSet(AgentScopedReadViewSet):
 
     def scoped_queryset(self, agent):
         return selectors.write_jobs(agent=agent)
+
+    @extend_schema(request=None, responses={202: WriteAcceptedSerializer},
+                   description="Queue a failed job again (409 if it did not fail).")
+    @action(detail=True, methods=["post"], url_path="retry")
+    def retry(self, request, agent=None, pk=None):
+        job = job_retry(agent=self.agent, job_id=int(pk))
+        job_url = reverse("api:job-detail", kwargs={"agent": self.agent.slug, "pk": job.pk}, request=request)
+        return Response({"job": JobSerializer(job, context=self.get_serializer_context()).data, "job_url": job_url},
+                        status=status.HTTP_202_ACCEPTED, headers={"Location": job_url})
 

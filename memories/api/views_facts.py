@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from memories import selectors
 from memories.api.fields import MomentField
 from memories.api.serializers import FactDetailSerializer, FactSerializer, FactVersionSerializer
+from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
 from memories.filters import FactFilterSet
 from memories.models import Fact
@@ -66,7 +67,7 @@ class FactCorrectApi(AgentScopedMixin, APIView):
     naming the current one."""
 
     @extend_schema_serializer(component_name="FactCorrectInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         text = serializers.CharField(max_length=4000, help_text="the corrected statement")
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
         valid_from = MomentField(required=False, allow_null=True,
@@ -90,7 +91,7 @@ class FactRetractApi(AgentScopedMixin, APIView):
     Retracting a closed version is a 409 naming the current one."""
 
     @extend_schema_serializer(component_name="FactRetractInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
         reopen_previous = serializers.BooleanField(required=False, default=False,
                                                    help_text="reinstate the version this one superseded")
@@ -118,7 +119,7 @@ class FactReinstateApi(AgentScopedMixin, APIView):
     it was still current); relationships it evidenced come back. 409 for a current version."""
 
     @extend_schema_serializer(component_name="FactReinstateInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
     @extend_schema(request=InputSerializer, responses={201: FactSerializer})

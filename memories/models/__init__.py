@@ -5,6 +5,7 @@ from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias, EntityMerge
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
+from .forget import ForgetTombstone
 from .jobs import JobCheckpoint, MergeSuggestion, MergeSuggestionStatus
 from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
 from .relationships import Relationship
@@ -26,6 +27,7 @@ __all__ = [
     "Event",
     "Fact",
     "FactEntityLink",
+    "ForgetTombstone",
     "ImportanceCategory",
     "JobCheckpoint",
     "KeywordCorpus",

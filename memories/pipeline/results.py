@@ -28,6 +28,8 @@ class WriteResult:
     facts_updated: list[FactChange] = field(default_factory=list)
     facts_unchanged: list[FactChange] = field(default_factory=list)
     facts_deleted: list[FactChange] = field(default_factory=list)
+    # what the message said that could not be stored ({"text", "subject", "reason"}); the rest was
+    facts_skipped: list[dict] = field(default_factory=list)
     entities_resolved: list[dict] = field(default_factory=list)
     relationships: list[dict] = field(default_factory=list)
     duration_ms: float = 0.0

@@ -24,6 +24,7 @@ from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extractio
 from memories.models import Agent, Entity, Event, Fact
 from memories.models.visibility import version_visible_sql
 from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
+from memories.pipeline.limits import extraction_within_limits
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient, vector_literal
@@ -164,8 +165,13 @@ def extract(ctx: WriteContext, step: StepRecord) -> None:
 
 
 def normalize(ctx: WriteContext, step: StepRecord) -> None:
-    """Rewrite aliases to canonical names, drop identity relations, dedup near-identical facts."""
+    """Drop what cannot be stored (reported in the result), rewrite aliases to canonical names,
+    drop identity relations, dedup near-identical facts."""
     ex = ctx.extraction
+    skipped = extraction_within_limits(ex)
+    if skipped:
+        ctx.result.facts_skipped.extend(skipped)
+        step.data["skipped"] = skipped
     canonical = {}
     for entity in ex.entities:
         for alias in entity.aliases:

@@ -194,6 +194,12 @@ class OpenAICompatibleLLM:
                 if index + 1 < len(MODES):
                     continue
                 raise LLMError(f"LLM rejected the request: {exc}", usage=usage) from exc
+            except openai.InternalServerError as exc:
+                # llama.cpp's server answers `response_format: json_schema` with a 500: a mode it
+                # rejects, not an outage (json_object is tried next; a real outage fails there too)
+                if mode == "json_schema" and exc.status_code == 500:
+                    continue
+                raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
             except openai.APITimeoutError as exc:
                 raise LLMTimeout(f"LLM timed out: {exc}", usage=usage) from exc
             except openai.APIConnectionError as exc:

@@ -4,8 +4,7 @@ and the admin both call these; neither writes the rows or the audit log itself."
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -16,15 +15,11 @@ from memories.errors import Conflict, DomainError, NotFound
 from memories.live import live_notify
 from memories.models import (
     Agent,
-    AuditEntry,
     Entity,
     EntityAlias,
     EntityMerge,
-    Event,
     Fact,
     FactEntityLink,
-    PipelineRun,
-    PipelineStep,
     Relationship,
     SourceContext,
 )
@@ -34,6 +29,14 @@ from memories.services import facts as fact_services
 from memories.services.agents import agent_graph_bump
 from memories.services.audit import audit_record
 from memories.services.entities import alias_register
+
+# forgetting lives in memories.services.forget; named here too, with the other operator actions
+from memories.services.forget import (  # noqa: F401
+    ForgetPreview,
+    ForgetReport,
+    entity_forget,
+    entity_forget_preview,
+)
 from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert
 
@@ -431,167 +434,3 @@ def entity_alias_remove(*, agent: Agent, entity_id: int, alias: str, actor: str,
         raise NotFound(f"entity {entity_id} has no alias {alias!r}", {"alias": "not an alias of this entity"})
     row.delete()
     audit_record(agent=agent, actor=actor, action="alias_remove", obj=entity, before={"alias": norm}, reason=reason)
-
-
-@dataclass
-class ForgetReport:
-    facts_deleted: int = 0
-    relationships_deleted: int = 0
-    aliases_deleted: int = 0
-    links_deleted: int = 0
-    events_redacted: int = 0
-    profiles_scrubbed: int = 0
-    entities_deleted: int = 0
-    names: list[str] = field(default_factory=list)
-
-
-@transaction.atomic
-def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "") -> ForgetReport:
-    """Remove the entity and everything derived from it, from every table and index: facts
-    (all versions) about or mentioning it, relationships, aliases, links, other entities'
-    profile text that names it, and the text of events that mention it (redacted)."""
-    entity = _entity(agent, entity_id)
-    scope = _forget_scope(agent, entity)
-    ids, fact_ids, event_ids, pattern = scope.entity_ids, scope.fact_ids, scope.event_ids, scope.pattern
-    report = ForgetReport(names=scope.names)
-    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=sorted(fact_ids), sign=-1)
-    rels = scope.relationships()
-    report.relationships_deleted = rels.delete()[1].get("memories.Relationship", 0)
-    report.links_deleted = FactEntityLink.objects.filter(Q(entity_id__in=ids) | Q(fact_id__in=fact_ids)).delete()[
-        1].get("memories.FactEntityLink", 0)
-    Fact.objects.filter(supersedes_id__in=fact_ids).update(supersedes=None)
-    report.facts_deleted = Fact.objects.filter(id__in=fact_ids).delete()[1].get("memories.Fact", 0)
-    report.aliases_deleted = EntityAlias.objects.filter(entity_id__in=ids).delete()[0]
-    report.events_redacted = _redact_events(agent, sorted(event_ids))
-    report.profiles_scrubbed = _scrub_profiles(agent, ids, pattern)
-    _scrub_traces_and_audit(agent, pattern)
-    report.entities_deleted = Entity.objects.filter(id__in=ids).delete()[1].get("memories.Entity", 0)
-    audit_record(agent=agent, actor=actor, action="entity_forget", obj=entity,
-                 after={k: v for k, v in report.__dict__.items() if k != "names"}, reason="[redacted]")
-    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
-    live_notify(agent=agent, kind="entity", obj_id=entity_id)
-    return report
-
-
-@dataclass
-class _ForgetScope:
-    agent: Agent
-    entity_ids: list[int]
-    names: list[str]
-    fact_ids: set[int]
-    event_ids: set[int]
-    pattern: re.Pattern
-
-    def relationships(self):
-        return Relationship.objects.filter(agent=self.agent).filter(
-            Q(source_id__in=self.entity_ids) | Q(target_id__in=self.entity_ids)
-            | Q(evidence_fact_id__in=self.fact_ids))
-
-
-def _forget_scope(agent: Agent, entity: Entity) -> _ForgetScope:
-    """What forgetting the entity touches: it and the entities merged into it, their names and
-    aliases, every version of the facts about or linked to them, and the events those facts
-    came from or that name them."""
-    group = [entity, *Entity.objects.filter(agent=agent, merged_into=entity)]
-    ids = [e.id for e in group]
-    names = sorted({e.display_name for e in group} | set(
-        EntityAlias.objects.filter(entity_id__in=ids).values_list("alias", flat=True)))
-    fact_ids = set(Fact.objects.filter(agent=agent).filter(
-        Q(entity_id__in=ids) | Q(entity_links__entity_id__in=ids)).values_list("id", flat=True))
-    fact_ids |= _chain_ids(fact_ids)
-    event_ids = set(Fact.objects.filter(id__in=fact_ids, source_event__isnull=False).values_list(
-        "source_event_id", flat=True))
-    pattern = _names_regex(names)
-    event_ids |= {e.id for e in Event.objects.filter(agent=agent, redacted_at__isnull=True).only("id", "text")
-                  if pattern.search(e.text)}
-    return _ForgetScope(agent, ids, names, fact_ids, event_ids, pattern)
-
-
-@dataclass
-class ForgetPreview:
-    """What `entity_forget` would remove, for a confirmation page (nothing is changed)."""
-
-    entities: list[Entity]
-    names: list[str]
-    facts: list[Fact]
-    relationships: list[Relationship]
-    events_redacted: int
-    profiles_scrubbed: list[Entity]
-
-
-def entity_forget_preview(*, agent: Agent, entity_id: int) -> ForgetPreview:
-    entity = _entity(agent, entity_id)
-    scope = _forget_scope(agent, entity)
-    others = Entity.objects.filter(agent=agent).exclude(id__in=scope.entity_ids).only(
-        "id", "display_name", "key", "profile_text", "summary_text")
-    return ForgetPreview(
-        entities=list(Entity.objects.filter(id__in=scope.entity_ids).order_by("id")),
-        names=scope.names,
-        facts=list(Fact.objects.filter(id__in=scope.fact_ids).defer("embedding").order_by("id")),
-        relationships=list(scope.relationships().select_related("source", "target").order_by("id")),
-        events_redacted=len(scope.event_ids),
-        profiles_scrubbed=[o for o in others if any(
-            v and scope.pattern.search(v) for v in (o.profile_text, o.summary_text))],
-    )
-
-
-def _chain_ids(fact_ids: set[int]) -> set[int]:
-    """All versions before and after the given facts."""
-    found, frontier = set(fact_ids), set(fact_ids)
-    while frontier:
-        rows = Fact.objects.filter(Q(id__in=frontier) | Q(supersedes_id__in=frontier)).values_list(
-            "id", "supersedes_id")
-        nxt = {i for pair in rows for i in pair if i is not None} - found
-        found |= nxt
-        frontier = nxt
-    return found
-
-
-def _names_regex(names: list[str]) -> re.Pattern:
-    words = [re.escape(n) for n in names if len(n) >= 3]
-    if not words:
-        return re.compile(r"(?!x)x")
-    return re.compile(r"\b(" + "|".join(sorted(words, key=len, reverse=True)) + r")\b", re.IGNORECASE)
-
-
-def _redact_events(agent: Agent, event_ids: list[int]) -> int:
-    if not event_ids:
-        return 0
-    keyword_stats_apply(agent_id=agent.id, kind="event", ids=event_ids, sign=-1)
-    now = timezone.now()
-    count = Event.objects.filter(agent=agent, id__in=event_ids).update(
-        text=REDACTED, embedding=None, metadata={}, redacted_at=now)
-    # traces keep no copy of the message either
-    PipelineRun.objects.filter(event_id__in=event_ids).update(result={}, params={})
-    PipelineStep.objects.filter(run__event_id__in=event_ids).update(data={})
-    return count
-
-
-def _scrub_traces_and_audit(agent: Agent, pattern: re.Pattern) -> None:
-    """Retrieval traces whose query named the entity, and audit payloads that quote it."""
-    runs = [r.id for r in PipelineRun.objects.filter(agent=agent).only("id", "input_ref", "result", "params")
-            if pattern.search(r.input_ref) or pattern.search(str(r.result)) or pattern.search(str(r.params))]
-    PipelineRun.objects.filter(id__in=runs).update(input_ref=REDACTED, result={}, params={})
-    steps = [st.id for st in PipelineStep.objects.filter(run__agent=agent).only("id", "data")
-             if pattern.search(str(st.data))]
-    PipelineStep.objects.filter(id__in=steps).update(data={})
-    for entry in AuditEntry.objects.filter(agent=agent):
-        if pattern.search(str(entry.before)) or pattern.search(str(entry.after)) or pattern.search(entry.reason):
-            AuditEntry.objects.filter(pk=entry.pk).update(before={"redacted": True}, after={"redacted": True},
-                                                          reason=REDACTED)
-
-
-def _scrub_profiles(agent: Agent, ids: list[int], pattern: re.Pattern) -> int:
-    scrubbed = 0
-    for other in Entity.objects.filter(agent=agent).exclude(id__in=ids):
-        changed = False
-        for attr in ("profile_text", "summary_text"):
-            value = getattr(other, attr)
-            if value and pattern.search(value):
-                kept = [s for s in re.split(r"(?<=[.!?])\s+", value) if not pattern.search(s)]
-                setattr(other, attr, " ".join(kept))
-                changed = True
-        if changed:
-            other.save(update_fields=["profile_text", "summary_text", "updated_at"])
-            scrubbed += 1
-    return scrubbed

@@ -7,16 +7,18 @@ Two entry points share one implementation:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
 from datetime import datetime
 
-from celery import current_app
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memories.config import WriteConfig, apply_overrides
+from memories.config import WriteConfig, apply_overrides, overrides_within_ceilings
+from memories.errors import IdempotencyConflict
 from memories.live import live_notify
 from memories.metrics import WRITE_SECONDS
 from memories.models import Agent, Event, PipelineRun, RunStatus
@@ -27,13 +29,12 @@ from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
 from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
+from memories.services.forget import event_forget_guard
 from memories.services.traces import trace_steps_persist
+from memories.services.write_jobs import PROCESS_EVENT_TASK, job_enqueue_on_commit  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
-# The worker's task (memories.tasks) is named here, not imported: tasks call services, never the
-# other way round.
-PROCESS_EVENT_TASK = "memories.tasks.process_event_task"
 
 
 class _DryRunRollback(Exception):
@@ -53,14 +54,19 @@ def event_submit(
     """Validate, log the event with a queued job and (on commit) enqueue the worker task.
     Returns (event, run, created); (None, None, False) for an empty message. With `actor`, a
     new event is audited as written by them."""
+    overrides_within_ceilings(WriteConfig, config_overrides)
     config = apply_overrides(WriteConfig(), config_overrides)
     text = message_validate(message=message, speaker_name=speaker_name, max_bytes=config.max_message_bytes)
     if not text:
         return None, None, False
+    digest = request_digest(speaker=speaker_name.strip(), text=text, occurred_at=occurred_at, external_id=external_id,
+                            recent_messages=list(recent_messages or ()), config_overrides=config_overrides or {},
+                            metadata=metadata or {})
     event, run, created = event_log(
         agent=agent, speaker=speaker_name, text=text, occurred_at=occurred_at,
         embedder=embedder or get_embedder(), idempotency_key=idempotency_key, external_id=external_id,
-        metadata=metadata, params=_params(recent_messages, config_overrides), start_now=not enqueue,
+        metadata=metadata, params={**_params(recent_messages, config_overrides), "request_digest": digest},
+        start_now=not enqueue,
         embedding_text=event_embedding_text(speaker=speaker_name, text=text, recent_messages=recent_messages or (),
                                             with_speaker=config.event_embedding_speaker,
                                             context=config.event_embedding_context),
@@ -68,11 +74,23 @@ def event_submit(
     if created and actor:
         audit_record(agent=agent, actor=actor, action="event_write", obj=event,
                      after={"job": run.id, "speaker": event.speaker})
+    if not created and idempotency_key:
+        stored = (run.params or {}).get("request_digest") if run is not None else None
+        if stored and stored != digest:
+            raise IdempotencyConflict(
+                f"Idempotency-Key {idempotency_key!r} was used for a different request (job {run.id}); "
+                "use a new key for a new message",
+                {"Idempotency-Key": "reused with a different body", "job": run.id})
     if created and enqueue:
-        transaction.on_commit(lambda: current_app.send_task(PROCESS_EVENT_TASK, args=[run.id]))
+        job_enqueue_on_commit(run.id)
     if created:
         live_notify(agent=agent, kind="event", obj_id=event.id)
     return event, run, created
+
+
+def request_digest(**fields) -> str:
+    """A fingerprint of a write request: a reused Idempotency-Key must come with the same one."""
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def memory_write(
@@ -156,6 +174,11 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
 
 def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> WriteResult:
     started = time.perf_counter()
+    guard = event_forget_guard(event=run.event, embedder=embedder)
+    if guard == "redacted":  # said by a person forgotten since: nothing of it is kept
+        return _finish(run, WriteResult(success=True), started=started, tokens=(0, 0))
+    if guard == "mentions":  # names a person forgotten since: the rest is processed
+        run.refresh_from_db(fields=["params"])
     params = run.params or {}
     ctx = pipeline.WriteContext(
         agent=run.agent, event=run.event, speaker=run.event.speaker,
@@ -169,14 +192,20 @@ def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> 
     result.extraction_path = ctx.extraction_path
     result.tokens_used = ctx.tracer.usage.as_dict()
     result.trace = [s.as_dict() for s in ctx.tracer.steps]
-    result.duration_ms = _ms(started)
-    run.status, run.finished_at, run.error = RunStatus.SUCCEEDED, timezone.now(), ""
-    run.duration_ms = result.duration_ms
-    run.tokens_in, run.tokens_out = ctx.tracer.usage.input_tokens, ctx.tracer.usage.output_tokens
-    run.result = result.as_dict()
-    run.save()
+    _finish(run, result, started=started, tokens=(ctx.tracer.usage.input_tokens, ctx.tracer.usage.output_tokens))
     if persist_trace:
         trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
         live_notify(agent=run.agent, kind="run", obj_id=run.id)  # its facts commit with it
     WRITE_SECONDS.observe(result.duration_ms / 1000)
+    return result
+
+
+def _finish(run: PipelineRun, result: WriteResult, *, started: float, tokens: tuple[int, int]) -> WriteResult:
+    result.success, result.event_id, result.run_id = True, run.event_id, run.id
+    result.duration_ms = _ms(started)
+    run.status, run.finished_at, run.error = RunStatus.SUCCEEDED, timezone.now(), ""
+    run.duration_ms = result.duration_ms
+    run.tokens_in, run.tokens_out = tokens
+    run.result = result.as_dict()
+    run.save()
     return result

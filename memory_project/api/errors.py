@@ -1,6 +1,7 @@
 """One JSON shape for every API error: {"error": {"code", "message", "fields"}}."""
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
@@ -29,6 +30,10 @@ def _validation_message(detail: dict) -> str:
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, OperationalError | InterfaceError):
+        # the database is down or restarting: fail fast and say when to try again, never a 500
+        return Response(error_body("unavailable", "the database is unavailable; try again shortly"),
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge("request body is too large", {"body": str(exc)})
     if isinstance(exc, DomainError):
@@ -56,4 +61,5 @@ def exception_handler(exc, context):
 @csrf_exempt
 def not_found_view(request, *args, **kwargs):
     """Unknown URLs under the API answer in the API's error shape."""
-    return JsonResponse(error_body("not_found", f"no API endpoint at {request.path}"), status=404)
+    hint = "" if request.path.endswith("/") else " (API paths end with '/')"
+    return JsonResponse(error_body("not_found", f"no API endpoint at {request.path}{hint}"), status=404)

@@ -49,7 +49,11 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 
 
 def add_error_responses(result, generator, request, public):
-    """Postprocessing hook: the Error component, documented error responses, typed path params."""
+    """Postprocessing hook: the Error component, documented error responses, typed path params;
+    operation bodies are closed objects (StrictInputSerializer: an unknown field is a 400)."""
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request") and component.get("type") == "object" and "properties" in component:
+            component.setdefault("additionalProperties", False)
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for route, operations in result.get("paths", {}).items():
         for operation in operations.values():

@@ -18,3 +18,4 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         if principal is None:
             return None
         return self.cache_format % {"scope": self.scope, "ident": principal.ident}
+

@@ -28,7 +28,7 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+DEBUG = env_bool("DJANGO_DEBUG", False)  # on only when asked for (`DJANGO_DEBUG=1`)
 ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 
 INSTALLED_APPS = [
@@ -164,6 +164,13 @@ ANAMNESIS_LLM_MODEL = os.environ.get("ANAMNESIS_LLM_MODEL", "gpt-4o-mini")
 ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 
+# Write jobs left queued (the broker was down when they were accepted) or failed by infrastructure
+# are sent again (memories.services.jobs.jobs_sweep).
+CELERY_BEAT_SCHEDULE["write-jobs-sweep"] = {
+    "task": "memories.tasks.jobs_sweep_task",
+    "schedule": float(os.environ.get("ANAMNESIS_JOBS_SWEEP_EVERY_SECONDS", "30")),
+}
+
 # --- Retrieval ---
 # BM25 posting lists kept in memory per process (16 bytes a posting; 2M ≈ 32 MB), reused until
 # a write changes their term (retrieval/postings.py).
@@ -221,7 +228,11 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": ["memory_project.api.throttling.PrincipalRateThrottle"],
     # per API key (or staff user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
-    "DEFAULT_THROTTLE_RATES": {"api": os.environ.get("ANAMNESIS_API_RATE", "1200/min")},
+    "DEFAULT_THROTTLE_RATES": {
+        "api": os.environ.get("ANAMNESIS_API_RATE", "1200/min"),
+        # per client address: /health/ and requests with an invalid key
+        "anon": os.environ.get("ANAMNESIS_ANON_RATE", "120/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Anamnesis API",

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.fields import ConfigOverridesField, MomentField
+from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedMixin, pipeline_input_errors
 from memories.models import ApiKeyScope
 from retrieval.api.serializers import RetrieveResultSerializer
@@ -20,10 +21,10 @@ class RetrieveApi(AgentScopedMixin, APIView):
     returns the context with the facts and events behind it, their score breakdowns, citations
     and the id of the stored trace. `as_of` answers as the agent knew the world then."""
 
-    scopes = {"POST": ApiKeyScope.WRITE}
+    scopes = {"POST": ApiKeyScope.READ}  # a read: every integration needs it
 
     @extend_schema_serializer(component_name="RetrieveInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         as_of = MomentField(required=False, allow_null=True, help_text="answer with what the agent knew then")
         valid_at = MomentField(required=False, allow_null=True,

@@ -32,7 +32,7 @@ def endpoints(agent) -> list[tuple[str, str, dict | None, str]]:
         ("post", url(agent, "events"), {"speaker": "Rafael", "text": "Ana lives in Lisbon."}, "write"),
         ("get", url(agent, "jobs"), None, "read"),
         ("get", url(agent, "jobs", job.id), None, "read"),
-        ("post", url(agent, "retrieve"), {"query": "where does Ricardo live?"}, "write"),
+        ("post", url(agent, "retrieve"), {"query": "where does Ricardo live?"}, "read"),
         ("get", url(agent, "facts"), None, "read"),
         ("get", url(agent, "facts", fact.id), None, "read"),
         ("get", url(agent, "facts", fact.id, "history"), None, "read"),

@@ -36,8 +36,7 @@ def test_a_write_is_accepted_with_its_job(agent, api):
 
 def test_the_same_idempotency_key_returns_the_same_job_and_stores_one_event(agent, api):
     first = api.post(url(agent, "events"), MESSAGE, format="json", HTTP_IDEMPOTENCY_KEY="msg-1")
-    second = api.post(url(agent, "events"), {**MESSAGE, "text": "A retry."}, format="json",
-                      HTTP_IDEMPOTENCY_KEY="msg-1")
+    second = api.post(url(agent, "events"), MESSAGE, format="json", HTTP_IDEMPOTENCY_KEY="msg-1")
     assert first.status_code == second.status_code == 202
     assert first.json()["job"]["id"] == second.json()["job"]["id"]
     assert second["Idempotent-Replayed"] == "true" and not first.has_header("Idempotent-Replayed")
@@ -83,7 +82,7 @@ def test_an_empty_message_adds_nothing(agent, api):
 @pytest.mark.parametrize("body,fields", [
     ({}, {"speaker", "text"}),
     ({"speaker": "", "text": "x"}, {"speaker"}),
-    ({"speaker": "R", "text": 5}, set()),  # numbers are coerced to text by the serializer
+    ({"speaker": "R", "text": 5}, {"text"}),  # never coerced
     ({"speaker": "R", "text": ["x"]}, {"text"}),
     ({"speaker": "R", "text": "x", "occurred_at": "yesterday"}, {"occurred_at"}),
     ({"speaker": "R", "text": "x", "occurred_at": "0001-01-01T00:00:00Z"}, {"occurred_at"}),

@@ -124,5 +124,6 @@ def test_unknown_facts_are_404(seeded, api):
     for path in [("facts", 999999), ("facts", 999999, "history")]:
         assert_error(api.get(url(seeded, *path)), 404, "not_found")
     for action in ("correct", "retract"):
-        response = api.post(url(seeded, "facts", 999999, action), {"text": "x"}, format="json")
+        response = api.post(url(seeded, "facts", 999999, action), {"text": "x"} if action == "correct" else {},
+                            format="json")
         assert_error(response, 404, "not_found")

@@ -40,8 +40,8 @@ def test_wrong_methods_and_unknown_urls_get_the_error_shape(agent, api):
     assert_error(api.get(url(agent, "facts", "1" * 25)), 404, "not_found")
     assert_error(api.get(url(agent, "facts", "-3")), 404, "not_found")
     assert_error(api.get(url("bad slug!", "facts")), 404, "not_found")
-    assert_error(api.get(url(agent, "facts") + "?cursor=garbage"), 404, "not_found")
-    assert_error(api.get(url(agent, "facts") + "?cursor=cD1hYmM="), 404, "not_found")  # p=abc
+    assert_error(api.get(url(agent, "facts") + "?cursor=garbage"), 400, "invalid")  # bad input, not a page
+    assert_error(api.get(url(agent, "facts") + "?cursor=cD1hYmM="), 400, "invalid")  # p=abc
 
 
 def test_health_reports_each_dependency(client):

@@ -154,10 +154,12 @@ def test_timeout_is_quick(server, client):
 
 
 def test_server_error_is_llm_error(server, client):
-    server.script({"status": 500})
+    # a 500 to json_schema is taken for a rejected mode (llama.cpp): the 500 to json_object is the error
+    server.script({"status": 500}, {"status": 500})
     with pytest.raises(LLMError) as info:
         call(client)
     assert not isinstance(info.value, (LLMTimeout, LLMUnavailable, LLMInvalidReply))
+    assert modes_of(server) == ["json_schema", "json_object"]
 
 
 def test_responder_computes_reply(server, client):

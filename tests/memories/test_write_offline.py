@@ -181,7 +181,7 @@ def test_eight_concurrent_writes_about_a_new_person_create_one_entity(agent):
 
 
 def test_remember_command_prints_the_write_result(db, capsys):
-    call_command("remember", "I live in Curitiba.", agent="cli-agent", speaker="Rafael", json=True,
+    call_command("remember", "I live in Curitiba.", agent="cli-agent", speaker="Rafael", json=True, create_agent=True,
                  at="2024-01-01T10:00:00Z")
     out = json.loads(capsys.readouterr().out)
     assert out["success"] and out["facts_added"][0]["text"].startswith("Rafael lives in Curitiba")

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from memories.errors import DomainError
+from memories.management.cli import cli_errors
 from memories.models import Agent
 from retrieval.services import memory_retrieve
 
@@ -22,15 +22,14 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, query, agent, as_of, limit, **opts):
-        target = Agent.objects.filter(slug=agent).first()
+        with cli_errors():  # an unmigrated database: "run migrate", not a traceback
+            target = Agent.objects.filter(slug=agent).first()
         if target is None:
             raise CommandError(f"no agent {agent!r}")
         clocks = {name: _moment(opts.get(name) if name != "as_of" else as_of, name)
                   for name in ("as_of", "valid_at", "recorded_as_of")}
-        try:
+        with cli_errors():
             result = memory_retrieve(agent=target, query=query, limit=limit, **clocks)
-        except DomainError as exc:
-            raise CommandError(exc.message) from exc
         if opts["json"]:
             self.stdout.write(json.dumps(result.as_dict(), indent=2, default=str))
             return
