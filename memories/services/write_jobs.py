@@ -5,6 +5,7 @@ infrastructure (database or broker errors)."""
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from celery import current_app
@@ -26,17 +27,29 @@ SWEEP_MAX_ATTEMPTS = 5
 BROKER_CONNECT_TIMEOUT = 1.0
 
 
-def job_enqueue(run_id: int) -> bool:
+BROKER_RETRY_AFTER = 5.0  # seconds a failed send keeps this process from trying again
+_broker_down_until = 0.0
+
+
+def job_enqueue(run_id: int, *, force: bool = False) -> bool:
     """Send the job to the worker queue. A broker that is down is logged, not raised: the job
-    stays queued (stored with its event) and the sweeper sends it when the broker is back."""
+    stays queued (stored with its event) and the sweeper sends it when the broker is back. After
+    a failed send the process stops trying for BROKER_RETRY_AFTER seconds, so the writes accepted
+    during an outage do not each wait for a connection timeout (`force`: the sweeper tries anyway)."""
+    global _broker_down_until
+    if not force and time.monotonic() < _broker_down_until:
+        logger.info("job %s stays queued: the broker was unavailable a moment ago", run_id)
+        return False
     try:
         # a connection of its own, not the shared pool: a pool whose connections an outage left
         # checked out would make this block instead of failing
         with current_app.connection_for_write(connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
             current_app.send_task(PROCESS_EVENT_TASK, args=[run_id], retry=False, connection=connection)
     except Exception as exc:  # kombu/redis raise many types; none may lose the accepted message
+        _broker_down_until = time.monotonic() + BROKER_RETRY_AFTER
         logger.warning("job %s stays queued, the broker is unavailable: %s", run_id, exc)
         return False
+    _broker_down_until = 0.0
     return True
 
 
@@ -70,5 +83,7 @@ def jobs_sweep(*, queued_after: timedelta = SWEEP_QUEUED_AFTER, max_attempts: in
         kind=RunKind.WRITE, status=RunStatus.FAILED, attempts__lt=max_attempts).values_list("id", "error")[:1000]
         if error.split(":", 1)[0].strip() in INFRASTRUCTURE_ERRORS]
     PipelineRun.objects.filter(id__in=failed, status=RunStatus.FAILED).update(status=RunStatus.QUEUED)
-    sent = sum(job_enqueue(run_id) for run_id in [*queued, *failed])
+    # the first send tries even right after an outage; if the broker is still down the rest wait
+    # for the next sweep instead of each waiting for a connection timeout
+    sent = sum(job_enqueue(run_id, force=i == 0) for i, run_id in enumerate([*queued, *failed]))
     return {"queued": len(queued), "failed": len(failed), "sent": sent}

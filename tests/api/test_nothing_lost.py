@@ -63,7 +63,7 @@ def test_a_failed_job_is_a_non_2xx_for_a_waiting_client_and_can_be_retried(agent
 
 def test_the_sweeper_resends_jobs_left_queued_and_jobs_failed_by_infrastructure(agent, monkeypatch):
     sent = []
-    monkeypatch.setattr(jobs, "job_enqueue", lambda run_id: sent.append(run_id) or True)
+    monkeypatch.setattr(jobs, "job_enqueue", lambda run_id, force=False: sent.append(run_id) or True)
     _, old, _ = event_submit(agent=agent, message="Bruno lives in Porto.", speaker_name="Rafael")
     _, fresh, _ = event_submit(agent=agent, message="Clara lives in Faro.", speaker_name="Rafael")
     _, broken, _ = event_submit(agent=agent, message="Ana lives in Braga.", speaker_name="Rafael")
@@ -84,7 +84,29 @@ def test_a_broker_that_is_down_leaves_the_job_queued_not_lost(agent, monkeypatch
         raise ConnectionRefusedError("Error 111 connecting to 127.0.0.1:6390")
 
     monkeypatch.setattr(current_app, "send_task", down)
+    monkeypatch.setattr(jobs, "_broker_down_until", 0.0)
     assert jobs.job_enqueue(12345) is False
+
+
+def test_during_an_outage_later_writes_do_not_each_wait_for_the_broker(agent, monkeypatch):
+    """After a failed send the process leaves the next jobs queued at once (the sweeper sends
+    them); the sweeper itself tries again, and a send that works lifts the pause."""
+    from celery import current_app
+
+    attempts = []
+
+    def down(*args, **kwargs):
+        attempts.append(args)
+        raise ConnectionRefusedError("Error 111 connecting to 127.0.0.1:6390")
+
+    monkeypatch.setattr(current_app, "send_task", down)
+    monkeypatch.setattr(jobs, "_broker_down_until", 0.0)
+    assert [jobs.job_enqueue(run_id) for run_id in (1, 2, 3)] == [False, False, False]
+    assert len(attempts) == 1  # one connection attempt, not three
+    assert jobs.job_enqueue(4, force=True) is False and len(attempts) == 2
+    monkeypatch.setattr(current_app, "send_task", lambda *args, **kwargs: attempts.append(args))
+    assert jobs.job_enqueue(5, force=True) is True
+    assert jobs.job_enqueue(6) is True and len(attempts) == 4
 
 
 def test_an_oversized_name_is_skipped_with_a_reason_and_the_rest_is_stored(agent, fake_llm):
