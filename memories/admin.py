@@ -124,7 +124,7 @@ class OperatorViewsMixin:
 
 class CorrectFactForm(forms.Form):
     text = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
-                           help_text="the corrected statement; it becomes a new version valid from now on")
+                           help_text="the corrected statement; it becomes a new version, known from now on")
     reason = forms.CharField(max_length=500, required=False)
 
 
@@ -357,7 +357,8 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
                 return HttpResponseRedirect(self.change_url(new))
         return self.render_operator_form(
             request, title=f"Correct fact {fact.pk}", form=form, obj=fact, submit="Correct",
-            intro=f"Now: “{fact.text}”. The correction becomes a new version valid from now on; this one closes.")
+            intro=f"Now: “{fact.text}”. The correction becomes a new version, known from now on and true from where "
+                  "this one started (its text was never true); this one closes.")
 
     def retract_view(self, request, object_id):
         fact = self.operator_object(request, object_id)
