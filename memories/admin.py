@@ -43,13 +43,10 @@ def operator_actor(request) -> str:
     return f"user:{request.user.get_username()}"
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows that are a log or a version: visible, never added, edited or deleted from the admin."""
+class NoAddDeleteAdmin(admin.ModelAdmin):
+    """Rows the admin never adds or deletes (not even in bulk): they come and go through services."""
 
     def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
         return False
 
     def has_delete_permission(self, request, obj=None):
@@ -59,6 +56,13 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+
+class ReadOnlyAdmin(NoAddDeleteAdmin):
+    """Rows that are a log or a version: visible, never added, edited or deleted from the admin."""
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -187,7 +191,7 @@ class EntityForm(forms.ModelForm):
 
 
 @admin.register(Entity)
-class EntityAdmin(OperatorViewsMixin, admin.ModelAdmin):
+class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
     """Importance, profile and summary are edited here (through `entity_describe`, audited); the
     identity only changes by merging or forgetting, from the buttons on the change page."""
 
@@ -202,17 +206,6 @@ class EntityAdmin(OperatorViewsMixin, admin.ModelAdmin):
     inlines = [AliasInline]
     list_select_related = ("agent", "merged_into")
     operator_views = ("alias", "merge", "forget")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)
-        return actions
 
     def save_model(self, request, obj, form, change):
         changes = {name: form.cleaned_data[name] for name in form.changed_data

@@ -58,12 +58,7 @@ def _fact_state(fact: Fact) -> dict:
 
 def fact_head(fact: Fact) -> Fact:
     """The latest version of the fact's chain (itself when nothing superseded it)."""
-    current = fact
-    while True:
-        nxt = Fact.objects.filter(supersedes=current).first()
-        if nxt is None:
-            return current
-        current = nxt
+    return fact_history(agent=fact.agent_id, fact_id=fact.id)[-1]
 
 
 def fact_current_version(fact: Fact) -> Fact | None:
