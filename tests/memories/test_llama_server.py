@@ -18,10 +18,12 @@ import sys
 import time
 import urllib.request
 from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from memories.config import WriteConfig
 from memories.models import Event, PipelineRun
 from memories.pipeline.results import EXTRACTION_PATHS
 from memories.providers.llm import (
@@ -38,8 +40,10 @@ pytestmark = pytest.mark.slow
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 MODEL = "smollm2-135m-instruct"
-# one generation at ~50 tokens/s on one thread stays well inside this; a stuck one is cut off here
-TIMEOUT = 20.0
+# one extraction (~700 prompt tokens, ~50 generated) takes 5-25 s on one thread of a quiet or a busy
+# machine; a call cut off by a timeout is retried in another mode, which these tests would misread as
+# the server's answer, so the limit is generous (a stuck call is still cut off)
+TIMEOUT = 120.0
 SCHEMA = {
     "type": "object",
     "properties": {"city": {"type": "string"}},
@@ -138,9 +142,19 @@ def llama(tmp_path):
         server.stop()
 
 
+@dataclass(frozen=True)
+class _PatientWriteConfig(WriteConfig):
+    """The write pipeline's extraction budget (30 s by default, a ceiling callers may only lower)
+    raised for these tests: a busy 2-core machine can take longer than 30 s for one call of this
+    CPU-bound model, and a cut-off call would be retried in another mode."""
+
+    extraction_timeout_sec: float = TIMEOUT
+
+
 @pytest.fixture
-def llama_llm(llama, settings):
+def llama_llm(llama, settings, monkeypatch):
     """Point ``get_llm_client()`` (what the write pipeline uses) at the llama.cpp server."""
+    monkeypatch.setattr("memories.services.write.WriteConfig", _PatientWriteConfig)
     settings.ANAMNESIS_LLM = "openai"
     settings.ANAMNESIS_LLM_BASE_URL = llama.base_url
     settings.ANAMNESIS_LLM_MODEL = MODEL
