@@ -20,6 +20,7 @@ from pgvector.django import CosineDistance
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
+from memories.extraction.offline.lexicon import FIRST_NAMES
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact
 from memories.models.visibility import version_visible_sql
@@ -114,10 +115,37 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
         if entity is not None:
             _know(ctx, entity, surface)
+    _speaker_introduced(ctx, step)
     step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
     if ctx.known_aliases:
         step.data["aliases"] = dict(sorted(ctx.known_aliases.items()))
+
+
+# "Hi, Julia here — …", "Jonas again.", "Hey, it's Ana here": someone else writes on the account.
+_SELF_INTRODUCTION = re.compile(
+    r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?:(?i:it's|it\s+is|this\s+is)\s+)?"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s+(?:here|again)\s*(?:[.!,;:—–-]|$)",
+)
+
+
+def _speaker_introduced(ctx: WriteContext, step: StepRecord) -> None:
+    """A message that opens by naming its writer ("Hi, Julia here") is in that person's first
+    person, when the name is a person the agent knows (or an unambiguous new first name)."""
+    match = _SELF_INTRODUCTION.match(ctx.message)
+    if not match:
+        return
+    name = match.group("name")
+    if normalize_alias(name) in {normalize_alias(ctx.speaker), *normalize_alias(ctx.speaker).split()[:1]}:
+        return
+    canonical = ctx.known_aliases.get(name) or next(
+        (e.display_name for e in ctx.known.values() if e.type == "person"
+         and normalize_alias(e.display_name) == normalize_alias(name)), None)
+    if canonical is None and normalize_alias(name) in FIRST_NAMES:
+        canonical = name
+    if canonical:
+        step.data["speaker"] = canonical
+        ctx.speaker = canonical
 
 
 def _previous_messages(ctx: WriteContext, count: int = 3) -> tuple[str, ...]:

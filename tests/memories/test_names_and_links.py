@@ -160,3 +160,9 @@ def test_a_first_name_or_nickname_in_a_question_seeds_its_person(agent):
     assert odile.id in entities_in_query(agent=agent, query="What does Odile do in the morning?")
     assert fred.id in entities_in_query(agent=agent, query="What is Freddie's hobby these days?")
     assert entities_in_query(agent=agent, query="Where is Toronto?") == {}
+
+
+def test_a_message_that_names_its_writer_is_in_that_persons_first_person(agent):
+    _write(agent, "I live in Porto with my girlfriend Ilse Varga.",
+           "Hi, Ilse here — borrowing the account. I have two rabbits, Nutmeg and Fennel.")
+    assert _linked(agent, "Ilse Varga", "Nutmeg") and not _linked(agent, SPEAKER, "Nutmeg")
