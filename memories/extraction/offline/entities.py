@@ -306,6 +306,11 @@ def _register(registry: Registry, canon: dict[str, str], mention: Mention) -> in
 # --- types ----------------------------------------------------------------------------------------
 
 
+def vote_from_context(entity: MessageEntity, sentence: str, mention: Mention) -> None:
+    """The type votes of one mention's context and shape (also for names in earlier messages)."""
+    _vote(entity, sentence, mention)
+
+
 def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
     before = sentence[max(0, mention.start - 48) : mention.start].lower()
     after = sentence[mention.end : mention.end + 40].lower()

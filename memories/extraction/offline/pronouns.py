@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memories.extraction.offline.entities import Registry, Sentence, gender_of
+from memories.extraction.offline.entities import MessageEntity, Registry, Sentence, gender_of, vote_from_context
 from memories.extraction.offline.lexicon import FIRST_NAMES, word_set
 from memories.extraction.offline.names import NameContext, find_mentions
 from memories.extraction.offline.parse import entity_labels
@@ -81,10 +81,19 @@ class PronounState:
                 name = mention.known or mention.text
                 if mention.vocative or name.lower() == self._ctx.speaker.lower():
                     continue
-                parsed = " " in mention.text.strip() and any(s <= mention.start and mention.end <= e for s, e in people)
+                labelled = any(s <= mention.start and mention.end <= e for s, e in people)
+                parsed = " " in mention.text.strip() and labelled and _typed_person(sentence, mention)
                 if first in FIRST_NAMES or mention.known or mention.honorific or parsed:
                     out.append((name, gender_of(first)))
         return out
+
+
+def _typed_person(sentence: str, mention) -> bool:
+    """Does the sentence's own context (not only the parser) make the mention a person?"""
+    entity = MessageEntity(mention.text)
+    vote_from_context(entity, sentence, mention)
+    entity.vote("person", 25)  # the parser's PERSON label
+    return entity.type == "person"
 
 
 def tag_sentence(sentence: Sentence, state: PronounState) -> str:
