@@ -13,7 +13,7 @@ RELATIONSHIP_TERMS = frozenset({
     "manager", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle", "cousin", "kids",
     "children", "parents", "family", "amigo", "amiga",
 })
-_HONORIFICS = re.compile(r"^(mr|mrs|ms|dr|prof)\.?\s+", re.IGNORECASE)
+_HONORIFICS = re.compile(r"^(mr|mrs|ms|miss|mx|dr|doctor|prof|professor)\.?\s+", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
@@ -83,52 +83,76 @@ def mentions(text: str, name: str, min_length: int = 3) -> bool:
 # --- first names, short forms and diminutives --------------------------------------------------
 
 # Common English short forms that no spelling rule derives (a rule covers "Dan"/"Daniel",
-# "Danny"/"Daniel", "Kate"/"Katherine", "Becca"/"Rebecca", "Liz"/"Elizabeth").
-_NICKNAMES = {
-    "liz": "elizabeth", "lizzie": "elizabeth", "tom": "thomas", "tommy": "thomas",
-    "bill": "william", "billy": "william", "will": "william", "liam": "william", "bob": "robert",
-    "bobby": "robert", "rob": "robert", "robbie": "robert", "dick": "richard", "rick": "richard",
-    "ricky": "richard", "jack": "john", "johnny": "john", "jim": "james", "jimmy": "james",
-    "jamie": "james", "ted": "edward", "teddy": "edward", "ned": "edward", "chuck": "charles",
-    "charlie": "charles", "hank": "henry", "harry": "henry", "paddy": "patrick", "pat": "patrick",
-    "peggy": "margaret", "maggie": "margaret", "meg": "margaret", "molly": "mary", "polly": "mary",
-    "sasha": "alexander", "sacha": "alexander", "alex": "alexander", "sandy": "alexandra",
-    "tony": "anthony", "mike": "michael", "mickey": "michael", "nick": "nicholas", "sam": "samuel",
-    "peg": "margaret", "betty": "elizabeth", "bess": "elizabeth", "beth": "elizabeth",
-    "lisa": "elizabeth", "kathy": "katherine", "katie": "katherine", "kat": "katherine",
-    "cathy": "catherine", "sue": "susan", "susie": "susan", "jenny": "jennifer", "jen": "jennifer",
-    "abby": "abigail", "gabe": "gabriel", "joe": "joseph", "joey": "joseph", "steve": "stephen",
-    "chris": "christopher", "kit": "christopher", "matt": "matthew", "andy": "andrew",
-    "drew": "andrew", "greg": "gregory", "larry": "lawrence", "lenny": "leonard", "ron": "ronald",
-    "don": "donald", "walt": "walter", "fred": "frederick", "freddie": "frederick", "al": "albert",
-    "bia": "beatriz", "bea": "beatrice", "trish": "patricia", "tricia": "patricia", "patty": "patricia",
-    "nate": "nathaniel", "zach": "zachary", "zack": "zachary", "ben": "benjamin", "benji": "benjamin",
-    "manny": "emmanuel", "nacho": "ignacio", "pepe": "jose", "paco": "francisco", "lupe": "guadalupe",
-}
+# "Danny"/"Daniel", "Kate"/"Katherine", "Becca"/"Rebecca", "Liz"/"Elizabeth"). A general lexicon of
+# given-name diminutives: short form → the full names it can stand for.
+_NICKNAME_LIST = """
+liz lizzie lisa betty bess beth bessie betsy elsie libby eliza:elizabeth
+tom tommy:thomas  bill billy will willy liam:william  bob bobby rob robbie bert:robert
+dick rick ricky rich richie:richard  jack johnny:john  jim jimmy jamie:james
+ted teddy ned ed eddie:edward,edmund  chuck charlie chas:charles  hank harry hal:henry
+paddy pat:patrick  peggy maggie meg peg greta:margaret  molly polly mae:mary
+sasha sacha alex lex xander:alexander,alexandra  sandy sandra:alexandra
+tony:anthony,antonio  mike mikey mickey mick:michael  nick nicky:nicholas,nicolas
+sam sammy:samuel,samantha  kathy katie kat kate kitty:katherine,catherine,kathleen
+cathy cat:catherine  sue susie suzy:susan,susanna  jenny jen:jennifer
+abby:abigail  gabe:gabriel  gabby:gabrielle,gabriela  joe joey:joseph  jo josie:josephine
+steve stevie:stephen,steven  chris kit:christopher,christine,christina
+matt matty:matthew  andy drew:andrew  greg:gregory  larry:lawrence  lenny len:leonard
+ron ronnie:ronald  don donny:donald  walt wally:walter  fred freddie freddy:frederick
+al:albert,alfred  bia:beatriz  bea:beatrice,beatriz  trish tricia patty patsy:patricia
+nate:nathaniel,nathan  zach zack:zachary  ben benji benny:benjamin  manny:emmanuel,manuel
+nacho:ignacio  pepe:jose  paco:francisco  lupe:guadalupe  dave davey:david  jake:jacob
+jeff:jeffrey  jerry gerry:gerald  ken kenny:kenneth  mandy:amanda  nan nancy:ann,anne
+nell nellie ellie:eleanor,helen  ollie:oliver,olivia  tess tessa:theresa  terry:terence,theresa
+vicky vic:victoria  wendy:gwendolyn  archie:archibald  frankie frank:francis,franklin
+fran:frances  sally sadie:sarah  josh:joshua  misha:mikhail  dima:dmitri  vanya:ivan  pasha:pavel
+seb:sebastian  theo:theodore  toni:antonia  penny:penelope  dolly dot:dorothy  becky:rebecca
+jackie:jacqueline  ginny:virginia  lottie:charlotte  mitch:mitchell  stu:stuart  vince:vincent
+hattie:harriet  jules:julian,julia  max:maximilian,maxwell  izzy:isabel,isabella  bella:isabella
+sid:sidney  tim timmy:timothy  phil:philip,phillip  pete:peter  percy:percival  reggie:reginald
+ray:raymond  ricky:ricardo  sophie:sophia  tilly:matilda
+"""
+
+
+def _nickname_table(listing: str) -> dict[str, tuple[str, ...]]:
+    """"tom tommy:thomas  ed:edward,edmund" → {"tom": ("thomas",), ..., "ed": ("edward", "edmund")}."""
+    table: dict[str, tuple[str, ...]] = {}
+    for shorts, fulls in re.findall(r"((?:[a-z]+ )*[a-z]+):([a-z,]+)", listing):
+        for short in shorts.split():
+            table[short] = tuple(dict.fromkeys([*table.get(short, ()), *fulls.split(",")]))
+    return table
+
+
+_NICKNAMES = _nickname_table(_NICKNAME_LIST)
 _DIMINUTIVE_ENDINGS = ("ie", "y", "ey", "i")
 
 
 def nickname_of(name: str) -> str:
     """The full first name a known nickname stands for ("Paddy" → "patrick"), else ""."""
-    return _NICKNAMES.get(_fold(name), "")
+    return next(iter(_NICKNAMES.get(_fold(name), ())), "")
 
 
 def _fold(name: str) -> str:
     return normalize_alias(name).replace(" ", "")
 
 
-def first_names_compatible(short: str, full: str) -> bool:
+def first_names_compatible(short: str, full: str, either_way: bool = True) -> bool:
     """Could `short` be the first name `full` goes by? Same name up to accents and punctuation,
     a short form ("Dan"/"Daniel", "Sash"/"Sasha"), a diminutive ("Danny"/"Daniel",
-    "Maddie"/"Madison", "Kate"/"Katherine"), a tail ("Becca"/"Rebecca") or a known nickname."""
+    "Maddie"/"Madison", "Kate"/"Katherine"), a tail ("Becca"/"Rebecca") or a known nickname.
+    Not `either_way`: only `short` may be the shorter form ("Tom" never stands for "Toronto"'s
+    first word the other way round)."""
     a, b = _fold(short), _fold(full)
     if not a or not b:
         return False
     if a == b:
         return True
     if len(a) > len(b):
+        if not either_way:
+            return b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ())
         a, b = b, a
-    if _NICKNAMES.get(a) == b or _NICKNAMES.get(a) == _NICKNAMES.get(b, b) and a in _NICKNAMES:
+    if b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or set(_NICKNAMES.get(a, ())) & set(
+            _NICKNAMES.get(b, ())):
         return True
     if len(a) >= 3 and b.startswith(a):
         return True
@@ -141,12 +165,67 @@ def first_names_compatible(short: str, full: str) -> bool:
     return len(a) >= 4 and b.endswith(a) and len(b) - len(a) <= 2
 
 
-def person_names_compatible(a: str, b: str) -> bool:
+def _person_words(name: str) -> list[str]:
+    return normalize_alias(_HONORIFICS.sub("", name.strip()).replace("'", "").replace("’", "")).split()
+
+
+def person_names_compatible(a: str, b: str, either_way: bool = True) -> bool:
     """Two person names that can denote one person: compatible first names, and the same
-    surname when both carry one ("Sam Patel" is never "Sam Whitfield")."""
-    ta, tb = (normalize_alias(_HONORIFICS.sub("", n).replace("'", "").replace("’", "")).split() for n in (a, b))
+    surname when both carry one ("Sam Patel" is never "Sam Whitfield"). Not `either_way`: `a`
+    is the name heard now, so its first name may be a short form of `b`'s but not the reverse
+    (unless both carry the same surname)."""
+    ta, tb = _person_words(a), _person_words(b)
     if not ta or not tb:
         return False
-    if len(ta) > 1 and len(tb) > 1 and ta[-1] != tb[-1]:
+    if len(ta) > 1 and len(tb) > 1:
+        if ta[-1] != tb[-1]:
+            return False
+        either_way = True
+    return first_names_compatible(ta[0], tb[0], either_way)
+
+
+def surname_of(name: str) -> str:
+    """The normalized surname of a full person name ("Katherine O'Brien" → "obrien"), else ""."""
+    words = _person_words(name)
+    return words[-1] if len(words) > 1 else ""
+
+
+def titled_surname(name: str) -> str:
+    """"Dr. Fisher", "Doctor Okafor", "Mrs Lee" → the normalized surname; "" for anything else."""
+    stripped = _HONORIFICS.sub("", name.strip())
+    if stripped == name.strip():
+        return ""
+    words = _person_words(stripped)
+    return words[0] if len(words) == 1 else ""
+
+
+# --- acronyms ------------------------------------------------------------------------------------
+
+_SMALL_WORDS = frozenset({"of", "the", "and", "for", "de", "du", "der", "la", "le", "a", "an", "at", "in", "on", "&"})
+
+
+def acronym_forms(name: str, limit: int = 64) -> set[str]:
+    """The initialisms a multi-word name can go by: "Bank of America" → {"boa", "ba", "bofa"},
+    "University College Dublin" → {"ucd"}. A small word ("of", "the", "and") may give its
+    initial, be left out, or be spelled out; every other word gives its initial."""
+    words = [w for w in re.split(r"[\s\-/]+", strip_accents(name).casefold()) if w]
+    words = [re.sub(r"[^\w&]", "", w) for w in words]
+    words = [w for w in words if w]
+    if len(words) < 2:
+        return set()
+    forms = {""}
+    for word in words:
+        options = {word[0]} if word not in _SMALL_WORDS else {word[0] if word != "&" else "", "", word}
+        forms = {f + o for f in forms for o in options}
+        if len(forms) > limit:
+            return set()
+    return {f for f in forms if len(f) >= 2}
+
+
+def is_acronym_of(short: str, full: str) -> bool:
+    """"BofA" / "Bank of America", "UCD" / "University College Dublin" (case-insensitive):
+    the short name, one word, is one of the full name's initialisms."""
+    token = strip_accents(short.strip()).casefold().replace(".", "").replace("&", "")
+    if not token or " " in token or not token.isalnum() or len(token) < 2:
         return False
-    return first_names_compatible(ta[0], tb[0])
+    return token in acronym_forms(full)

@@ -13,6 +13,7 @@ from memories.models.visibility import Moment, event_visible_sql, version_visibl
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
 from memories.selectors import aliases_matching
+from memories.services.entities import entity_for_other_name, name_runs
 
 
 def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
@@ -23,6 +24,16 @@ def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
     for alias, entity in aliases_matching(agent=agent, names=grams):
         entity = entity.survivor()
         found.setdefault(entity.id, alias)
+    # a first name, short form or title the aliases do not hold ("Chloe" for Chloe Martin,
+    # "Dr. Lee"): the one person it can denote
+    covered = {w for alias in found.values() for w in alias.split()}
+    for surface in name_runs(query):
+        norm = normalize_alias(surface)
+        if norm in covered or len(norm) < 3:
+            continue
+        entity = entity_for_other_name(agent=agent, name=surface)
+        if entity is not None:
+            found.setdefault(entity.id, norm)
     return found
 
 

@@ -20,6 +20,7 @@ from pgvector.django import CosineDistance
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
+from memories.extraction.offline.lexicon import FIRST_NAMES
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact
 from memories.models.visibility import version_visible_sql
@@ -70,6 +71,8 @@ class WriteContext:
     recent_messages: tuple[str, ...] = ()
     known: dict[int, Entity] = field(default_factory=dict)
     known_names: set[str] = field(default_factory=set)
+    known_aliases: dict[str, str] = field(default_factory=dict)  # surface in the message → canonical name
+    known_types: dict[str, str] = field(default_factory=dict)  # canonical name → stored type
     knowledge: str = ""
     extraction: Extraction = field(default_factory=Extraction)
     extraction_path: str = ""
@@ -94,14 +97,72 @@ class WriteContext:
 # --- read-only steps -------------------------------------------------------------------------
 
 def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
-    """Entities the message names already: word-boundary match of its n-grams against aliases."""
+    """Entities the message names already: word-boundary match of its n-grams against aliases,
+    then the other names that can denote exactly one known entity — a short form or nickname
+    ("Paddy" for Patrick Fitzgerald), a spelling without accents, a title with a surname
+    ("Dr. Fisher"), an acronym ("BofA")."""
+    if not ctx.recent_messages:
+        ctx.recent_messages = _previous_messages(ctx)
     grams = ngrams(ctx.message)
+    matched: set[str] = set()
     for alias, entity in aliases_matching(agent=ctx.agent, names=grams):
-        ctx.known[entity.id] = entity
-        ctx.known_names.add(alias.title())
-        ctx.known_names.add(entity.display_name)
+        matched.add(alias)
+        _know(ctx, entity, alias.title())
+    for surface in entity_services.name_runs(ctx.message):
+        norm = normalize_alias(surface)
+        if norm in matched or len(norm) < 3:
+            continue
+        entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
+        if entity is not None:
+            _know(ctx, entity, surface)
+    _speaker_introduced(ctx, step)
     step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
+    if ctx.known_aliases:
+        step.data["aliases"] = dict(sorted(ctx.known_aliases.items()))
+
+
+# "Hi, Julia here — …", "Jonas again.", "Hey, it's Ana here": someone else writes on the account.
+_SELF_INTRODUCTION = re.compile(
+    r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?:(?i:it's|it\s+is|this\s+is)\s+)?"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s+(?:here|again)\s*(?:[.!,;:—–-]|$)",
+)
+
+
+def _speaker_introduced(ctx: WriteContext, step: StepRecord) -> None:
+    """A message that opens by naming its writer ("Hi, Julia here") is in that person's first
+    person, when the name is a person the agent knows (or an unambiguous new first name)."""
+    match = _SELF_INTRODUCTION.match(ctx.message)
+    if not match:
+        return
+    name = match.group("name")
+    if normalize_alias(name) in {normalize_alias(ctx.speaker), *normalize_alias(ctx.speaker).split()[:1]}:
+        return
+    canonical = ctx.known_aliases.get(name) or next(
+        (e.display_name for e in ctx.known.values() if e.type == "person"
+         and normalize_alias(e.display_name) == normalize_alias(name)), None)
+    if canonical is None and normalize_alias(name) in FIRST_NAMES:
+        canonical = name
+    if canonical:
+        step.data["speaker"] = canonical
+        ctx.speaker = canonical
+
+
+def _previous_messages(ctx: WriteContext, count: int = 3) -> tuple[str, ...]:
+    """The agent's messages said just before this one, oldest first, when the caller sent none:
+    what a pronoun at the start of a message ("He's engaged now") refers back to."""
+    rows = (Event.objects.filter(agent=ctx.agent, redacted_at__isnull=True, occurred_at__lte=ctx.occurred_at)
+            .exclude(pk=ctx.event.pk).order_by("-occurred_at", "-id").values_list("text", flat=True)[:count])
+    return tuple(reversed([t for t in rows if t]))
+
+
+def _know(ctx: WriteContext, entity: Entity, surface: str) -> None:
+    ctx.known[entity.id] = entity
+    ctx.known_names.add(surface)
+    ctx.known_names.add(entity.display_name)
+    ctx.known_types[entity.display_name] = entity.type
+    if normalize_alias(surface) != normalize_alias(entity.display_name):
+        ctx.known_aliases[surface] = entity.display_name
 
 
 def pre_retrieval(ctx: WriteContext, step: StepRecord) -> None:
@@ -155,7 +216,7 @@ def extract(ctx: WriteContext, step: StepRecord) -> None:
     if not ctx.extraction_path:
         ctx.extraction = extract_offline(
             ctx.message, speaker=ctx.speaker, recent_messages=ctx.recent_messages, known_names=known_names,
-            occurred_at=ctx.occurred_at,
+            occurred_at=ctx.occurred_at, known_aliases=ctx.known_aliases, known_types=ctx.known_types,
         )
         ctx.extraction_path = "offline"
     step.data["path"] = ctx.extraction_path

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,15 +14,19 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories import prompts
+from memories.extraction.offline.lexicon import STOP_CAPS
 from memories.models import Agent, Entity, EntityAlias
 from memories.naming import (
     entity_key,
+    is_acronym_of,
     is_speaker_reference,
     nickname_of,
     normalize_alias,
     normalize_type,
     person_names_compatible,
     strip_accents,
+    surname_of,
+    titled_surname,
 )
 from memories.providers.llm import LLMClient, LLMError
 
@@ -117,7 +122,66 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity 
         matches = resolve_person_name(agent=agent, name=name)
         if len(matches) == 1:
             return matches[0], "nickname"
+    if _may_be_acronym(name, entity_type):
+        matches = resolve_acronym(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0], "acronym"
     return None, ""
+
+
+_TITLE = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Doctor|Prof|Professor)\.?\s+"
+_CAP_WORD = r"[A-ZÀ-Þ][\w'’-]*"
+_NAME_RUN = re.compile(rf"(?<![\w'’])(?:{_TITLE})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
+
+
+def name_runs(text: str) -> list[str]:
+    """Runs of one to three capitalized words (a leading title kept, a possessive "'s" and a
+    sentence's opening filler such as "So" or "Yesterday" dropped): the names that an alias
+    lookup by n-grams can miss ("Paddy", "Dr. Fisher", "BofA")."""
+    out = []
+    for match in _NAME_RUN.finditer(text):
+        words = [re.sub(r"['’]s$", "", w) for w in match.group().split()]
+        titled = re.match(_TITLE, match.group()) is not None
+        while not titled and words and words[0].lower().strip("'’") in STOP_CAPS:
+            words = words[1:]
+        while words and words[-1].lower() in STOP_CAPS:
+            words = words[:-1]
+        if words and not (len(words) == 1 and titled):
+            out.append(" ".join(words))
+    return list(dict.fromkeys(out))
+
+
+def entity_for_other_name(*, agent: Agent, name: str) -> Entity | None:
+    """The one known entity a name the alias table does not hold can denote: a person by a
+    short form, nickname, accent-free spelling or title with surname; an organization by its
+    acronym. None when no entity or several can."""
+    if titled_surname(name) or name[:1].isupper() and not _may_be_acronym(name, "organization"):
+        matches = resolve_person_name(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            return None
+    if _may_be_acronym(name, "organization"):
+        matches = resolve_acronym(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def _may_be_acronym(name: str, entity_type: str) -> bool:
+    word = name.strip()
+    return (normalize_type(entity_type) in ("organization", "concept", "place") and 2 <= len(word) <= 8
+            and " " not in word and sum(c.isupper() for c in word) >= 2)
+
+
+def resolve_acronym(*, agent: Agent, name: str, limit: int = 300) -> list[Entity]:
+    """The organizations (or places) whose multi-word name `name` abbreviates: "BofA" → Bank of
+    America, "UCD" → University College Dublin, whichever case the letters are in."""
+    initial = strip_accents(name.strip())[:1]
+    rows = (Entity.objects.filter(agent=agent, merged_into__isnull=True, type__in=["organization", "place", "concept"])
+            .filter(display_name__istartswith=initial, display_name__contains=" ")
+            .defer("name_embedding").order_by("id")[:limit])
+    return [e for e in rows if is_acronym_of(name, e.display_name)]
 
 
 def _may_be_person_name(name: str, entity_type: str) -> bool:
@@ -130,7 +194,11 @@ def _may_be_person_name(name: str, entity_type: str) -> bool:
 
 def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[Entity]:
     """The people `name` can denote: a display name or alias with a compatible first name
-    (short form, diminutive, nickname, accents and punctuation aside) and no other surname."""
+    (short form, diminutive, nickname, accents and punctuation aside) and no other surname;
+    for a title with a surname ("Dr. Fisher"), the people of that surname."""
+    surname = titled_surname(name)
+    if surname:
+        return _people_with_surname(agent, surname, limit)
     first = strip_accents(name.strip().split()[0])
     initials = {first[:1], nickname_of(first)[:1]} - {""}
     starts = Q()
@@ -142,11 +210,25 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
         .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
     )
     found = {}
+    own_surname = surname_of(name)
     for entity in rows:
         names = [entity.display_name, *(a.alias for a in entity.aliases.all())]
-        if any(person_names_compatible(name, n) for n in names):
+        surnames = {surname_of(n) for n in names} - {""}
+        if own_surname and surnames and own_surname not in surnames:
+            continue  # "Sam Whitfield" is not the "Sam Patel" who is also called "Sam"
+        if any(person_names_compatible(name, n, either_way=False) for n in names):
             found[entity.id] = entity
     return list(found.values())
+
+
+def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]:
+    rows = (
+        Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+        .filter(Q(display_name__icontains=surname) | Q(aliases__alias__contains=surname))
+        .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
+    )
+    return [e for e in rows
+            if surname in {surname_of(n) for n in [e.display_name, *(a.alias for a in e.aliases.all())]}]
 
 
 def resolve_fuzzy(*, agent: Agent, vector: np.ndarray, entity_type: str, limit: int = 3) -> list[tuple[Entity, float]]:

@@ -18,11 +18,11 @@ and small word lists, fast enough to run on every message of a large import. The
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memories.extraction.offline.entities import build_registry
-from memories.extraction.offline.facts import Collector, process_sentence
+from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
 from memories.extraction.offline.parse import cessations
 from memories.extraction.offline.pronouns import PronounState, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
@@ -40,6 +40,8 @@ def extract_offline(
     recent_messages: Sequence[str] = (),
     known_names: Sequence[str] = (),
     occurred_at: datetime | None = None,
+    known_aliases: Mapping[str, str] | None = None,
+    known_types: Mapping[str, str] | None = None,
 ) -> Extraction:
     """Entities, facts and relations of one chat message, without an LLM.
 
@@ -47,14 +49,18 @@ def extract_offline(
     (oldest first) only help resolve pronouns and recognize names; `known_names` are names the
     agent already knows, recognized even at the start of a sentence and used as canonical forms;
     `occurred_at` is when the message was sent: relative dates in facts ("yesterday", "last
-    week", "3 days ago") get the resolved date appended ("yesterday (2023-05-07)").
+    week", "3 days ago") get the resolved date appended ("yesterday (2023-05-07)");
+    `known_aliases` maps other names of known entities found in the message ("Paddy", "Dr.
+    Lee", "BofA") to their canonical names, and `known_types` gives the stored type of a
+    canonical name, a prior the sentence's own cues can outvote.
     """
     speaker = (speaker or "").strip() or DEFAULT_SPEAKER
     text = normalize_message(message or "")
     if not text:
         return Extraction()
     known = [n.strip() for n in known_names if n and n.strip()]
-    registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known)
+    registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known,
+                                              dict(known_aliases or {}), dict(known_types or {}))
     state = PronounState(registry, ctx, list(recent_messages))
     day = occurred_at.date() if isinstance(occurred_at, datetime) else occurred_at
     out = Collector(registry, day)
@@ -62,6 +68,7 @@ def extract_offline(
         tag_sentence(sentence, state)
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
+    adopted_pets(sentences, out)
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=list(e.aliases))
         for i, e in enumerate(registry.entities)

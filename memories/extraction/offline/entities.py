@@ -11,6 +11,7 @@ from memories.extraction.offline.lexicon import (
     FEMALE_KIN,
     FEMALE_NAMES,
     FIRST_NAMES,
+    HONORIFICS,
     KIN_MODIFIERS,
     KINSHIP,
     MALE_KIN,
@@ -24,9 +25,10 @@ from memories.extraction.offline.lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline.names import Mention, NameContext, alias_pairs, find_mentions
+from memories.extraction.offline.names import Mention, NameContext, alias_pairs, find_mentions, stated_aliases
 from memories.extraction.offline.parse import entity_labels
 from memories.extraction.offline.text import SPEAKER, split_sentences
+from memories.naming import first_names_compatible
 
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
 
@@ -75,7 +77,8 @@ _PLACE_WEAK = _phrases_before("in,to,from,near,went to,around,across,outside,int
 _AT_BEFORE = _phrases_before("at")
 _PERSON_BEFORE = _phrases_before(
     "with,told,asked,met,hired,called,texted,talked to,spoke to,spoke with,talk to,talking to,dating,"
-    "married,married to,thanks,thank,and"
+    "married,married to,thanks,thank,and,report to,reports to,reporting to,reported to,engaged to,"
+    "work with,works with,working with,worked with,named,teaming up with,teamed up with"
 )
 _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s+(?:said|says|told|tells|asked|asks|texted|called|thinks|thought|wants|wanted|hired|"
@@ -178,8 +181,14 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
             target = canon.get(full.text.lower(), full.text)
             canon[short.text.lower()] = target
             canon.setdefault(full.text.lower(), target)
+        for short, full in stated_aliases(sentence.text, sentence.mentions):
+            target = canon.get(full.text.lower(), full.text)
+            canon[short.text.lower()] = target
+            canon.setdefault(full.text.lower(), target)
     full_names = [n for n in [speaker, *known_names] if len(n.split()) > 1]
-    full_names += [m.text for s in sentences for m in s.mentions if len(m.text.split()) > 1 and not m.title]
+    full_names += [m.text for s in sentences for m in s.mentions
+                   if len(m.text.split()) > 1 and not m.title and not m.honorific]
+    full_names += [v for v in canon.values() if len(v.split()) > 1]
     by_first: dict[str, set[str]] = {}
     for name in full_names:
         by_first.setdefault(name.split()[0].lower(), set()).add(canon.get(name.lower(), name))
@@ -188,25 +197,91 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
             key = mention.text.lower()
             if key not in canon and " " not in key and len(by_first.get(key, ())) == 1:
                 canon[key] = next(iter(by_first[key]))
+    people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
+    _titled_surnames(sentences, canon, people)
+    _married_names(sentences, canon, people)
     return canon
 
 
-def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str]) -> tuple:
+def _surname(name: str) -> str:
+    return name.split()[-1].lower().replace("’", "'") if len(name.split()) > 1 else ""
+
+
+def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: set[str]) -> None:
+    """"Doctor Okafor" is the one Okafor the message names, else the one Okafor it knows of."""
+    named = {canon.get(m.text.lower(), m.known or m.text) for s in sentences for m in s.mentions}
+    for sentence in sentences:
+        for mention in sentence.mentions:
+            words = mention.text.replace(".", "").split()
+            key = mention.text.lower()
+            if key in canon or len(words) != 2 or words[0].lower() not in HONORIFICS:
+                continue
+            for pool in (people & named, people):
+                same = {p for p in pool if _surname(p) == words[1].lower()}
+                if same:
+                    if len(same) == 1:
+                        canon[key] = next(iter(same))
+                    break
+
+
+_MARRIAGE_CUE = re.compile(
+    r"\b(?:married|marry|marrying|wedding|wed|newlyweds?|(?:took|taking|take|takes|kept|keeping)\s+(?:his|her|their)"
+    r"\s+(?:last\s+|sur)?name|(?:changed|changing|change)\s+(?:his|her|their)\s+(?:last\s+|sur)?name|"
+    r"married\s+name|maiden\s+name|née|nee)\b",
+    re.I,
+)
+
+
+def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str]) -> None:
+    """"Ana married Rui Costa … she's Ana Costa now": in a message about a marriage, a new
+    "first name + the spouse's surname" is the person of that first name, not someone new."""
+    text = " ".join(s.text for s in sentences)
+    if not _MARRIAGE_CUE.search(text):
+        return
+    surnames = {_surname(p) for p in people} - {""}
+    for sentence in sentences:
+        for mention in sentence.mentions:
+            words = mention.text.split()
+            key = mention.text.lower()
+            if len(words) != 2 or mention.known or mention.honorific or canon.get(key, mention.text) != mention.text:
+                continue
+            surname = words[1].lower()
+            spouse = [p for p in people if _surname(p) == surname and p != mention.text]
+            same_first = [p for p in people if p != mention.text and _surname(p) != surname and _surname(p)
+                          and first_names_compatible(words[0], p.split()[0])]
+            if spouse and len(same_first) == 1 and surname in surnames:
+                canon[key] = same_first[0]
+
+
+def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str],
+                   known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None) -> tuple:
     """Split, find names, group aliases, type entities. Returns (registry, sentences, name context)."""
-    ctx = NameContext(speaker, known, [message, *recent[-5:]])
+    ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases)
     sentences = [Sentence(s, find_mentions(s, ctx)) for s in split_sentences(message)]
     registry = Registry(speaker)
     canon = _canonical_map(sentences, speaker, known)
     for sentence in sentences:
         for mention in sentence.mentions:
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))
+    stored = {k.lower(): v for k, v in (known_types or {}).items() if v in KNOWN_TYPE_VOTES}
     for sentence in sentences:
         labels = entity_labels(sentence.text) if sentence.mentions else []
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER:
-                _vote(registry.entities[idx], sentence.text, mention)
-                _vote_parser(registry.entities[idx], mention, labels)
+                entity = registry.entities[idx]
+                _vote(entity, sentence.text, mention)
+                _vote_parser(entity, mention, labels)
+                if entity.name.lower() in stored and not entity.scores.get("known"):
+                    entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
+                    entity.scores["known"] = 0
+    for entity in registry.entities:
+        entity.scores.pop("known", None)
     return registry, sentences, ctx
+
+
+# What the agent already stored about a known name weighs like a clear cue; the sentence can
+# still outvote it (a later message may correct a type).
+KNOWN_TYPE_VOTES = {"person": 60, "pet": 60, "organization": 50, "place": 50}
 
 
 # The parser's entity type weighs less than a clear context cue ("left X", "a startup called X"):
@@ -229,6 +304,11 @@ def _register(registry: Registry, canon: dict[str, str], mention: Mention) -> in
 
 
 # --- types ----------------------------------------------------------------------------------------
+
+
+def vote_from_context(entity: MessageEntity, sentence: str, mention: Mention) -> None:
+    """The type votes of one mention's context and shape (also for names in earlier messages)."""
+    _vote(entity, sentence, mention)
 
 
 def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:

@@ -18,7 +18,7 @@ from memories.extraction.offline.classify import (
 )
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
 from memories.extraction.offline.dates import annotate_dates
-from memories.extraction.offline.entities import Registry, Sentence
+from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import word_set
 from memories.extraction.offline.patterns import (
@@ -35,7 +35,9 @@ EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
 _WORDS = re.compile(r"\x02\d+\x03|[^\W_][\w']*")
 _WHO = re.compile(rf"{PH},?\s+who\s+(?:(?:also|now|still)\s+)?([^,;.!?]+)")
 _EMBEDDED = re.compile(
-    rf"\b(?:since|when|because|that|after|before|while|if|though|although|until|once|so|as)\s+{PH}\s+", re.I
+    rf"\b(?:since|when|because|that|after|before|while|if|though|although|until|once|so|as)\s+"
+    rf"(?:(?:now|then|also|finally|today|currently)\s+)?{PH}\s+",
+    re.I,
 )
 _SUGGESTION = re.compile(
     r"^(?:(?:really|definitely|probably|totally)\s+)?(?:should|shall|ought|let's)\b", re.I
@@ -131,6 +133,32 @@ def process_sentence(sentence: Sentence, out: Collector) -> None:
                 _clause_facts(clause, hits, out, base)
     else:
         _sentence_fact(body, out, base)
+
+
+_ACQUIRED_PET = re.compile(
+    rf"(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?(?:adopted|adopt|got|have|has|"
+    rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b)",
+    re.I,
+)
+
+
+def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
+    """"Tom and I adopted a cat! She's a grey tabby named Mochi": the pet the message names
+    afterwards belongs to whoever adopted it (each of a couple), when no one else owns it."""
+    owners: list[int] = []
+    owned = {target for (_, rel, target) in out.relations if rel == "has_pet"}
+    for sentence in sentences:
+        text, _ = rewrite_first_person(sentence.tagged)
+        if not owners and (match := _ACQUIRED_PET.search(text)):
+            owners = [int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("owners"))]
+            continue
+        if owners:
+            for idx in sentence.ids:
+                if idx is not None and idx not in owned and out.registry.entities[idx].type == "pet":
+                    for owner in owners:
+                        out.relation(owner, "has_pet", idx)
+                    owned.add(idx)
 
 
 def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[RuleMatch]]]:

@@ -38,7 +38,7 @@ mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
 january february march april june july august september october november december
 christmas xmas easter thanksgiving halloween hanukkah diwali ramadan eid valentine valentine's
 mom mum mommy mama dad daddy papa grandma grandpa granny nana god gosh jesus lord sir madam
-mr mrs ms dr prof st mt english spanish portuguese french german italian chinese japanese american
+mr mrs ms dr doctor prof professor st mt english spanish portuguese french german italian chinese japanese american
 british brazilian canadian mexican european asian african indian latino latina
 happy merry birthday morning afternoon evening night day week month year
 dude bro guys buddy babe honey hun friend friends
@@ -50,7 +50,7 @@ GREETING_WORDS = word_set(
     "hey hi hello hiya howdy yo thanks thank bye goodbye congrats congratulations dear morning"
 )
 
-HONORIFICS = word_set("mr mrs ms miss dr prof professor sir dame")
+HONORIFICS = word_set("mr mrs ms miss mx dr doctor prof professor sir dame")
 
 # Lower-case words allowed inside a capitalized name ("Rio de Janeiro", "Bank of America").
 NAME_CONNECTORS = word_set("de da do dos das del della di van von der den la le du")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -32,6 +32,11 @@ _ALIAS_CLOSE = re.compile(r"^\s*\)")
 _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[A-Z]|(?:said|says|told|tells|asked|asks|"
     r"texted|called|thinks|wants|wanted|is my|was my|who)\b)"
+)
+_STATED_AFTER = re.compile(
+    r"^\s*(?:[—–,(-]\s*)?(?:that's|that\s+is|which\s+is)\s+what\s+\w+(?:\s+of\s+us)?\s+calls?\b"
+    r"|^\s+is\s+(?:short|a\s+nickname)\s+for\b",
+    re.I,
 )
 _GREETING_BEFORE = re.compile(
     r"\b(?:hey|hi|hello|hiya|yo|thanks|thank you|thx|bye|goodbye|congrats|congratulations|dear|morning|night)"
@@ -76,9 +81,11 @@ class NameContext:
     """Per-message lookups: the speaker, known names, and lazily the words seen capitalized
     mid-sentence (evidence that a sentence-initial word is a name)."""
 
-    def __init__(self, speaker: str, known_names: Sequence[str], texts: Sequence[str]):
+    def __init__(self, speaker: str, known_names: Sequence[str], texts: Sequence[str],
+                 known_aliases: Mapping[str, str] | None = None):
         self.speaker = speaker
-        self.known = _known_matcher(tuple(dict.fromkeys([speaker, *known_names])))
+        self.known = _known_matcher(tuple(dict.fromkeys([speaker, *known_names])),
+                                    tuple(sorted((known_aliases or {}).items())))
         self._texts = texts
         self._mid_caps: frozenset[str] | None = None
 
@@ -89,12 +96,17 @@ class NameContext:
 
 
 @lru_cache(maxsize=64)
-def _known_matcher(names: tuple[str, ...]) -> tuple[re.Pattern | None, dict[str, str]]:
-    usable = sorted({n.strip() for n in names if len(n.strip()) >= 2}, key=len, reverse=True)
-    if not usable:
+def _known_matcher(names: tuple[str, ...], aliases: tuple[tuple[str, str], ...] = ()
+                   ) -> tuple[re.Pattern | None, dict[str, str]]:
+    canonical = {n.strip().lower(): n.strip() for n in names if len(n.strip()) >= 2}
+    for alias, target in aliases:
+        if len(alias.strip()) >= 2 and target.strip():
+            canonical[alias.strip().lower()] = target.strip()
+    if not canonical:
         return None, {}
+    usable = sorted(canonical, key=len, reverse=True)
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in usable) + r")(?!\w)", re.I)
-    return pattern, {n.lower(): n for n in usable}
+    return pattern, canonical
 
 
 def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
@@ -131,11 +143,18 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
         return []
     out = []
     for match in pattern.finditer(sentence):
-        if match.group()[:1].isupper():
+        if match.group()[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end()):
             out.append(
                 Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()])
             )
     return out
+
+
+# A known name followed by another capitalized word is part of a longer name: the "Sam" of
+# "Sam Whitfield" is not the known "Sam" (Patel).
+_NAME_GOES_ON = re.compile(
+    r" (?!(?i:" + "|".join(re.escape(w) for w in sorted(STOP_CAPS, key=len, reverse=True)) + r")\b)[A-ZÀ-Þ][a-zß-ÿ]"
+)
 
 
 def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:
@@ -264,7 +283,8 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
     if low in FIRST_NAMES or low in PLACES or (word.isupper() and len(word) > 1):
         return True
     end = tokens[k][0] + len(word)
-    return bool(_PERSON_AFTER.match(sentence[end:])) or ctx.seen_mid_sentence(word)
+    return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:]))
+            or ctx.seen_mid_sentence(word))
 
 
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
@@ -290,4 +310,33 @@ def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, M
             sentence[second.end :]
         ):
             pairs.append((first, second))
+    return pairs
+
+
+# "Sasha — that's what everyone calls Alexander", "Alexander, who everyone calls Sasha",
+# "Alexander (known as Sasha)", "Sasha is short for Alexander": the short name is an alias.
+_CALLERS = r"(?:everyone|everybody|people|we|they|i|all\s+of\s+us|(?:his|her|their|our|my)\s+\w+)"
+_SHORT_FIRST = re.compile(
+    rf"^\s*(?:[—–,(-]\s*)?(?:that's|that\s+is|which\s+is)\s+what\s+{_CALLERS}\s+calls?\s+$"
+    r"|^\s*(?:is|'s)\s+(?:short|a\s+nickname|the\s+nickname)\s+for\s+$",
+    re.I,
+)
+_FULL_FIRST = re.compile(
+    rf"^\s*[,(—–-]?\s*(?:who|whom)\s+{_CALLERS}\s+calls?\s+$"
+    r"|^\s*[,(]?\s*(?:a\.?k\.?a\.?|also\s+known\s+as|better\s+known\s+as|known\s+as|nicknamed|"
+    r"who\s+goes\s+by|goes\s+by|or\s+as\s+\w+\s+calls?\s+(?:him|her|them))\s+$",
+    re.I,
+)
+
+
+def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
+    """(short, full) pairs the sentence states outright: "Sasha — that's what everyone calls
+    Alexander" → (Sasha, Alexander); "Alexander, who everyone calls Sasha" → (Sasha, Alexander)."""
+    pairs = []
+    for first, second in zip(mentions, mentions[1:], strict=False):
+        gap = sentence[first.end : second.start]
+        if _SHORT_FIRST.match(gap):
+            pairs.append((first, second))
+        elif _FULL_FIRST.match(gap):
+            pairs.append((second, first))
     return pairs

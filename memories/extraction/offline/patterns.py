@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
-from memories.extraction.offline.lexicon import KINSHIP, PET_TERMS
+from memories.extraction.offline.lexicon import KIN_MODIFIERS, KINSHIP, PET_TERMS
 
 _ADV = (
     r"(?:(?:also|just|recently|finally|now|still|currently|actually|really|already|officially|even|"
@@ -247,7 +247,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "engaged",
-        r"engaged\s+to",
+        r"engaged(?:\s+now)?\s*,?\s+to",
         "marriage",
         rel="engaged_to",
         category="biographical_milestone",
@@ -419,6 +419,34 @@ class KinshipMatch:
     pet: bool
 
 
+_LIST = r"(?P<list>\x02\d+\x03(?:\s*,\s*\x02\d+\x03)*(?:\s*,?\s*(?:and|&)\s*\x02\d+\x03)?)"
+_SOCIAL = r"(?P<kin>friend|buddy|pal|colleague|co-worker|coworker|workmate|teammate|neighbou?r|roommate|flatmate|" \
+          r"housemate|cofounder|co-founder|mentor)"
+_LIST_PATTERNS = (
+    # ⟨0⟩'s colleagues ⟨1⟩ and ⟨2⟩ / ⟨0⟩'s kids, ⟨3⟩ and ⟨4⟩
+    re.compile(rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}s?\s*(?:,\s*)?(?:named\s+|called\s+)?{_LIST}", re.I),
+    # ⟨0⟩ has two rabbits, ⟨1⟩ and ⟨2⟩ / ⟨0⟩ adopted two cats named ⟨1⟩ and ⟨2⟩
+    re.compile(
+        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|own|bought|rescued)\s+"
+        rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?\s*(?:,\s*|:\s*|\s+(?:named|called)\s+){_LIST}",
+        re.I,
+    ),
+    # ⟨1⟩ and ⟨2⟩ from ⟨0⟩'s team
+    re.compile(
+        rf"{_LIST}\s+(?:from|at|on|in)\s+{_E.format('own')}'s\s+(?P<mods>)(?P<kin>team|office|department|lab|"
+        r"squad|workplace|company|firm)\b",
+        re.I,
+    ),
+    # with an old colleague, ⟨1⟩ / a friend of ⟨0⟩'s, ⟨1⟩ (the speaker's, when no owner is said)
+    re.compile(
+        rf"\b(?:an?|one\s+of\s+\x02(?P<own>0)\x03's)\s+(?P<mods>(?:[\w-]+\s+){{0,2}}?){_SOCIAL}s?"
+        rf"(?:\s+of\s+\x02(?P<own2>0)\x03's)?\s*,\s*{_LIST}",
+        re.I,
+    ),
+)
+_WORKPLACE = frozenset({"team", "office", "department", "lab", "squad", "workplace", "company", "firm"})
+
+
 def scan_kinship(tagged: str) -> list[KinshipMatch]:
     hits, seen = [], set()
     for pattern in _KIN_PATTERNS:
@@ -429,6 +457,17 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
                 continue
             seen.add((owner, name))
             hits.append(_kinship_match(owner, name, kin, match.group("mods").lower().split()))
+    for pattern in _LIST_PATTERNS:
+        for match in pattern.finditer(tagged):
+            owner = int(match.group("own") or match.groupdict().get("own2") or 0)
+            kin = match.group("kin").lower()
+            kin = "colleague" if kin in _WORKPLACE else kin
+            mods = [m for m in match.group("mods").lower().split() if m in KIN_MODIFIERS]
+            for name in (int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("list"))):
+                if owner == name or (owner, name) in seen:
+                    continue
+                seen.add((owner, name))
+                hits.append(_kinship_match(owner, name, kin, mods))
     return hits
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memories.extraction.offline.entities import Registry, Sentence, gender_of
+from memories.extraction.offline.entities import MessageEntity, Registry, Sentence, gender_of, vote_from_context
 from memories.extraction.offline.lexicon import FIRST_NAMES, word_set
 from memories.extraction.offline.names import NameContext, find_mentions
+from memories.extraction.offline.parse import entity_labels
 from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph, split_sentences
 
 _VOCATIVE_MARK = "\x04"
@@ -73,14 +74,26 @@ class PronounState:
         """(name, gender) of person-like mentions in one earlier message, latest first."""
         out = []
         for sentence in reversed(split_sentences(normalize_message(text))):
-            for mention in reversed(find_mentions(sentence, self._ctx)):
+            mentions = find_mentions(sentence, self._ctx)
+            people = [(s, e) for s, e, kind in entity_labels(sentence) if kind == "person"] if mentions else []
+            for mention in reversed(mentions):
                 first = mention.text.split()[0].lower()
                 name = mention.known or mention.text
                 if mention.vocative or name.lower() == self._ctx.speaker.lower():
                     continue
-                if first in FIRST_NAMES or mention.known or mention.honorific:
+                labelled = any(s <= mention.start and mention.end <= e for s, e in people)
+                parsed = " " in mention.text.strip() and labelled and _typed_person(sentence, mention)
+                if first in FIRST_NAMES or mention.known or mention.honorific or parsed:
                     out.append((name, gender_of(first)))
         return out
+
+
+def _typed_person(sentence: str, mention) -> bool:
+    """Does the sentence's own context (not only the parser) make the mention a person?"""
+    entity = MessageEntity(mention.text)
+    vote_from_context(entity, sentence, mention)
+    entity.vote("person", 25)  # the parser's PERSON label
+    return entity.type == "person"
 
 
 def tag_sentence(sentence: Sentence, state: PronounState) -> str:

@@ -1,0 +1,168 @@
+"""One entity per person, links between people, and a first name in a question that finds its
+person — through the write service (offline extractor) and the retrieve service. Names and
+sentences written for these tests."""
+
+from datetime import UTC, datetime, timedelta
+
+from memories.extraction.offline import extract_offline
+from memories.models import Entity, Relationship
+from memories.naming import first_names_compatible, is_acronym_of, person_names_compatible
+from memories.services.write import memory_write
+from retrieval.selectors import entities_in_query
+
+T0 = datetime(2022, 3, 1, 9, 0, tzinfo=UTC)
+SPEAKER = "Wren Adler"
+
+
+def _write(agent, *texts, speaker=SPEAKER, start=T0):
+    for i, text in enumerate(texts):
+        result = memory_write(agent=agent, message=text, speaker_name=speaker, occurred_at=start + timedelta(days=i))
+        assert result.success
+
+
+def _people(agent, token=""):
+    rows = Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+    return sorted(e.display_name for e in rows if token.lower() in e.display_name.lower())
+
+
+def _entity(agent, name):
+    return Entity.objects.get(agent=agent, display_name=name, merged_into__isnull=True)
+
+
+def _aliases(agent, name):
+    return set(_entity(agent, name).aliases.values_list("alias", flat=True))
+
+
+def _linked(agent, a, b):
+    ea, eb = _entity(agent, a), _entity(agent, b)
+    return any({r.source_id, r.target_id} == {ea.id, eb.id}
+               for r in Relationship.objects.current().filter(agent=agent))
+
+
+# --- pure name rules -----------------------------------------------------------------------------
+
+def test_diminutives_from_the_lexicon_and_short_forms_only_one_way():
+    for short, full in [("Freddie", "Frederick"), ("Paddy", "Patrick"), ("Sasha", "Alexander"), ("Becky", "Rebecca"),
+                        ("Dani", "Daniela"), ("Tolly", "Tolly")]:
+        assert first_names_compatible(short, full), (short, full)
+    # a name heard now may be a short form of a known one, never the reverse
+    assert not person_names_compatible("Toronto", "Tom Brandt", either_way=False)
+    assert person_names_compatible("Gunnar", "Günnar Holt", either_way=False)
+
+
+def test_acronyms_of_multi_word_names():
+    assert is_acronym_of("NSB", "Northfield Savings Bank")
+    assert is_acronym_of("BoW", "Bank of Westmoor")
+    assert is_acronym_of("bow", "Bank of Westmoor")
+    assert is_acronym_of("BofW", "Bank of Westmoor")
+    assert not is_acronym_of("NSB", "Northfield Bank")
+    assert not is_acronym_of("Bank", "Bank of Westmoor")
+
+
+# --- one entity per person -----------------------------------------------------------------------
+
+def test_a_diminutive_at_the_start_of_a_sentence_is_the_known_person(agent):
+    _write(agent, "My brother Frederick Lamb lives in Derby and restores old clocks.",
+           "Freddie rang me from the airport this morning.")
+    assert _people(agent, "Lamb") == ["Frederick Lamb"]
+    assert "freddie" in _aliases(agent, "Frederick Lamb")
+    assert not Entity.objects.filter(agent=agent, display_name="Freddie").exists()
+
+
+def test_a_spelling_without_accents_is_the_known_person(agent):
+    _write(agent, "My aunt Zoë Marchetti lives in Turin.", "Zoe sent me a postcard from the coast.")
+    assert _people(agent, "Zo") == ["Zoë Marchetti"]
+    assert "zoe" in _aliases(agent, "Zoë Marchetti")
+
+
+def test_a_nickname_stated_outright_becomes_an_alias(agent):
+    _write(agent, "Our new lab tech is Bartholomew Quinn.",
+           "Tolly — that's what everyone calls Bartholomew — fixed the centrifuge today.")
+    assert _people(agent, "Quinn") == ["Bartholomew Quinn"]
+    assert "tolly" in _aliases(agent, "Bartholomew Quinn")
+
+
+def test_a_married_name_is_the_same_person_and_the_couple_is_linked(agent):
+    _write(agent, "My cousin Imogen Hale lives in Bath.",
+           "Imogen married Rafael Duarte on Saturday. She's taking his name, so she's Imogen Duarte now.")
+    assert _people(agent, "Imogen") == ["Imogen Hale"]
+    assert "imogen duarte" in _aliases(agent, "Imogen Hale")
+    assert _linked(agent, "Imogen Hale", "Rafael Duarte")
+
+
+def test_an_acronym_resolves_to_the_known_organization(agent):
+    _write(agent, "I work as a teller at Northfield Savings Bank.", "NSB is giving everyone a bonus this year.")
+    orgs = Entity.objects.filter(agent=agent, merged_into__isnull=True, type="organization")
+    assert [e.display_name for e in orgs if "N" in e.display_name[:1]] == ["Northfield Savings Bank"]
+    assert "nsb" in _aliases(agent, "Northfield Savings Bank")
+
+
+def test_two_people_sharing_a_first_name_stay_two(agent):
+    _write(agent, "Lunch with Theo Marsh from my team today.",
+           "My cousin Theo Brandt is staying with me this week.",
+           "Theo Brandt is a plumber in Leeds.")
+    assert _people(agent, "Theo") == ["Theo Brandt", "Theo Marsh"]
+    assert not Entity.objects.filter(agent=agent, display_name="Brandt").exists()
+
+
+def test_a_title_and_surname_is_the_one_known_person(agent):
+    _write(agent, "My dentist is Dr. Helena Vasquez at the clinic on Mill Road.",
+           "Dr. Vasquez says I need a crown.")
+    assert _people(agent, "Vasquez") == ["Helena Vasquez"]
+
+
+def test_a_title_and_a_family_surname_adds_no_person(agent):
+    _write(agent, "My brother Owen Pryce is a chef and my sister Nia Pryce studies law.",
+           "Nia passed the bar! Doctor Pryce. She starts at a firm in Cardiff in May.", speaker="Cai Pryce")
+    assert _people(agent, "Pryce") == ["Cai Pryce", "Nia Pryce", "Owen Pryce"]
+
+
+# --- links between people ------------------------------------------------------------------------
+
+def test_teammates_and_a_new_manager_are_linked(agent):
+    _write(agent, "Lunch with Theo Marsh and Ida Berg from my team today.",
+           "Theo got promoted to director, so now I report to Ida.")
+    assert _linked(agent, SPEAKER, "Theo Marsh") and _linked(agent, SPEAKER, "Ida Berg")
+    ida = _entity(agent, "Ida Berg")
+    assert Relationship.objects.current().filter(agent=agent, rel_type="reports_to", target=ida).exists()
+
+
+def test_an_old_colleague_named_in_apposition_is_linked(agent):
+    _write(agent, "Teaming up with an old colleague, Yusuf Okonjo, to start a bakery.")
+    assert _linked(agent, SPEAKER, "Yusuf Okonjo")
+
+
+def test_a_pronoun_at_the_start_of_a_message_refers_to_the_previous_one(agent):
+    _write(agent, "My friend Marek Novak joined a robotics startup in Brno.",
+           "He's also engaged now, to a woman named Lidia Sokol.")
+    assert _linked(agent, "Marek Novak", "Lidia Sokol")
+
+
+def test_a_couple_who_adopted_a_pet_both_own_it():
+    ex = extract_offline("Ivo and I adopted a dog! He's a scruffy terrier named Biscuit and he hates the mailman.",
+                         speaker=SPEAKER, known_names=["Ivo Kern"], known_aliases={"Ivo": "Ivo Kern"})
+    rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert {(SPEAKER, "has_pet", "Biscuit"), ("Ivo Kern", "has_pet", "Biscuit")} <= rels
+
+
+def test_pets_named_in_a_list_are_each_linked(agent):
+    _write(agent, "I have two cats, Pepper and Saffron, and they rule the flat.")
+    assert _linked(agent, SPEAKER, "Pepper") and _linked(agent, SPEAKER, "Saffron")
+    assert _entity(agent, "Saffron").type == "pet"
+
+
+# --- a name in a question --------------------------------------------------------------------------
+
+def test_a_first_name_or_nickname_in_a_question_seeds_its_person(agent):
+    _write(agent, "My friend Odile Fournier swims in the lake every morning.",
+           "My brother Frederick Lamb restores old clocks.")
+    odile, fred = _entity(agent, "Odile Fournier"), _entity(agent, "Frederick Lamb")
+    assert odile.id in entities_in_query(agent=agent, query="What does Odile do in the morning?")
+    assert fred.id in entities_in_query(agent=agent, query="What is Freddie's hobby these days?")
+    assert entities_in_query(agent=agent, query="Where is Toronto?") == {}
+
+
+def test_a_message_that_names_its_writer_is_in_that_persons_first_person(agent):
+    _write(agent, "I live in Porto with my girlfriend Ilse Varga.",
+           "Hi, Ilse here — borrowing the account. I have two rabbits, Nutmeg and Fennel.")
+    assert _linked(agent, "Ilse Varga", "Nutmeg") and not _linked(agent, SPEAKER, "Nutmeg")
