@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memories.naming import normalize_alias
+from memories.roles import ROLE_RELATIONS, role_words
 
 ADD, UPDATE, NOOP, DELETE = "ADD", "UPDATE", "NOOP", "DELETE"
 
@@ -151,6 +152,8 @@ SINGLE_VALUED_RELATIONS: dict[str, tuple[str, str]] = {
     "spouse_of": ("partner", "both"),
     "reports_to": ("manager", "source"),
     "manager_of": ("manager", "target"),
+    # a person's dentist, therapist, landlord…: one current holder each ("dentist_of": holder → person)
+    **{rel: (role, "target") for role, rel in ROLE_RELATIONS.items() if rel not in ("manager_of",)},
 }
 # rel_type of a cessation → the relation whose group it ends between the same two entities. Such
 # an edge is never stored as current: "left Acme" makes the works_at edge past, no link of today.
@@ -202,6 +205,48 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
 
 def is_closing_relation(rel_type: str) -> bool:
     return rel_type in CLOSING_RELATIONS
+
+
+def slot_group(rel_type: str) -> str:
+    """The single-valued group an edge type fills or (a cessation) ends: "former_partner_of" → partner."""
+    return SINGLE_VALUED_RELATIONS.get(CLOSING_RELATIONS.get(rel_type, rel_type), ("", ""))[0]
+
+
+def slot_holders(rel_type: str, source_id: int, target_id: int) -> list[int]:
+    """Whose slot an edge (or the cessation of one) fills: "Ana works_at Acme" → [Ana]; "Dr. Ito
+    dentist_of Ana" → [Ana]; partners → both."""
+    return [holder for _, holder, _ in _holdings(CLOSING_RELATIONS.get(rel_type, rel_type), source_id, target_id)]
+
+
+# Words that say, in a fact's text, that the holder has the value in a group's slot: when the
+# value is replaced or ceases ("Sam and I split up"), the holder's facts naming it with one of these
+# words stop being current ("Sam is Ana's girlfriend", "got an offer from Acme").
+_GROUP_WORDS: dict[str, tuple[str, ...]] = {
+    "partner": ("girlfriend", "boyfriend", "partner", "wife", "husband", "spouse", "fiance", "fiancé", "dating",
+                "married", "engaged", "relationship", "together", "gf", "bf"),
+    "employer": ("work", "works", "working", "job", "offer", "position", "role", "employ", "hired", "joined",
+                 "joining", "started", "starting", "intern", "contract"),
+}
+
+
+def group_words(group: str) -> tuple[str, ...]:
+    return _GROUP_WORDS.get(group) or tuple(role_words(group))
+
+
+def facts_naming_ended(group: str, names: list[str], existing: list[tuple[int, str]]) -> list[int]:
+    """Ids of facts that state a slot value which just ended: they name the ended value (one of
+    `names`, as whole words) and say the slot (a word of the group, as a word start: "manager"
+    finds managers). "Linda is Marcus's manager" ends with Linda's manager role; "Linda got
+    promoted" does not."""
+    import re
+
+    words = group_words(group)
+    names = [n for n in names if n and len(n.strip()) >= 2]
+    if not words or not names:
+        return []
+    name_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n.strip()) for n in names) + r")(?!\w)", re.I)
+    word_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")", re.I)
+    return [fact_id for fact_id, text in existing if name_re.search(text) and word_re.search(text)]
 
 
 # --- cessations: "I quit coffee" ends the current facts about coffee ---------------------------

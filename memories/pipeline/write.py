@@ -43,8 +43,11 @@ from memories.reconcile import (
     decide,
     edges_to_close,
     facts_ended_by,
+    facts_naming_ended,
     is_closing_relation,
     semantic_dedup,
+    slot_group,
+    slot_holders,
 )
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
@@ -418,6 +421,11 @@ def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -
         if closed:
             step.data.setdefault("relationships_closed", []).extend(closed)
         if is_closing_relation(rel.rel_type):
+            # a cessation ends the slot's facts that name the other end, with or without an edge
+            ends = {source.id: (source, target), target.id: (target, source)}
+            for holder, ended in (ends[h] for h in dict.fromkeys(slot_holders(rel.rel_type, source.id, target.id))):
+                _close_facts_naming(ctx, step, holder=holder, ended=ended, group=slot_group(rel.rel_type),
+                                    why=rel.rel_type)
             continue  # a cessation ends the edge; it is no link of today
         evidence = _evidence(ctx, persisted, source, target)
         if evidence is None:
@@ -449,6 +457,17 @@ def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, targ
         return []
     ended_at = _world_start(ctx, None)
     relationships_close(agent=ctx.agent, ids=ids, valid_to=ended_at, learned_at=ctx.occurred_at)
+    holders = set(slot_holders(rel_type, source.id, target.id))
+    entities = {source.id: source, target.id: target}
+    for edge in (e for e in edges if e.id in ids):
+        holder_id = next((h for h in (edge.source_id, edge.target_id) if h in holders), None)
+        if holder_id is None or holder_id not in entities:
+            continue
+        old_id = edge.target_id if holder_id == edge.source_id else edge.source_id
+        old = Entity.objects.filter(pk=old_id, agent=ctx.agent).first()
+        if old is not None:
+            _close_facts_naming(ctx, None, holder=entities[holder_id], ended=old, group=slot_group(edge.rel_type),
+                                why=f"{rel_type} {target.display_name}")
     for edge in (e for e in edges if e.id in ids and e.evidence_fact_id):
         evidence = Fact.objects.select_for_update().current().filter(pk=edge.evidence_fact_id).first()
         if evidence is None or evidence.source_event_id == ctx.event.id:
@@ -460,6 +479,25 @@ def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, targ
                                                        entity=source.key, reason="slot replaced",
                                                        previous_fact_id=evidence.id))
     return ids
+
+
+def _close_facts_naming(ctx: WriteContext, step: StepRecord | None, *, holder: Entity, ended: Entity, group: str,
+                        why: str) -> None:
+    """The holder's current facts that state the ended slot value ("Sam is Wren's girlfriend",
+    "Wren got an offer from Acme", "Dr. Ito is Wren's dentist") close with it; facts of this
+    message stay (they say what ended)."""
+    names = [ended.display_name, *ended.aliases.values_list("alias", flat=True)]
+    rows = list(Fact.objects.select_for_update().current().filter(agent=ctx.agent).about(holder.id)
+                .about(ended.id).exclude(source_event=ctx.event))
+    ended_ids = set(facts_naming_ended(group, names, [(f.id, f.text) for f in rows]))
+    for old in (f for f in rows if f.id in ended_ids):
+        fact_services.fact_close(fact=old, valid_to=_world_start(ctx, None), learned_at=ctx.occurred_at,
+                                 reason=f"slot value ended: {why}"[:500])
+        ctx.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=holder.key,
+                                                   reason=f"{group} {ended.display_name} ended",
+                                                   previous_fact_id=old.id))
+        if step is not None:
+            step.data.setdefault("ended", []).append(old.id)
 
 
 def _mirror_fact(ctx: WriteContext, source: Entity, rel_type: str, target: Entity) -> Fact | None:

@@ -40,7 +40,8 @@ PET_ALT = _alternation(PET_TERMS)
 MOD_ALT = _alternation(KIN_MODIFIERS)
 _OWNER = r"(?:my|his|her|their|our|your|\w+'s)"
 _KIN_BEFORE = re.compile(
-    rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?\(?\s*$"
+    rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
+    r"\(?\s*$"
 )
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
 # "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
@@ -75,7 +76,7 @@ _PLACE_WEAK = _phrases_before("in,to,from,near,went to,around,across,outside,int
 _AT_BEFORE = _phrases_before("at")
 _PERSON_BEFORE = _phrases_before(
     "with,told,asked,met,hired,called,texted,talked to,spoke to,spoke with,talk to,talking to,dating,"
-    "married,married to,thanks,thank,and"
+    "married,married to,thanks,thank,and,report to,reports to,reporting to,reporting directly to,report directly to"
 )
 _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s+(?:said|says|told|tells|asked|asks|texted|called|thinks|thought|wants|wanted|hired|"

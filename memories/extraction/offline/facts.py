@@ -30,6 +30,7 @@ from memories.extraction.offline.patterns import (
 )
 from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
+from memories.roles import role_slot
 
 EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
 _WORDS = re.compile(r"\x02\d+\x03|[^\W_][\w']*")
@@ -154,6 +155,16 @@ def _kinship(text: str, out: Collector) -> None:
             entity.forced = "pet" if hit.pet else "person"
         source, target = (hit.name, hit.owner) if hit.reverse else (hit.owner, hit.name)
         out.relation(source, hit.rel, target)
+        if hit.role:  # a role is the owner's slot with one current holder: "my new dentist is ⟨2⟩"
+            out.fact(
+                hit.owner,
+                f"{ph(hit.name)} is {ph(hit.owner)}'s {hit.term}",
+                confidence=EXPLICIT,
+                category="relationship_change" if "new" in hit.term.split() else "biographical_milestone",
+                slot=role_slot(hit.role),
+                value=hit.name,
+            )
+            continue
         out.fact(
             hit.name,
             f"{ph(hit.name)} is {ph(hit.owner)}'s {hit.term}",
