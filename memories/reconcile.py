@@ -277,3 +277,50 @@ def facts_ended_by(terms: list[str], existing: list[tuple[int, str]]) -> list[in
         if any(w.startswith(s) for w in words for s in stems):
             out.append(fact_id)
     return out
+
+
+# --- corrections: "Sorry, I meant Oak Lawn, not Elmhurst" --------------------------------------
+
+@dataclass(frozen=True)
+class CorrectionPlan:
+    """What a correction of `wrong` by `right` does to what the recent messages stored: facts
+    restated with the right name (id → new text, new slot value) and edges moved to the right
+    entity (id → new source id, new target id)."""
+
+    facts: dict[int, tuple[str, str]]
+    edges: dict[int, tuple[int, int]]
+
+
+def _name_pattern(names: list[str]):
+    import re
+
+    usable = sorted({n.strip() for n in names if n and len(n.strip()) >= 2}, key=len, reverse=True)
+    if not usable:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in usable) + r")(?!\w)", re.I)
+
+
+def plan_correction(
+    *, wrong_id: int, right_id: int, wrong_names: list[str], right_name: str,
+    facts: list[tuple[int, str, str]], edges: list[CurrentEdge],
+) -> CorrectionPlan:
+    """Restate the recent facts (id, text, slot value) that name the wrong entity with the right
+    name in its place, and move the recent edges that touch it. A fact that does not name it is
+    left alone; an edge between the two is dropped rather than turned into a self-loop."""
+    pattern = _name_pattern(wrong_names)
+    planned: dict[int, tuple[str, str]] = {}
+    if pattern is not None:
+        for fact_id, text, value in facts:
+            if not pattern.search(text):
+                continue
+            new_value = right_name if value and pattern.fullmatch(value.strip()) else value
+            planned[fact_id] = (pattern.sub(right_name, text), new_value)
+    moved: dict[int, tuple[int, int]] = {}
+    for edge in edges:
+        if wrong_id not in (edge.source_id, edge.target_id):
+            continue
+        source = right_id if edge.source_id == wrong_id else edge.source_id
+        target = right_id if edge.target_id == wrong_id else edge.target_id
+        if source != target:
+            moved[edge.id] = (source, target)
+    return CorrectionPlan(planned, moved)

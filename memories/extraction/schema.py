@@ -62,14 +62,24 @@ class ExtractedRelation:
 
 
 @dataclass
+class ExtractedCorrection:
+    """The speaker corrects a name they said ("Sorry, I meant Oak Lawn, not Elmhurst"): what the
+    recent messages stored naming `wrong` is restated with `right` in its place."""
+
+    wrong: str
+    right: str
+
+
+@dataclass
 class Extraction:
     entities: list[ExtractedEntity] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
     relations: list[ExtractedRelation] = field(default_factory=list)
     profiles: dict[str, str] = field(default_factory=dict)
+    corrections: list[ExtractedCorrection] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.entities or self.facts or self.relations)
+        return not (self.entities or self.facts or self.relations or self.corrections)
 
 
 class ExtractionSchemaError(DomainError):

@@ -21,12 +21,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from memories.extraction.offline.corrections import correction_in
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, process_sentence
 from memories.extraction.offline.parse import cessations
 from memories.extraction.offline.pronouns import PronounState, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
-from memories.extraction.schema import ExtractedEntity, Extraction
+from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 
 __all__ = ["extract_offline"]
 
@@ -58,8 +59,14 @@ def extract_offline(
     state = PronounState(registry, ctx, list(recent_messages))
     day = occurred_at.date() if isinstance(occurred_at, datetime) else occurred_at
     out = Collector(registry, day)
+    corrections: list[ExtractedCorrection] = []
     for sentence in sentences:
         tag_sentence(sentence, state)
+        if pair := correction_in(sentence.tagged):
+            right, wrong = pair
+            corrections.append(ExtractedCorrection(wrong=registry.names()[wrong], right=registry.names()[right]))
+            out.used.update(pair)
+            continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
     entities = [
@@ -68,7 +75,8 @@ def extract_offline(
         if i in out.used
     ]
     return Extraction(
-        entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values())
+        entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values()),
+        corrections=corrections,
     )
 
 
