@@ -52,6 +52,8 @@ class ExtractedFact:
     # words of what the subject stopped ("quit coffee" → ["coffee"]): the subject's current facts
     # about it close when this fact is written
     ends: list[str] = field(default_factory=list)
+    # whose facts `ends` closes when not the subject's ("Dr. Ito switched me from X to Y": mine)
+    ends_subject: str = ""
 
 
 @dataclass

@@ -380,12 +380,13 @@ def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
     for fact, _, decision in ctx.decisions:
         if not fact.ends or decision.action == DELETE:
             continue
-        entity = ctx.resolved[normalize_alias(fact.subject)]
+        entity = ctx.resolved.get(normalize_alias(fact.ends_subject or fact.subject))
         pattern = cessation_pattern(fact.ends)
-        if not pattern:
+        if not pattern or entity is None:
             continue
+        # the subject's facts and those naming it ("Dr. Ito has Wren on X" ends with Wren's X)
         rows = list(Fact.objects.select_for_update().current()
-                    .filter(agent=ctx.agent, entity=entity, text__iregex=pattern)
+                    .filter(agent=ctx.agent, text__iregex=pattern).about(entity.id)
                     .exclude(source_event=ctx.event))
         ended = set(facts_ended_by(fact.ends, [(f.id, f.text) for f in rows]))
         for old in (f for f in rows if f.id in ended):

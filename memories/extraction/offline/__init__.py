@@ -28,6 +28,7 @@ from memories.extraction.offline.parse import cessations
 from memories.extraction.offline.pronouns import PronounState, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
+from memories.naming import mentions
 
 __all__ = ["extract_offline"]
 
@@ -80,7 +81,7 @@ def extract_offline(
     )
 
 
-_FIRST_PERSON = frozenset({"", "i", "we"})
+_FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})
 
 
 def _attach_cessations(text: str, registry, out: Collector) -> None:
@@ -92,5 +93,9 @@ def _attach_cessations(text: str, registry, out: Collector) -> None:
             continue
         name = registry.entities[subject].name
         fact = next((f for f in reversed(out.facts.values()) if f.subject == name), None)
-        if fact is not None:
-            fact.ends = list(dict.fromkeys([*fact.ends, *terms]))
+        if fact is None:  # "Dr. Ito switched me from X to Y": ride on the fact that names me
+            fact = next((f for f in reversed(out.facts.values()) if mentions(f.text, name)), None)
+            if fact is None:
+                continue
+            fact.ends_subject = name
+        fact.ends = list(dict.fromkeys([*fact.ends, *terms]))

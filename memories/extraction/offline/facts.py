@@ -115,6 +115,7 @@ def process_sentence(sentence: Sentence, out: Collector) -> None:
     text, used_we = rewrite_first_person(strip_discourse(sentence.tagged))
     base = INFERRED if used_we else EXPLICIT
     _kinship(text, out)
+    _dismissals(text, out, base)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
     _who_clauses(text, out, base)
@@ -171,6 +172,27 @@ def _kinship(text: str, out: Collector) -> None:
             confidence=EXPLICIT,
             category="biographical_milestone",
         )
+
+
+# "⟨Acme⟩ laid off 200 people, including ⟨0⟩", "⟨Acme⟩ let ⟨0⟩ go": an organization ends someone's job.
+_DISMISSED = re.compile(
+    rf"{PH}\s+(?:(?:just|finally|recently|also|then)\s+)?(?:laid\s+off|lays\s+off|fired|fires|let\s+go(?:\s+of)?|"
+    rf"made\s+redundant|dismissed|sacked|cut)\s+(?:(?:[^.;!?\x02]{{0,60}}?\b(?:including|among\s+them|"
+    rf"and|as\s+well\s+as)\s+)?{PH}|{PH}\s+(?:off|go)\b)",
+    re.I,
+)
+_DISMISSED_NOUNS = frozenset({"organization", "concept"})
+
+
+def _dismissals(text: str, out: Collector, base: float) -> None:
+    for match in _DISMISSED.finditer(text):
+        org, person = int(match.group(1)), int(match.group(2) or match.group(3))
+        if out.registry.entities[org].type not in _DISMISSED_NOUNS or org == person:
+            continue
+        if person != SPEAKER and not out.registry.is_person(person):
+            continue
+        out.relation(person, "former_employee_of", org)
+        _slot_fact(person, "works_at", org, True, "relationship_change", out, base)
 
 
 def _who_clauses(text: str, out: Collector, base: float) -> None:
