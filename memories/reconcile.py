@@ -261,7 +261,7 @@ def cessation_pattern(terms: list[str]) -> str:
     teaches, teacher, teaching)."""
     import re
 
-    stems = sorted({re.escape(_stem(t)) for t in terms if len(_stem(t)) >= 3})
+    stems = sorted({re.escape(_stem(w)) for t in terms for w in t.split()[:1] if len(_stem(w)) >= 3})
     return rf"\m({'|'.join(stems)})" if stems else ""
 
 
@@ -270,11 +270,12 @@ def facts_ended_by(terms: list[str], existing: list[tuple[int, str]]) -> list[in
     beginning like one of the terms."""
     import re
 
-    stems = {_stem(t) for t in terms if len(_stem(t)) >= 3}
+    # a term of several words ("oat milk") ends the facts that have every one of them
+    phrases = [stems for t in terms if (stems := [_stem(w) for w in t.split() if len(_stem(w)) >= 3])]
     out = []
     for fact_id, text in existing:
         words = re.findall(r"[^\W_]+", text.lower())
-        if any(w.startswith(s) for w in words for s in stems):
+        if any(all(any(w.startswith(s) for w in words) for s in phrase) for phrase in phrases):
             out.append(fact_id)
     return out
 

@@ -217,7 +217,8 @@ def _names_to_resolve(ex: Extraction) -> list[ExtractedEntity]:
     by_name: dict[str, ExtractedEntity] = {}
     for entity in ex.entities:
         by_name.setdefault(normalize_alias(entity.name), entity)
-    for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)]:
+    named = [n for c in ex.corrections for n in (c.wrong, c.right)]
+    for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)] + named:
         by_name.setdefault(normalize_alias(name), ExtractedEntity(name=name, type="person" if is_speaker_reference(
             name) else "concept"))
     return sorted(by_name.values(), key=lambda e: normalize_alias(e.name))  # fixed order: no lock cycles

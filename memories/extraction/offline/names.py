@@ -20,6 +20,7 @@ from memories.extraction.offline.lexicon import (
     GREETING_WORDS,
     HONORIFICS,
     IRREGULAR_PAST,
+    KINSHIP,
     NAME_CONNECTORS,
     OF_HEADS,
     PLACES,
@@ -227,6 +228,10 @@ def _trim_connectors(run: list[int], tokens: list) -> list[int]:
 def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContext) -> Mention | None:
     words = [_strip_possessive(tokens[k][2]) for k in run]
     full = " ".join(words).lower()
+    start, end = tokens[run[0]][0], tokens[run[0]][1]
+    if len(run) == 1 and full in KINSHIP and sentence[:start].rstrip().endswith("(") and _ALIAS_CLOSE.match(
+            sentence[end:]):
+        return Mention(start, end, words[0])  # "Ana Lima (Mum)": what the speaker calls her
     first = 0
     if full not in PLACES:
         while first < len(run) and words[first].lower() in STOP_CAPS:

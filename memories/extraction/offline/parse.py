@@ -118,7 +118,7 @@ def _no_longer(verb, kids) -> bool:
 def _switched_from(kids) -> list[str]:
     """The words of what a switch left: "from metformin to Ozempic" → ["metformin"] (needs both ends)."""
     preps = {c.lower_: c for c in kids if c.dep_ == "prep"}
-    if "from" not in preps or "to" not in preps:
+    if "from" not in preps or not ("to" in preps or any(t.lower_ in ("to", "onto") for t in preps["from"].subtree)):
         return []
     out = []
     for obj in (g for g in preps["from"].children if g.dep_ == "pobj"):
