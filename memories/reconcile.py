@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memories.naming import normalize_alias
+from memories.roles import ROLE_RELATIONS, role_words
 
 ADD, UPDATE, NOOP, DELETE = "ADD", "UPDATE", "NOOP", "DELETE"
 
@@ -151,6 +152,8 @@ SINGLE_VALUED_RELATIONS: dict[str, tuple[str, str]] = {
     "spouse_of": ("partner", "both"),
     "reports_to": ("manager", "source"),
     "manager_of": ("manager", "target"),
+    # a person's dentist, therapist, landlord…: one current holder each ("dentist_of": holder → person)
+    **{rel: (role, "target") for role, rel in ROLE_RELATIONS.items() if rel not in ("manager_of",)},
 }
 # rel_type of a cessation → the relation whose group it ends between the same two entities. Such
 # an edge is never stored as current: "left Acme" makes the works_at edge past, no link of today.
@@ -204,6 +207,48 @@ def is_closing_relation(rel_type: str) -> bool:
     return rel_type in CLOSING_RELATIONS
 
 
+def slot_group(rel_type: str) -> str:
+    """The single-valued group an edge type fills or (a cessation) ends: "former_partner_of" → partner."""
+    return SINGLE_VALUED_RELATIONS.get(CLOSING_RELATIONS.get(rel_type, rel_type), ("", ""))[0]
+
+
+def slot_holders(rel_type: str, source_id: int, target_id: int) -> list[int]:
+    """Whose slot an edge (or the cessation of one) fills: "Ana works_at Acme" → [Ana]; "Dr. Ito
+    dentist_of Ana" → [Ana]; partners → both."""
+    return [holder for _, holder, _ in _holdings(CLOSING_RELATIONS.get(rel_type, rel_type), source_id, target_id)]
+
+
+# Words that say, in a fact's text, that the holder has the value in a group's slot: when the
+# value is replaced or ceases ("Sam and I split up"), the holder's facts naming it with one of these
+# words stop being current ("Sam is Ana's girlfriend", "got an offer from Acme").
+_GROUP_WORDS: dict[str, tuple[str, ...]] = {
+    "partner": ("girlfriend", "boyfriend", "partner", "wife", "husband", "spouse", "fiance", "fiancé", "dating",
+                "married", "engaged", "relationship", "together", "gf", "bf"),
+    "employer": ("work", "works", "working", "job", "offer", "position", "role", "employ", "hired", "joined",
+                 "joining", "started", "starting", "intern", "contract"),
+}
+
+
+def group_words(group: str) -> tuple[str, ...]:
+    return _GROUP_WORDS.get(group) or tuple(role_words(group))
+
+
+def facts_naming_ended(group: str, names: list[str], existing: list[tuple[int, str]]) -> list[int]:
+    """Ids of facts that state a slot value which just ended: they name the ended value (one of
+    `names`, as whole words) and say the slot (a word of the group, as a word start: "manager"
+    finds managers). "Linda is Marcus's manager" ends with Linda's manager role; "Linda got
+    promoted" does not."""
+    import re
+
+    words = group_words(group)
+    names = [n for n in names if n and len(n.strip()) >= 2]
+    if not words or not names:
+        return []
+    name_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n.strip()) for n in names) + r")(?!\w)", re.I)
+    word_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")", re.I)
+    return [fact_id for fact_id, text in existing if name_re.search(text) and word_re.search(text)]
+
+
 # --- cessations: "I quit coffee" ends the current facts about coffee ---------------------------
 
 def _stem(term: str) -> str:
@@ -216,7 +261,7 @@ def cessation_pattern(terms: list[str]) -> str:
     teaches, teacher, teaching)."""
     import re
 
-    stems = sorted({re.escape(_stem(t)) for t in terms if len(_stem(t)) >= 3})
+    stems = sorted({re.escape(_stem(w)) for t in terms for w in t.split()[:1] if len(_stem(w)) >= 3})
     return rf"\m({'|'.join(stems)})" if stems else ""
 
 
@@ -225,10 +270,58 @@ def facts_ended_by(terms: list[str], existing: list[tuple[int, str]]) -> list[in
     beginning like one of the terms."""
     import re
 
-    stems = {_stem(t) for t in terms if len(_stem(t)) >= 3}
+    # a term of several words ("oat milk") ends the facts that have every one of them
+    phrases = [stems for t in terms if (stems := [_stem(w) for w in t.split() if len(_stem(w)) >= 3])]
     out = []
     for fact_id, text in existing:
         words = re.findall(r"[^\W_]+", text.lower())
-        if any(w.startswith(s) for w in words for s in stems):
+        if any(all(any(w.startswith(s) for w in words) for s in phrase) for phrase in phrases):
             out.append(fact_id)
     return out
+
+
+# --- corrections: "Sorry, I meant Oak Lawn, not Elmhurst" --------------------------------------
+
+@dataclass(frozen=True)
+class CorrectionPlan:
+    """What a correction of `wrong` by `right` does to what the recent messages stored: facts
+    restated with the right name (id → new text, new slot value) and edges moved to the right
+    entity (id → new source id, new target id)."""
+
+    facts: dict[int, tuple[str, str]]
+    edges: dict[int, tuple[int, int]]
+
+
+def _name_pattern(names: list[str]):
+    import re
+
+    usable = sorted({n.strip() for n in names if n and len(n.strip()) >= 2}, key=len, reverse=True)
+    if not usable:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in usable) + r")(?!\w)", re.I)
+
+
+def plan_correction(
+    *, wrong_id: int, right_id: int, wrong_names: list[str], right_name: str,
+    facts: list[tuple[int, str, str]], edges: list[CurrentEdge],
+) -> CorrectionPlan:
+    """Restate the recent facts (id, text, slot value) that name the wrong entity with the right
+    name in its place, and move the recent edges that touch it. A fact that does not name it is
+    left alone; an edge between the two is dropped rather than turned into a self-loop."""
+    pattern = _name_pattern(wrong_names)
+    planned: dict[int, tuple[str, str]] = {}
+    if pattern is not None:
+        for fact_id, text, value in facts:
+            if not pattern.search(text):
+                continue
+            new_value = right_name if value and pattern.fullmatch(value.strip()) else value
+            planned[fact_id] = (pattern.sub(right_name, text), new_value)
+    moved: dict[int, tuple[int, int]] = {}
+    for edge in edges:
+        if wrong_id not in (edge.source_id, edge.target_id):
+            continue
+        source = right_id if edge.source_id == wrong_id else edge.source_id
+        target = right_id if edge.target_id == wrong_id else edge.target_id
+        if source != target:
+            moved[edge.id] = (source, target)
+    return CorrectionPlan(planned, moved)

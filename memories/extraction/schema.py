@@ -52,6 +52,8 @@ class ExtractedFact:
     # words of what the subject stopped ("quit coffee" → ["coffee"]): the subject's current facts
     # about it close when this fact is written
     ends: list[str] = field(default_factory=list)
+    # whose facts `ends` closes when not the subject's ("Dr. Ito switched me from X to Y": mine)
+    ends_subject: str = ""
 
 
 @dataclass
@@ -62,14 +64,24 @@ class ExtractedRelation:
 
 
 @dataclass
+class ExtractedCorrection:
+    """The speaker corrects a name they said ("Sorry, I meant Oak Lawn, not Elmhurst"): what the
+    recent messages stored naming `wrong` is restated with `right` in its place."""
+
+    wrong: str
+    right: str
+
+
+@dataclass
 class Extraction:
     entities: list[ExtractedEntity] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
     relations: list[ExtractedRelation] = field(default_factory=list)
     profiles: dict[str, str] = field(default_factory=dict)
+    corrections: list[ExtractedCorrection] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.entities or self.facts or self.relations)
+        return not (self.entities or self.facts or self.relations or self.corrections)
 
 
 class ExtractionSchemaError(DomainError):
@@ -107,6 +119,7 @@ EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
                     "confidence": {"type": "number"},
                     "action": {"type": "string", "enum": ["NEW", "UPDATE"]},
                     "importance_category": {"type": "string"},
+                    "ends": {"type": "array", "items": {"type": "string"}},
                 },
             },
         },
@@ -121,6 +134,15 @@ EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
                     "rel_type": {"type": "string"},
                     "target": {"type": "string"},
                 },
+            },
+        },
+        "corrections": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["wrong", "right"],
+                "properties": {"wrong": {"type": "string"}, "right": {"type": "string"}},
             },
         },
         "updated_profiles": {
@@ -183,6 +205,7 @@ def extraction_from_json(data: Any) -> Extraction:
                 confidence=min(max(confidence, 0.0), 1.0),
                 importance_category=str(item.get("importance_category") or ""),
                 action=action if action in {"NEW", "UPDATE"} else "NEW",
+                ends=[w.strip() for w in item.get("ends") or [] if isinstance(w, str) and w.strip()],
             )
         )
     for i, item in enumerate(_items(data, "relations")):
@@ -195,6 +218,10 @@ def extraction_from_json(data: Any) -> Extraction:
                 target=_text(item.get("target"), f"relations[{i}].target"),
             )
         )
+    for item in _items(data, "corrections"):
+        pair = [item.get(k) if isinstance(item, dict) else None for k in ("wrong", "right")]
+        if all(isinstance(v, str) and v.strip() for v in pair):
+            out.corrections.append(ExtractedCorrection(wrong=pair[0].strip(), right=pair[1].strip()))
     profiles = data.get("updated_profiles") or []
     if isinstance(profiles, dict):
         profiles = [{"entity": k, "profile": v} for k, v in profiles.items()]

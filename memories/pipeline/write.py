@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Value
+from django.db.models import Q, Value
 from pgvector.django import CosineDistance
 
 from memories.config import WriteConfig
@@ -22,7 +22,7 @@ from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.lexicon import FIRST_NAMES
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
-from memories.models import Agent, Entity, Event, Fact
+from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
 from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
 from memories.pipeline.limits import extraction_within_limits
@@ -44,8 +44,12 @@ from memories.reconcile import (
     decide,
     edges_to_close,
     facts_ended_by,
+    facts_naming_ended,
     is_closing_relation,
+    plan_correction,
     semantic_dedup,
+    slot_group,
+    slot_holders,
 )
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
@@ -274,7 +278,8 @@ def _names_to_resolve(ex: Extraction) -> list[ExtractedEntity]:
     by_name: dict[str, ExtractedEntity] = {}
     for entity in ex.entities:
         by_name.setdefault(normalize_alias(entity.name), entity)
-    for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)]:
+    named = [n for c in ex.corrections for n in (c.wrong, c.right)]
+    for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)] + named:
         by_name.setdefault(normalize_alias(name), ExtractedEntity(name=name, type="person" if is_speaker_reference(
             name) else "concept"))
     return sorted(by_name.values(), key=lambda e: normalize_alias(e.name))  # fixed order: no lock cycles
@@ -351,6 +356,7 @@ def reconcile(ctx: WriteContext, step: StepRecord) -> None:
 def upsert(ctx: WriteContext, step: StepRecord) -> None:
     """Apply each decision in its own savepoint; then relationships (with evidence or mirror
     facts) and seed profiles."""
+    _apply_corrections(ctx, step)
     persisted: list[Fact] = []
     for fact, vector, decision in ctx.decisions:
         try:
@@ -436,12 +442,13 @@ def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
     for fact, _, decision in ctx.decisions:
         if not fact.ends or decision.action == DELETE:
             continue
-        entity = ctx.resolved[normalize_alias(fact.subject)]
+        entity = ctx.resolved.get(normalize_alias(fact.ends_subject or fact.subject))
         pattern = cessation_pattern(fact.ends)
-        if not pattern:
+        if not pattern or entity is None:
             continue
+        # the subject's facts and those naming it ("Dr. Ito has Wren on X" ends with Wren's X)
         rows = list(Fact.objects.select_for_update().current()
-                    .filter(agent=ctx.agent, entity=entity, text__iregex=pattern)
+                    .filter(agent=ctx.agent, text__iregex=pattern).about(entity.id)
                     .exclude(source_event=ctx.event))
         ended = set(facts_ended_by(fact.ends, [(f.id, f.text) for f in rows]))
         for old in (f for f in rows if f.id in ended):
@@ -450,6 +457,81 @@ def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
             ctx.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=entity.key,
                                                        reason="ended by a cessation", previous_fact_id=old.id))
             step.data.setdefault("ended", []).append(old.id)
+
+
+CORRECTION_LOOKBACK_EVENTS = 3
+CORRECTION_LOOKBACK = timedelta(days=2)
+
+
+def _apply_corrections(ctx: WriteContext, step: StepRecord) -> None:
+    """"Sorry, I meant Oak Lawn, not Elmhurst": what the speaker's last few messages stored naming
+    the wrong entity is restated with the right one. Facts get a new version (true from where the
+    corrected one started: the wrong one never was), edges move to the right entity; nothing
+    older than those messages changes."""
+    recent = list(Event.objects.filter(agent=ctx.agent, occurred_at__lte=ctx.occurred_at,
+                                       occurred_at__gte=ctx.occurred_at - CORRECTION_LOOKBACK)
+                  .exclude(pk=ctx.event.pk).order_by("-occurred_at", "-id")
+                  .values_list("id", flat=True)[:CORRECTION_LOOKBACK_EVENTS])
+    for correction in ctx.extraction.corrections:
+        wrong = ctx.resolved.get(normalize_alias(correction.wrong))
+        right = ctx.resolved.get(normalize_alias(correction.right))
+        if wrong is None or right is None or wrong.id == right.id or not recent:
+            continue
+        facts = list(Fact.objects.select_for_update().current().filter(agent=ctx.agent, source_event_id__in=recent)
+                     .about(wrong.id).order_by("id"))
+        edges = list(Relationship.objects.select_for_update().current()
+                     .filter(agent=ctx.agent, source_event_id__in=recent)
+                     .filter(Q(source=wrong) | Q(target=wrong)).order_by("id"))
+        names = [wrong.display_name, *wrong.aliases.values_list("alias", flat=True)]
+        plan = plan_correction(
+            wrong_id=wrong.id, right_id=right.id, wrong_names=names, right_name=right.display_name,
+            facts=[(f.id, f.text, f.slot_value) for f in facts],
+            edges=[CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in edges],
+        )
+        if not plan.facts and not plan.edges:
+            continue
+        if right.type != wrong.type and any(r["id"] == right.id and r["method"] == "created"
+                                            for r in ctx.result.entities_resolved):
+            Entity.objects.filter(pk=right.id).update(type=wrong.type)  # it names the same kind of thing
+            right.type = wrong.type
+        reason = f"corrected: {right.display_name}, not {wrong.display_name}"
+        restated = _restate_facts(ctx, facts, plan, wrong, right, reason)
+        relationships_close(agent=ctx.agent, ids=list(plan.edges), valid_to=ctx.occurred_at, learned_at=ctx.occurred_at)
+        for edge in (e for e in edges if e.id in plan.edges):
+            Relationship.objects.filter(pk=edge.id).update(valid_to=edge.valid_from)  # never true
+            source_id, target_id = plan.edges[edge.id]
+            relationship_upsert(
+                agent=ctx.agent, source=right if source_id == right.id else edge.source,
+                target=right if target_id == right.id else edge.target, rel_type=edge.rel_type,
+                valid_from=edge.valid_from, evidence=restated.get(edge.evidence_fact_id), source_event=ctx.event,
+                learned_at=ctx.occurred_at, initial_strength=edge.strength,
+            )
+        step.data.setdefault("corrections", []).append(
+            {"wrong": wrong.key, "right": right.key, "facts": sorted(plan.facts), "edges": sorted(plan.edges)})
+
+
+def _restate_facts(ctx: WriteContext, facts: list[Fact], plan, wrong: Entity, right: Entity,
+                   reason: str) -> dict[int, Fact]:
+    """New versions of the corrected facts (same subject unless it was the wrong entity); old id → new."""
+    todo = [f for f in facts if f.id in plan.facts]
+    vectors = ctx.embedder.embed([plan.facts[f.id][0] for f in todo]) if todo else []
+    out = {}
+    for old, vector in zip(todo, vectors, strict=True):
+        text, value = plan.facts[old.id]
+        new = fact_services.fact_supersede(
+            old=old, new_text=text, embedding=vector, valid_from=old.valid_from, learned_at=ctx.occurred_at,
+            reason=reason, entity=right if old.entity_id == wrong.id else old.entity, confidence=old.confidence,
+            importance=old.importance, importance_category=old.importance_category,
+            source_context=old.source_context, speaker=old.speaker, source_event=ctx.event, slot=old.slot,
+            slot_value=value,
+        )
+        linked = [(link.entity, []) for link in old.entity_links.select_related("entity") if link.entity_id != wrong.id]
+        fact_services.fact_links_create(fact=new, entities=[*linked, (right, [])],
+                                        min_length=ctx.config.min_link_name_length)
+        ctx.result.facts_updated.append(FactChange(fact_id=new.id, text=new.text, entity=new.entity.key,
+                                                   reason=reason, previous_fact_id=old.id))
+        out[old.id] = new
+    return out
 
 
 def _entities(ctx: WriteContext) -> list[Entity]:
@@ -479,6 +561,11 @@ def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -
         if closed:
             step.data.setdefault("relationships_closed", []).extend(closed)
         if is_closing_relation(rel.rel_type):
+            # a cessation ends the slot's facts that name the other end, with or without an edge
+            ends = {source.id: (source, target), target.id: (target, source)}
+            for holder, ended in (ends[h] for h in dict.fromkeys(slot_holders(rel.rel_type, source.id, target.id))):
+                _close_facts_naming(ctx, step, holder=holder, ended=ended, group=slot_group(rel.rel_type),
+                                    why=rel.rel_type)
             continue  # a cessation ends the edge; it is no link of today
         evidence = _evidence(ctx, persisted, source, target)
         if evidence is None:
@@ -510,6 +597,17 @@ def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, targ
         return []
     ended_at = _world_start(ctx, None)
     relationships_close(agent=ctx.agent, ids=ids, valid_to=ended_at, learned_at=ctx.occurred_at)
+    holders = set(slot_holders(rel_type, source.id, target.id))
+    entities = {source.id: source, target.id: target}
+    for edge in (e for e in edges if e.id in ids):
+        holder_id = next((h for h in (edge.source_id, edge.target_id) if h in holders), None)
+        if holder_id is None or holder_id not in entities:
+            continue
+        old_id = edge.target_id if holder_id == edge.source_id else edge.source_id
+        old = Entity.objects.filter(pk=old_id, agent=ctx.agent).first()
+        if old is not None:
+            _close_facts_naming(ctx, None, holder=entities[holder_id], ended=old, group=slot_group(edge.rel_type),
+                                why=f"{rel_type} {target.display_name}")
     for edge in (e for e in edges if e.id in ids and e.evidence_fact_id):
         evidence = Fact.objects.select_for_update().current().filter(pk=edge.evidence_fact_id).first()
         if evidence is None or evidence.source_event_id == ctx.event.id:
@@ -521,6 +619,25 @@ def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, targ
                                                        entity=source.key, reason="slot replaced",
                                                        previous_fact_id=evidence.id))
     return ids
+
+
+def _close_facts_naming(ctx: WriteContext, step: StepRecord | None, *, holder: Entity, ended: Entity, group: str,
+                        why: str) -> None:
+    """The holder's current facts that state the ended slot value ("Sam is Wren's girlfriend",
+    "Wren got an offer from Acme", "Dr. Ito is Wren's dentist") close with it; facts of this
+    message stay (they say what ended)."""
+    names = [ended.display_name, *ended.aliases.values_list("alias", flat=True)]
+    rows = list(Fact.objects.select_for_update().current().filter(agent=ctx.agent).about(holder.id)
+                .about(ended.id).exclude(source_event=ctx.event))
+    ended_ids = set(facts_naming_ended(group, names, [(f.id, f.text) for f in rows]))
+    for old in (f for f in rows if f.id in ended_ids):
+        fact_services.fact_close(fact=old, valid_to=_world_start(ctx, None), learned_at=ctx.occurred_at,
+                                 reason=f"slot value ended: {why}"[:500])
+        ctx.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=holder.key,
+                                                   reason=f"{group} {ended.display_name} ended",
+                                                   previous_fact_id=old.id))
+        if step is not None:
+            step.data.setdefault("ended", []).append(old.id)
 
 
 def _mirror_fact(ctx: WriteContext, source: Entity, rel_type: str, target: Entity) -> Fact | None:

@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from datetime import UTC, datetime
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest

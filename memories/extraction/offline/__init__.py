@@ -21,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from memories.extraction.offline.corrections import correction_in
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
 from memories.extraction.offline.parse import cessations
 from memories.extraction.offline.pronouns import PronounState, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
-from memories.extraction.schema import ExtractedEntity, Extraction
+from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
+from memories.naming import mentions
 
 __all__ = ["extract_offline"]
 
@@ -64,8 +66,14 @@ def extract_offline(
     state = PronounState(registry, ctx, list(recent_messages))
     day = occurred_at.date() if isinstance(occurred_at, datetime) else occurred_at
     out = Collector(registry, day)
+    corrections: list[ExtractedCorrection] = []
     for sentence in sentences:
         tag_sentence(sentence, state)
+        if pair := correction_in(sentence.tagged):
+            right, wrong = pair
+            corrections.append(ExtractedCorrection(wrong=registry.names()[wrong], right=registry.names()[right]))
+            out.used.update(pair)
+            continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
     adopted_pets(sentences, out)
@@ -75,11 +83,12 @@ def extract_offline(
         if i in out.used
     ]
     return Extraction(
-        entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values())
+        entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values()),
+        corrections=corrections,
     )
 
 
-_FIRST_PERSON = frozenset({"", "i", "we"})
+_FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})
 
 
 def _attach_cessations(text: str, registry, out: Collector) -> None:
@@ -91,5 +100,9 @@ def _attach_cessations(text: str, registry, out: Collector) -> None:
             continue
         name = registry.entities[subject].name
         fact = next((f for f in reversed(out.facts.values()) if f.subject == name), None)
-        if fact is not None:
-            fact.ends = list(dict.fromkeys([*fact.ends, *terms]))
+        if fact is None:  # "Dr. Ito switched me from X to Y": ride on the fact that names me
+            fact = next((f for f in reversed(out.facts.values()) if mentions(f.text, name)), None)
+            if fact is None:
+                continue
+            fact.ends_subject = name
+        fact.ends = list(dict.fromkeys([*fact.ends, *terms]))

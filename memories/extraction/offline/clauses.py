@@ -17,7 +17,7 @@ from memories.extraction.offline.lexicon import word_set
 from memories.extraction.offline.text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
-_JOINER = re.compile(r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+then\s+|,\s+(?=\x02)")
+_JOINER = re.compile(r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)")
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
 _LEAD = re.compile(
@@ -84,6 +84,8 @@ def split_clauses(body: str) -> list[str]:
 
 
 def _opens_clause(rest: str) -> bool:
+    if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩"
+        rest = rest[lead.end() :]
     head = _SUBJECT_HEAD.match(rest)
     word = _first_non_adverb(rest[head.end() :] if head else rest)
     if not word:
@@ -106,10 +108,10 @@ def _first_non_adverb(text: str) -> str:
 
 def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | None:
     """Subject and predicate of a clause; None when it has no subject we can name."""
-    if inherited and not _SUBJECT_HEAD.match(text) and _opens_clause(text) and not addresses_listener(text):
-        return Clause(text, inherited, text, "elided")
     lead = _LEAD.match(text)
     rest = text[lead.end() :] if lead else text
+    if inherited and not _SUBJECT_HEAD.match(rest) and _opens_clause(text) and not addresses_listener(text):
+        return Clause(text, inherited, text, "elided")
     clause = _explicit_subject(text, rest)
     if clause is None and first and not lead and _implicit_speaker(rest):
         predicate = rest[:1].lower() + rest[1:]

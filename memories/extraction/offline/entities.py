@@ -42,7 +42,8 @@ PET_ALT = _alternation(PET_TERMS)
 MOD_ALT = _alternation(KIN_MODIFIERS)
 _OWNER = r"(?:my|his|her|their|our|your|\w+'s)"
 _KIN_BEFORE = re.compile(
-    rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?\(?\s*$"
+    rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
+    r"\(?\s*$"
 )
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
 # "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
@@ -58,7 +59,7 @@ def _phrases_before(phrases: str) -> re.Pattern:
 
 
 _ORG_STRONG = _phrases_before(
-    "works at,work at,working at,worked at,works for,work for,working for,worked for,employed by,employed at,"
+    "offer from,job offer from,offer at,works at,work at,working at,worked at,works for,work for,working for,worked for,employed by,employed at,"
     "hired by,job at,job with,intern at,internship at,position at,role at,interview at,interview with,"
     "studies at,study at,studying at,student at,enrolled at,graduated from,joined,join,joining,founded,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
@@ -78,7 +79,8 @@ _AT_BEFORE = _phrases_before("at")
 _PERSON_BEFORE = _phrases_before(
     "with,told,asked,met,hired,called,texted,talked to,spoke to,spoke with,talk to,talking to,dating,"
     "married,married to,thanks,thank,and,report to,reports to,reporting to,reported to,engaged to,"
-    "work with,works with,working with,worked with,named,teaming up with,teamed up with"
+    "work with,works with,working with,worked with,named,teaming up with,teamed up with,"
+    "reporting directly to,report directly to"
 )
 _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s+(?:said|says|told|tells|asked|asks|texted|called|thinks|thought|wants|wanted|hired|"

@@ -30,6 +30,7 @@ from memories.extraction.offline.patterns import (
 )
 from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
+from memories.roles import ROLE_SLOT_PREFIX, role_slot
 
 EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
 _WORDS = re.compile(r"\x02\d+\x03|[^\W_][\w']*")
@@ -116,6 +117,7 @@ def process_sentence(sentence: Sentence, out: Collector) -> None:
     text, used_we = rewrite_first_person(strip_discourse(sentence.tagged))
     base = INFERRED if used_we else EXPLICIT
     _kinship(text, out)
+    _dismissals(text, out, base)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
     _who_clauses(text, out, base)
@@ -182,12 +184,43 @@ def _kinship(text: str, out: Collector) -> None:
             entity.forced = "pet" if hit.pet else "person"
         source, target = (hit.name, hit.owner) if hit.reverse else (hit.owner, hit.name)
         out.relation(source, hit.rel, target)
+        if hit.role:  # a role is the owner's slot with one current holder: "my new dentist is ⟨2⟩"
+            out.fact(
+                hit.owner,
+                f"{ph(hit.name)} is {ph(hit.owner)}'s {hit.term}",
+                confidence=EXPLICIT,
+                category="relationship_change" if "new" in hit.term.split() else "biographical_milestone",
+                slot=role_slot(hit.role),
+                value=hit.name,
+            )
+            continue
         out.fact(
             hit.name,
             f"{ph(hit.name)} is {ph(hit.owner)}'s {hit.term}",
             confidence=EXPLICIT,
             category="biographical_milestone",
         )
+
+
+# "⟨Acme⟩ laid off 200 people, including ⟨0⟩", "⟨Acme⟩ let ⟨0⟩ go": an organization ends someone's job.
+_DISMISSED = re.compile(
+    rf"{PH}\s+(?:(?:just|finally|recently|also|then)\s+)?(?:laid\s+off|lays\s+off|fired|fires|let\s+go(?:\s+of)?|"
+    rf"made\s+redundant|dismissed|sacked|cut)\s+(?:(?:[^.;!?\x02]{{0,60}}?\b(?:including|among\s+them|"
+    rf"and|as\s+well\s+as)\s+)?{PH}|{PH}\s+(?:off|go)\b)",
+    re.I,
+)
+_DISMISSED_NOUNS = frozenset({"organization", "concept"})
+
+
+def _dismissals(text: str, out: Collector, base: float) -> None:
+    for match in _DISMISSED.finditer(text):
+        org, person = int(match.group(1)), int(match.group(2) or match.group(3))
+        if out.registry.entities[org].type not in _DISMISSED_NOUNS or org == person:
+            continue
+        if person != SPEAKER and not out.registry.is_person(person):
+            continue
+        out.relation(person, "former_employee_of", org)
+        _slot_fact(person, "works_at", org, True, "relationship_change", out, base)
 
 
 def _who_clauses(text: str, out: Collector, base: float) -> None:
@@ -299,7 +332,8 @@ def _hit_effects(
 def _slot_fact(
     subject: int, slot: str, obj: int, negated: bool, category: str, out: Collector, confidence: float
 ) -> None:
-    template = SLOT_TEMPLATES[slot][1 if negated else 0]
+    templates = SLOT_TEMPLATES.get(slot) or _role_templates(slot)
+    template = templates[1 if negated else 0]
     out.fact(
         subject,
         template.format(s=ph(subject), o=ph(obj)),
@@ -309,6 +343,12 @@ def _slot_fact(
         value=obj,
         negated=negated,
     )
+
+
+def _role_templates(slot: str) -> tuple[str, str]:
+    """A role slot's fact says who holds the role for the subject ("⟨2⟩ is ⟨0⟩'s manager")."""
+    role = slot.removeprefix(ROLE_SLOT_PREFIX)
+    return "{o} is {s}'s " + role, "{o} is no longer {s}'s " + role
 
 
 def _sentence_fact(body: str, out: Collector, base: float) -> None:

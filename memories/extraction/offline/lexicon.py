@@ -5,6 +5,8 @@ Everything is lower-case; callers compare `word.lower()`.
 
 from __future__ import annotations
 
+from memories.roles import ROLE_RELATIONS, ROLE_TERMS
+
 
 def word_set(text: str) -> frozenset[str]:
     """Whitespace-separated words → frozenset."""
@@ -235,6 +237,8 @@ KINSHIP: dict[str, tuple[str, bool]] = {
     "therapist": ("therapist_of", True),
     "doctor": ("doctor_of", True),
     **dict.fromkeys(["cofounder", "co-founder"], ("cofounder_of", False)),
+    # roles someone holds for the owner: one current holder each ("my dentist", "my landlord")
+    **{term: (ROLE_RELATIONS[role], True) for term, role in ROLE_TERMS.items()},
 }
 FEMALE_KIN = word_set(
     "wife girlfriend gf fiancee fiancée mom mother mum mama mommy stepmom stepmother daughter "
@@ -264,7 +268,7 @@ collie shepherd husky tabby mutt
 """)
 KIN_MODIFIERS = word_set("""
 best close old good dear little big older younger baby twin new longtime childhood former ex late
-future step oldest youngest eldest
+future step oldest youngest eldest previous
 """)
 
 # Verb morphology helpers.

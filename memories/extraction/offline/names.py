@@ -15,9 +15,12 @@ from functools import lru_cache
 
 from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
+    ED_BASE_VERBS,
     FIRST_NAMES,
     GREETING_WORDS,
     HONORIFICS,
+    IRREGULAR_PAST,
+    KINSHIP,
     NAME_CONNECTORS,
     OF_HEADS,
     PLACES,
@@ -244,10 +247,17 @@ def _trim_connectors(run: list[int], tokens: list) -> list[int]:
 def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContext) -> Mention | None:
     words = [_strip_possessive(tokens[k][2]) for k in run]
     full = " ".join(words).lower()
+    start, end = tokens[run[0]][0], tokens[run[0]][1]
+    if len(run) == 1 and full in KINSHIP and sentence[:start].rstrip().endswith("(") and _ALIAS_CLOSE.match(
+            sentence[end:]):
+        return Mention(start, end, words[0])  # "Ana Lima (Mum)": what the speaker calls her
     first = 0
     if full not in PLACES:
         while first < len(run) and words[first].lower() in STOP_CAPS:
             first += 1
+        # "Left Acme last month", "Joined Vitrio": a verb opening a chat sentence is no part of the name
+        if run[0] == 0 and first == 0 and len(run) > 1 and _opening_verb(words[0]):
+            first = 1
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
         last -= 1
@@ -262,6 +272,12 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
         return None
     return Mention(start, end, sentence[name_start:end], honorific=honorific)
+
+
+def _opening_verb(word: str) -> bool:
+    low = word.lower()
+    return low not in FIRST_NAMES and low not in AMBIGUOUS_NAMES and (
+        low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 4 and low not in ED_BASE_VERBS))
 
 
 def _strip_possessive(word: str) -> str:

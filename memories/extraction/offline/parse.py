@@ -80,9 +80,12 @@ def entity_labels(text: str) -> list[tuple[int, int, str]]:
 _CESSATION_VERBS = frozenset({"quit", "stop", "leave", "abandon", "drop", "ditch", "cancel"})
 _VAGUE = frozenset({
     "job", "work", "live", "study", "be", "have", "do", "go", "get", "it", "that", "this", "thing", "time",
-    "day", "everything", "all", "bit", "lot",
+    "day", "everything", "all", "bit", "lot", "one", "stuff", "way",
 })
 _LONGER = frozenset({"longer", "anymore", "more"})
+_SWITCH_VERBS = frozenset({"switch", "change", "swap", "transition", "convert"})
+# what one does with people or places, not a habit that can stop: "haven't seen Tom since May"
+_EVENT_VERBS = frozenset({"see", "hear", "talk", "speak", "meet", "visit", "call", "text", "eat", "sleep", "feel"})
 
 
 def _terms(tokens) -> list[str]:
@@ -112,6 +115,29 @@ def _no_longer(verb, kids) -> bool:
     return any(c.lower_ in _LONGER and (negated or any(g.dep_ == "neg" for g in c.children)) for c in kids)
 
 
+def _switched_from(kids) -> list[str]:
+    """The words of what a switch left: "from metformin to Ozempic" → ["metformin"] (needs both ends)."""
+    preps = {c.lower_: c for c in kids if c.dep_ == "prep"}
+    if "from" not in preps or not ("to" in preps or any(t.lower_ in ("to", "onto") for t in preps["from"].subtree)):
+        return []
+    out = []
+    for obj in (g for g in preps["from"].children if g.dep_ == "pobj"):
+        for part in [*(c for c in obj.children if c.dep_ == "compound"), obj]:
+            lemma = part.lemma_.lower() if part.pos_ != "PROPN" else part.lower_
+            if part.pos_ in ("NOUN", "PROPN") and lemma not in _VAGUE and len(lemma) >= 3:
+                out.append(lemma)
+    return out
+
+
+def _not_since(verb, kids) -> bool:
+    """A negated perfect with "since": "haven't been bouldering since the surgery"."""
+    negated = any(c.dep_ == "neg" for c in kids)
+    perfect = any(c.dep_ == "aux" and c.lemma_ == "have" for c in kids)
+    since = any(c.lower_ == "since" and c.dep_ in ("prep", "mark", "advcl") for c in kids) or any(
+        c.dep_ == "advcl" and any(m.lower_ == "since" for m in c.children) for c in kids)
+    return verb.pos_ == "VERB" and negated and perfect and since
+
+
 def cessations(text: str) -> list[tuple[str, list[str]]]:
     """What a sentence says someone stopped doing or having, as (subject text, words): "I quit
     coffee" → ("I", ["coffee"]); "gave up on guitar" → ("", ["guitar"]); "Tom doesn't play tennis
@@ -131,6 +157,15 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
             terms = _terms(objects)
         elif _no_longer(tok, kids):
             terms = [tok.lemma_.lower(), *_terms(objects)] if tok.pos_ == "VERB" else _terms(objects)
+        elif tok.lemma_ in _SWITCH_VERBS and (switched := _switched_from(kids)):
+            # "switched from coffee to tea"; "Dr. Ito switched me from X to Y" is about me
+            patient = next((c for c in kids if c.dep_ == "dobj" and c.pos_ in ("PRON", "PROPN")), None)
+            out.append((patient.text if patient is not None else _subject(tok), switched))
+            continue
+        elif _not_since(tok, kids):
+            # "haven't been climbing since the surgery", "I haven't smoked since 2019"
+            if tok.lemma_.lower() not in _EVENT_VERBS:
+                terms = _terms([tok, *objects])
         elif tok.lemma_ == "use" and any(c.dep_ == "xcomp" for c in kids):
             inner = next(c for c in kids if c.dep_ == "xcomp")
             terms = _terms([c for c in inner.children if c.dep_ == "dobj"]) or _terms([inner])

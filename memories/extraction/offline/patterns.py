@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
 from memories.extraction.offline.lexicon import KIN_MODIFIERS, KINSHIP, PET_TERMS
+from memories.roles import REPORTS_TO, role_of_term, role_slot
 
 _ADV = (
     r"(?:(?:also|just|recently|finally|now|still|currently|actually|really|already|officially|even|"
@@ -38,6 +39,7 @@ _PLACE = frozenset({"place", "concept"})
 _PERSON = frozenset({"person"})
 _NOT_PERSON = frozenset({"place", "organization", "concept"})
 _E = r"\x02(?P<{}>\d+)\x03"
+_HON = r"(?:(?:dr|doctor|mr|mrs|ms|miss|prof|professor)\.?\s+)?"  # "my dentist is Dr. ⟨2⟩"
 _MODS = rf"(?P<mods>(?:(?:{MOD_ALT})[\s-]+)*)"
 
 SLOT_TEMPLATES = {
@@ -320,9 +322,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "reports_to",
-        r"reports?\s+to",
+        r"(?:reports?|reporting)\s+(?:directly\s+)?to",
         "manage",
-        rel="reports_to",
+        rel=REPORTS_TO,
+        slot=role_slot("manager"),
         category="biographical_milestone",
         objects=_PERSON,
     ),
@@ -377,8 +380,8 @@ _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
 _KIN_PATTERNS = (
     # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩)
     re.compile(
-        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\s*(?:,\s*)?(?:\(\s*)?(?:named\s+|called\s+)?"
-        rf"{_E.format('name')}",
+        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?(?:\(\s*)?"
+        rf"(?:named\s+|called\s+)?{_HON}{_E.format('name')}",
         re.I,
     ),
     # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend)
@@ -391,10 +394,10 @@ _KIN_PATTERNS = (
         rf"{_KIN_OR_PET}\b(?!'s\b)",
         re.I,
     ),
-    # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩
+    # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩ / ⟨0⟩'s dentist is Dr. ⟨2⟩
     re.compile(
-        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:named\s+|called\s+)?"
-        rf"{_E.format('name')}",
+        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:now\s+)?(?:named\s+|called\s+)?"
+        rf"{_HON}{_E.format('name')}",
         re.I,
     ),
     # ⟨0⟩ has a dog named ⟨5⟩
@@ -417,6 +420,7 @@ class KinshipMatch:
     rel: str
     reverse: bool
     pet: bool
+    role: str = ""  # a single-valued role the named person holds for the owner ("manager", "dentist")
 
 
 _LIST = r"(?P<list>\x02\d+\x03(?:\s*,\s*\x02\d+\x03)*(?:\s*,?\s*(?:and|&)\s*\x02\d+\x03)?)"
@@ -476,9 +480,11 @@ def _kinship_match(owner: int, name: int, kin: str, mods: list[str]) -> KinshipM
     if kin in PET_TERMS:
         return KinshipMatch(owner, name, term, "has_pet", False, True)
     rel, reverse = KINSHIP[kin]
-    if "ex" in mods or "former" in mods:
+    former = "ex" in mods or "former" in mods or "old" in mods or "previous" in mods
+    role = role_of_term(kin)
+    if former and (role or "ex" in mods or "former" in mods):
         rel = "former_" + rel
-    return KinshipMatch(owner, name, term, rel, reverse, False)
+    return KinshipMatch(owner, name, term, rel, reverse, False, "" if former else role)
 
 
 def scan_located_in(tagged: str, registry: Registry) -> list[tuple[int, int]]:

@@ -1,0 +1,48 @@
+"""Corrections of a name said earlier: "Sorry, I meant Oak Lawn, not Elmhurst.", "Wait — it's
+Lyft, not Uber.", "Correction: Riverside, not Ridgeway." → (right, wrong) entity indices.
+
+Only names count (both sides must be entities of the message), and the sentence must be a
+correction: a cue ("sorry", "wait", "correction", "oops", "actually", "my bad") or "I meant". What
+the correction changes is decided by the write pipeline, against what was stored recently.
+"""
+
+from __future__ import annotations
+
+import re
+
+_E = r"\x02(?P<{}>\d+)\x03"
+_CUE = r"(?:sorry|oops|whoops|wait|actually|correction|my\s+bad|scratch\s+that|no|typo|erratum)"
+_LEAD = rf"^(?:{_CUE}\b[\s,:;!.—–-]*)*"
+_SAYS = (r"(?:i\s+meant(?:\s+to\s+say)?|i\s+mean|it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+should\s+be|"
+         r"should\s+be|make\s+that)")
+_DET = r"(?:(?:the|at|in|to|from|with)\s+)?"
+_PATTERNS = (
+    # I meant ⟨X⟩, not ⟨Y⟩ / it's ⟨X⟩ not ⟨Y⟩ / Correction: ⟨X⟩, not ⟨Y⟩
+    re.compile(rf"{_LEAD}(?P<says>{_SAYS}\s+)?{_DET}{_E.format('right')}\s*,?\s*(?:and\s+)?not\s+{_DET}"
+               rf"{_E.format('wrong')}\s*[.!?]*\s*$", re.I),
+    # not ⟨Y⟩, ⟨X⟩ / ⟨Y⟩ → I meant ⟨X⟩ / I said ⟨Y⟩ but I meant ⟨X⟩
+    re.compile(rf"{_LEAD}(?:(?P<says>{_SAYS})\s+)?not\s+{_DET}{_E.format('wrong')}\s*[,;—–-]+\s*(?:but\s+)?{_DET}"
+               rf"{_E.format('right')}\s*[.!?]*\s*$", re.I),
+    re.compile(rf"{_LEAD}(?:i\s+)?(?:said|wrote|typed)\s+{_DET}{_E.format('wrong')}\s*,?\s*(?:but|when)\s+"
+               rf"(?P<says>i\s+meant)\s+{_DET}{_E.format('right')}\s*[.!?]*\s*$", re.I),
+)
+
+
+def correction_in(tagged: str) -> tuple[int, int] | None:
+    """(right, wrong) entity indices when the tagged sentence corrects one name by another."""
+    text = tagged.strip()
+    for pattern in _PATTERNS:
+        match = pattern.match(text)
+        if match is None:
+            continue
+        says = match.group("says") or ""
+        if not (re.match(r"i\s+mean", says, re.I) or _has_cue(text)):
+            continue
+        right, wrong = int(match.group("right")), int(match.group("wrong"))
+        if right != wrong:
+            return right, wrong
+    return None
+
+
+def _has_cue(text: str) -> bool:
+    return re.match(rf"^{_CUE}\b", text, re.I) is not None

@@ -1,0 +1,170 @@
+"""Person roles with one current holder, cessations that close, and corrections of a name just
+said — asserted on what the write pipeline stores. Sentences written for these tests."""
+
+from datetime import UTC, datetime, timedelta
+
+from memories.extraction.offline import extract_offline
+from memories.extraction.offline.corrections import correction_in
+from memories.extraction.offline.parse import cessations
+from memories.models import Entity, Fact, Relationship
+from memories.reconcile import CurrentEdge, edges_to_close, facts_naming_ended, plan_correction
+from memories.services.write import memory_write
+
+T0 = datetime(2022, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _write_all(agent, messages, step=timedelta(days=40), speaker="Wren Adler"):
+    at = T0
+    for text in messages:
+        result = memory_write(agent=agent, message=text, speaker_name=speaker, occurred_at=at)
+        assert result.success
+        at += step
+
+
+def _current_texts(agent):
+    return list(Fact.objects.current().filter(agent=agent).values_list("text", flat=True))
+
+
+def _current_edges(agent):
+    return {(r.source.display_name, r.rel_type, r.target.display_name)
+            for r in Relationship.objects.current().filter(agent=agent)}
+
+
+# --- pure decisions ------------------------------------------------------------------------------
+
+def test_a_new_holder_of_a_role_replaces_the_old_one_and_only_that_role():
+    current = [CurrentEdge(1, 50, "dentist_of", 10), CurrentEdge(2, 60, "therapist_of", 10)]
+    assert edges_to_close("dentist_of", 51, 10, current) == [1]
+    assert edges_to_close("dentist_of", 51, 11, current) == []
+
+
+def test_facts_that_state_an_ended_value_are_found_by_name_and_slot_word():
+    existing = [(1, "Irene Vos is Wren's boss"), (2, "Irene Vos got promoted"), (3, "Wren reports to Irene Vos"),
+                (4, "Wren's girlfriend Irene Vos plays chess")]
+    assert facts_naming_ended("manager", ["Irene Vos"], existing) == [1, 3]
+    assert facts_naming_ended("partner", ["Irene Vos"], existing) == [4]
+
+
+def test_a_correction_plan_restates_facts_and_moves_edges():
+    plan = plan_correction(
+        wrong_id=7, right_id=9, wrong_names=["Ridgeway"], right_name="Riverside",
+        facts=[(1, "Wren moved to Ridgeway last weekend", "Ridgeway"), (2, "Wren loves jazz", "")],
+        edges=[CurrentEdge(5, 3, "lives_in", 7), CurrentEdge(6, 3, "works_at", 8)],
+    )
+    assert plan.facts == {1: ("Wren moved to Riverside last weekend", "Riverside")}
+    assert plan.edges == {5: (3, 9)}
+
+
+# --- the extractor -------------------------------------------------------------------------------
+
+def test_correction_sentences_name_the_right_and_the_wrong_entity():
+    for text in ["Sorry, I meant Riverside, not Ridgeway.", "Wait, sorry — it's Lyft, not Uber.",
+                 "Correction: it's Northgate Clinic, not Southgate Clinic.",
+                 "Oops, I said Ridgeway but I meant Riverside."]:
+        ex = extract_offline(text, speaker="Wren Adler", known_names=["Ridgeway", "Uber", "Southgate Clinic"])
+        assert len(ex.corrections) == 1, text
+        assert not ex.facts, text
+    ex = extract_offline("It's Lyon, not Lille, that I love.", speaker="Wren Adler")
+    assert not ex.corrections
+    assert correction_in("\x021\x03 is great, not \x022\x03") is None
+
+
+def test_cessations_of_a_habit_and_a_switch():
+    assert cessations("Haven't been rowing since I broke my wrist.")[0][1] == ["row"]
+    assert cessations("I haven't seen Tomas since May.") == []
+    assert cessations("Dr. Brandt switched me from lisinopril to amlodipine.") == [("me", ["lisinopril"])]
+
+
+def test_roles_and_reporting_lines_are_extracted_as_slots():
+    ex = extract_offline("My supervisor there, Tobias Lenz, is very relaxed.", speaker="Wren Adler")
+    assert ("Tobias Lenz", "manager_of", "Wren Adler") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+    ex = extract_offline("Irene moved to the Oslo office, so now I report to Omar Haddad.", speaker="Wren Adler",
+                         known_names=["Irene Vos"])
+    rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert ("Wren Adler", "reports_to", "Omar Haddad") in rels
+    assert any(f.slot == "role:manager" and f.value == "Omar Haddad" for f in ex.facts)
+
+
+def test_a_kin_word_in_parentheses_is_an_alias():
+    ex = extract_offline("My parents, Tomas Weller (Dad) and Alma Weller (Mum), live in Ghent.", speaker="Wren Adler")
+    aliases = {e.name: e.aliases for e in ex.entities}
+    assert aliases["Tomas Weller"] == ["Dad"] and aliases["Alma Weller"] == ["Mum"]
+
+
+def test_a_verb_opening_a_sentence_is_not_part_of_the_name():
+    ex = extract_offline("Left Quillfern last month.", speaker="Wren Adler")
+    assert "Quillfern" in {e.name for e in ex.entities}
+    assert ("Wren Adler", "former_employee_of", "Quillfern") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+
+
+# --- the write path ------------------------------------------------------------------------------
+
+def test_a_new_specialist_replaces_the_old_one(agent):
+    _write_all(agent, ["My dentist is Dr. Hollis Brandt at the Eastfield practice.",
+                       "Dr. Brandt moved away, so my new dentist is Dr. Mira Castell."])
+    edges = _current_edges(agent)
+    assert ("Mira Castell", "dentist_of", "Wren Adler") in edges
+    assert ("Hollis Brandt", "dentist_of", "Wren Adler") not in edges
+    assert not [t for t in _current_texts(agent) if "Hollis" in t and "dentist" in t]
+
+
+def test_now_i_report_to_replaces_the_boss(agent):
+    _write_all(agent, ["My boss is Irene Vos. She is strict but kind.",
+                       "Irene moved to the Oslo office, so now I report to Omar Haddad."])
+    edges = _current_edges(agent)
+    assert ("Wren Adler", "reports_to", "Omar Haddad") in edges
+    assert not any("Irene Vos" in (s, t) and rel in ("manager_of", "reports_to") for s, rel, t in edges)
+    assert not [t for t in _current_texts(agent) if "Irene" in t and "boss" in t]
+
+
+def test_a_habit_not_done_since_closes(agent):
+    _write_all(agent, ["Started rowing three mornings a week on the canal.",
+                       "Haven't been rowing since I broke my wrist, and I don't think I'm going back."])
+    assert not [t for t in _current_texts(agent) if "rowing three mornings" in t]
+
+
+def test_a_switched_medication_closes_the_old_one(agent):
+    _write_all(agent, ["My GP is Dr. Hollis Brandt. He has me on lisinopril, 10 mg a day.",
+                       "Dr. Brandt switched me from lisinopril to amlodipine last week."])
+    current = _current_texts(agent)
+    assert not [t for t in current if "lisinopril" in t and "switched" not in t]
+    assert any("amlodipine" in t for t in current)
+
+
+def test_an_employer_laying_off_the_speaker_ends_the_job(agent):
+    _write_all(agent, ["I'm a payroll clerk at Fenwick Logistics.",
+                       "Fenwick Logistics laid off forty people on Monday, including me."])
+    assert not any(rel == "works_at" for _, rel, _ in _current_edges(agent))
+    assert not [t for t in _current_texts(agent) if "payroll clerk" in t]
+
+
+def test_leaving_ends_the_offer_and_the_job(agent):
+    _write_all(agent, ["Got an offer from Quillfern in Leipzig!", "I started at Quillfern on Monday.",
+                       "Left Quillfern last month."])
+    named = [t for t in _current_texts(agent) if "Quillfern" in t]
+    assert named and all("left" in t.lower() or "no longer" in t for t in named), named
+
+
+def test_a_breakup_closes_the_partner_facts(agent):
+    _write_all(agent, ["My girlfriend Sol Romero just got a job at Kestrel Robotics.",
+                       "Sol Romero and I split up in the spring."])
+    assert not [t for t in _current_texts(agent) if "girlfriend" in t]
+    assert not any(rel == "partner_of" for _, rel, _ in _current_edges(agent))
+
+
+def test_a_correction_replaces_the_name_just_said(agent):
+    _write_all(agent, ["I live in Marlow.", "I moved to Ridgeway last weekend.",
+                       "Sorry, I meant Riverside, not Ridgeway. Long day."], step=timedelta(hours=3))
+    edges = _current_edges(agent)
+    assert ("Wren Adler", "lives_in", "Riverside") in edges
+    assert not any("Ridgeway" in (s, t) for s, _, t in edges)
+    current = _current_texts(agent)
+    assert any("Riverside" in t for t in current) and not any("Ridgeway" in t for t in current)
+    riverside = Entity.objects.get(agent=agent, display_name="Riverside")
+    assert riverside.type == "place"
+
+
+def test_a_correction_leaves_older_messages_alone(agent):
+    _write_all(agent, ["I moved to Ridgeway last weekend.", "Sorry, I meant Riverside, not Ridgeway."],
+               step=timedelta(days=30))
+    assert ("Wren Adler", "lives_in", "Ridgeway") in _current_edges(agent)
