@@ -7,7 +7,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run serve worker beat migrate demo test lint bench eval-stories stop-db vendor clean reliability
+.PHONY: install run serve worker beat migrate demo test lint bench bench-jobs eval-stories stop-db vendor clean reliability
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ lint: install
 bench: migrate
 	$(PY) bench/write_throughput.py
 	$(PY) bench/retrieve_latency.py
+
+# Write throughput and retrieve latency on one 20k-fact agent, without and with the background
+# jobs running in a loop in another process (BENCH_JOBS_ARGS="--facts 100000 --rounds 3").
+bench-jobs: migrate
+	$(PY) bench/jobs_under_load.py $(BENCH_JOBS_ARGS)
 
 # Forget, lost writes, strict input, safe defaults and measured faults (500 writes under kill -9,
 # database restart, broker down, LLM faults) → docs/RELIABILITY.md

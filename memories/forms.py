@@ -52,3 +52,10 @@ class EntityMergeForm(forms.Form):
 class EntityForgetForm(forms.Form):
     confirm = forms.BooleanField(label="I understand this removes everything listed, for good.")
     reason = forms.CharField(max_length=500, required=False)
+
+
+class MergeSuggestionDecisionForm(forms.Form):
+    """Merge or dismiss one merge suggestion (services/maintenance.py, as the API does)."""
+
+    survivor = forms.IntegerField(required=False, help_text="Merge only: the entity that stays.")
+    reason = forms.CharField(max_length=500, required=False)

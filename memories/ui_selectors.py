@@ -21,6 +21,8 @@ from memories.models import (
     EntityAlias,
     Event,
     Fact,
+    MergeSuggestion,
+    MergeSuggestionStatus,
     PipelineRun,
     Relationship,
     RunStatus,
@@ -352,3 +354,53 @@ def retrieval_items(*, agent: Agent, run: PipelineRun) -> list[RetrievedItem]:
         items.append(RetrievedItem(rank=rank, key=key, kind="fact" if kind == "f" else "event", obj=obj,
                                    scores=scores.get(key, {})))
     return items
+
+
+# --- merge suggestions ---------------------------------------------------------------------------
+
+@dataclass
+class SuggestedEntity:
+    entity: Entity
+    facts: int  # current facts
+    aliases: list[str]
+
+
+@dataclass
+class SuggestionRow:
+    """One open merge suggestion as the page shows it: both entities with their current facts
+    and aliases, the score and its evidence, and the entity kept by default (more current
+    facts; on a tie the older one)."""
+
+    suggestion: MergeSuggestion
+    a: SuggestedEntity
+    b: SuggestedEntity
+    shared: list[Entity]
+    survivor_id: int
+
+
+def merge_suggestions_open(*, agent: Agent, limit: int = 200) -> list[SuggestionRow]:
+    """Open suggestions, best score first, whose entities both still stand (a pair left moot by
+    a merge since is pruned by the next job run; it is not offered meanwhile)."""
+    suggestions = list(selectors.merge_suggestions_list(agent=agent).filter(
+        status=MergeSuggestionStatus.OPEN, entity_a__merged_into__isnull=True,
+        entity_b__merged_into__isnull=True).order_by("-score", "id")[:limit])
+    ids = {e for s in suggestions for e in (s.entity_a_id, s.entity_b_id)}
+    facts = dict(Fact.objects.current().filter(agent=agent, entity_id__in=ids).order_by().values("entity_id")
+                 .annotate(n=Count("pk")).values_list("entity_id", "n"))
+    aliases: dict[int, list[str]] = {}
+    names = {s.entity_a_id: s.entity_a.display_name for s in suggestions} | {
+        s.entity_b_id: s.entity_b.display_name for s in suggestions}
+    for entity_id, alias in EntityAlias.objects.filter(agent=agent, entity_id__in=ids).order_by("alias").values_list(
+            "entity_id", "alias"):
+        if alias != normalize_alias(names[entity_id]):  # its own name is no news
+            aliases.setdefault(entity_id, []).append(alias)
+    shared_ids = {n for s in suggestions for n in (s.reasons or {}).get("shared_neighbours", [])}
+    neighbours = selectors.entities_list(agent=agent).in_bulk(shared_ids)
+    rows = []
+    for s in suggestions:
+        a = SuggestedEntity(s.entity_a, facts.get(s.entity_a_id, 0), aliases.get(s.entity_a_id, []))
+        b = SuggestedEntity(s.entity_b, facts.get(s.entity_b_id, 0), aliases.get(s.entity_b_id, []))
+        shared = [neighbours[n] for n in (s.reasons or {}).get("shared_neighbours", []) if n in neighbours]
+        survivor = b.entity.id if b.facts > a.facts else a.entity.id  # entity_a is the older (lower id)
+        rows.append(SuggestionRow(s, a, b, shared, survivor))
+    return rows

@@ -22,4 +22,9 @@ urlpatterns = [
     path(A + "traces/", views.traces, name="traces"),
     path(A + "traces/<int:run_id>/", views.trace_detail, name="trace"),
     path(A + "time-travel/", views.time_travel, name="time_travel"),
+    path(A + "merge-suggestions/", views.merge_suggestions, name="merge_suggestions"),
+    path(A + "merge-suggestions/<int:suggestion_id>/merge/", views.merge_suggestion_merge,
+         name="merge_suggestion_merge"),
+    path(A + "merge-suggestions/<int:suggestion_id>/dismiss/", views.merge_suggestion_dismiss,
+         name="merge_suggestion_dismiss"),
 ]

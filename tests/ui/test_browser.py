@@ -1,7 +1,8 @@
 """The UI in a real browser (Debian's Chromium through Playwright) against a live server with the
 demo: styles load, Swagger renders, the graph draws and expands, a chain shows the move, a
-correction made in the page becomes a new version, a trace shows its steps, and markup stored in
-memory stays text. Each test saves a screenshot under var/test-output/ui/."""
+correction made in the page becomes a new version, a trace shows its steps, merge suggestions are
+merged and dismissed in place, and markup stored in memory stays text. Each test saves a
+screenshot under var/test-output/ui/."""
 
 import os
 import shutil
@@ -166,6 +167,57 @@ def test_trace_page_shows_the_steps_and_time_travel_marks_changes(page, live_ser
     page.wait_for_selector("text=Rafael lives in Curitiba")
     assert page.locator("tr.diff-changed").count() >= 1 and page.locator("tr.diff-added").count() >= 1
     shot(page, "time-travel")
+
+
+def test_merge_suggestions_are_merged_and_dismissed_in_place(page, live_server, live_demo, embedder):
+    from memories.jobs.runner import job_run
+    from memories.models import AuditEntry, Entity, MergeSuggestion
+    from memories.services import maintenance
+    from memories.services.entities import entity_get_or_create
+    from tests.ui.test_merge_suggestions import duplicates
+
+    made = duplicates(live_demo, embedder)
+    made["Thiago"] = entity_get_or_create(agent=live_demo, name="Thiago", entity_type="person",
+                                          name_embedding=embedder.embed(["Thiago"])[0])
+    job_run(name="merge_suggestions", agent=live_demo)
+    page.goto(live_server.url + "/ui/agents/demo/")
+    page.click(".sidebar >> text=Merge suggestions")
+    page.wait_for_url("**/ui/agents/demo/merge-suggestions/")
+    cards = page.locator("li.suggestion")
+    assert cards.count() == 3
+    first = cards.nth(0)
+    assert "Guilherme Maturana" in first.inner_text() and "Rafael" in first.locator(".evidence").inner_text()
+    assert first.locator("input[type=radio]:checked").get_attribute("value") == str(
+        Entity.objects.get(agent=live_demo, key="person:guilherme_maturana").id)  # more facts: kept by default
+    assert styled(page, "li.suggestion label.pick:has(input:checked)", "borderTopColor") != styled(
+        page, "li.suggestion label.pick:not(:has(input:checked))", "borderTopColor")
+    shot(page, "merge-suggestions")
+    page.evaluate("window.notReloaded = true")
+
+    # keep the short Guilherme this time: choose him, then Merge
+    first.locator(f"input[value='{made['Guilherme'].id}']").check()
+    first.get_by_role("button", name="Merge").click()
+    page.wait_for_selector(".banner-success:has-text('Merged Guilherme Maturana into Guilherme')")
+    assert cards.count() == 2 and page.evaluate("window.notReloaded")
+    assert Entity.objects.get(agent=live_demo, key="person:guilherme_maturana").merged_into_id == made["Guilherme"].id
+    shot(page, "merge-suggestions-merged")
+
+    clara = page.locator("li.suggestion", has_text="Clara Rezende")
+    clara.get_by_role("button", name="Dismiss").click()
+    page.wait_for_selector(".banner-success:has-text('Dismissed: Clara Rezende and Clara')")
+    assert cards.count() == 1 and page.evaluate("window.notReloaded")
+
+    # decided elsewhere meanwhile: the click answers 409 and the list shows why, still in place
+    thiago = MergeSuggestion.objects.get(agent=live_demo, status="open")
+    maintenance.merge_suggestion_dismiss(agent=live_demo, suggestion_id=thiago.id, actor="user:someone-else")
+    cards.nth(0).get_by_role("button", name="Merge").click()
+    page.wait_for_selector(".banner-error:has-text('already dismissed')")
+    assert cards.count() == 0 and page.locator("p.empty").count() == 1 and page.evaluate("window.notReloaded")
+    shot(page, "merge-suggestions-conflict")
+    assert dict(MergeSuggestion.objects.filter(agent=live_demo).values_list("entity_b__display_name", "status")) == {
+        "Guilherme": "merged", "Clara": "dismissed", "Thiago": "dismissed"}
+    assert set(AuditEntry.objects.filter(actor="user:admin").values_list("action", flat=True)) == {
+        "entity_merge", "merge_suggestion_dismiss"}
 
 
 def test_markup_stored_in_memory_is_shown_as_text_and_never_runs(page, live_server, live_demo):

@@ -36,6 +36,7 @@ def page_urls(agent) -> list[str]:
         reverse("ui:graph", args=["demo"]) + f"?entity={person.id}&depth=2",
         reverse("ui:graph_panel", args=["demo", person.id]),
         reverse("ui:ask", args=["demo"]) + "?q=Where+does+Rafael+live%3F",
+        reverse("ui:merge_suggestions", args=["demo"]),
     ]
 
 
@@ -92,6 +93,8 @@ def test_a_viewer_reads_but_gets_403_on_every_action(viewer_client, demo):
         (reverse("ui:entity_alias_remove", args=["demo", person.id]), {"alias": "rafael"}),
         (reverse("ui:fact_reinstate", args=["demo", fact.supersedes_id]), {"reason": "x"}),
         (reverse("ui:entity_forget", args=["demo", person.id]), {"confirm": "on"}),
+        (reverse("ui:merge_suggestion_merge", args=["demo", 1]), {}),
+        (reverse("ui:merge_suggestion_dismiss", args=["demo", 1]), {}),
     ]
     for url, data in actions:
         assert viewer_client.post(url, data).status_code == 403, url
@@ -248,7 +251,7 @@ def test_ask_shows_scores_and_links_the_trace(viewer_client, demo):
 
 def test_static_files_are_served_by_the_app(client, db):
     for path in ("/static/vendor/htmx/htmx.min.js", "/static/vendor/cytoscape/cytoscape.min.js",
-                 "/static/ui/app.css", "/static/admin/css/base.css"):
+                 "/static/ui/app.css", "/static/ui/swap_errors.js", "/static/admin/css/base.css"):
         response = client.get(path)
         assert response.status_code == 200, path
         assert b"".join(response.streaming_content), path
