@@ -6,12 +6,14 @@ and apply the decisions; nothing here touches the database.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from memories.naming import normalize_alias
 from memories.roles import ROLE_RELATIONS, role_words
+from memories.statements import statement_key
 
 ADD, UPDATE, NOOP, DELETE = "ADD", "UPDATE", "NOOP", "DELETE"
 
@@ -51,6 +53,16 @@ class Decision:
             "method": self.method,
             "similarity": round(self.similarity, 4),
         }
+
+
+_CONTENT_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def new_content_words(text: str, other: str) -> set[str]:
+    """Content words of `text` that `other` lacks (crudely stemmed, function words ignored):
+    "Zora loves hiking" says more than "Zora is a friend" however close their vectors are."""
+    mine = {w for w in statement_key(text) if _CONTENT_WORD.fullmatch(w)}
+    return mine - set(statement_key(other))
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -102,7 +114,12 @@ def decide(
     if best is None or best_sim < fast_path_below:
         return Decision(ADD, None, f"no similar fact (best {best_sim:.2f} < {fast_path_below})", "fast_path", best_sim)
     if best_sim >= noop_above and not candidate.negated:
-        return Decision(NOOP, best.id, f"near-identical to an active fact ({best_sim:.2f})", "rule", best_sim)
+        extra = new_content_words(candidate.text, best.text)
+        if not extra:
+            return Decision(NOOP, best.id, f"near-identical to an active fact ({best_sim:.2f})", "rule", best_sim)
+        if not llm_available:
+            return Decision(ADD, None, f"close ({best_sim:.2f}) but says more ({', '.join(sorted(extra)[:5])}): "
+                            "keep both", "rule", best_sim)
     if llm_available:
         return Decision(ADD, best.id, "ambiguous: ask the LLM", "llm", best_sim, needs_llm=True)
     return Decision(ADD, None, f"similar ({best_sim:.2f}) but no rule applies and no LLM: keep both", "rule", best_sim)
@@ -131,11 +148,18 @@ def decision_from_llm(item: dict, fallback_target: int | None, similarity: float
     return Decision(action, target if action != ADD else None, reason, "llm", similarity)
 
 
-def semantic_dedup(embeddings: list[np.ndarray], threshold: float = 0.85) -> list[int]:
-    """Indices to keep: drop any item whose cosine with an earlier kept item exceeds threshold."""
+def semantic_dedup(
+    embeddings: list[np.ndarray], threshold: float = 0.85, texts: list[str] | None = None
+) -> list[int]:
+    """Indices to keep: drop any item whose cosine with an earlier kept item exceeds threshold
+    and (when `texts` are given) that says nothing the kept item does not already say."""
     kept: list[int] = []
     for i, vec in enumerate(embeddings):
-        if all(float(np.dot(vec, embeddings[j])) <= threshold for j in kept):
+        if all(
+            float(np.dot(vec, embeddings[j])) <= threshold
+            or (texts is not None and new_content_words(texts[i], texts[j]))
+            for j in kept
+        ):
             kept.append(i)
     return kept
 
@@ -238,7 +262,6 @@ def facts_naming_ended(group: str, names: list[str], existing: list[tuple[int, s
     `names`, as whole words) and say the slot (a word of the group, as a word start: "manager"
     finds managers). "Linda is Marcus's manager" ends with Linda's manager role; "Linda got
     promoted" does not."""
-    import re
 
     words = group_words(group)
     names = [n for n in names if n and len(n.strip()) >= 2]
@@ -259,7 +282,6 @@ def _stem(term: str) -> str:
 def cessation_pattern(terms: list[str]) -> str:
     """A word-start regex (PostgreSQL `\\m`) for the words a cessation ends ("teach" finds
     teaches, teacher, teaching)."""
-    import re
 
     stems = sorted({re.escape(_stem(w)) for t in terms for w in t.split()[:1] if len(_stem(w)) >= 3})
     return rf"\m({'|'.join(stems)})" if stems else ""
@@ -268,7 +290,6 @@ def cessation_pattern(terms: list[str]) -> str:
 def facts_ended_by(terms: list[str], existing: list[tuple[int, str]]) -> list[int]:
     """Ids of the subject's current facts that a cessation of `terms` ends: those with a word
     beginning like one of the terms."""
-    import re
 
     # a term of several words ("oat milk") ends the facts that have every one of them
     phrases = [stems for t in terms if (stems := [_stem(w) for w in t.split() if len(_stem(w)) >= 3])]
@@ -293,7 +314,6 @@ class CorrectionPlan:
 
 
 def _name_pattern(names: list[str]):
-    import re
 
     usable = sorted({n.strip() for n in names if n and len(n.strip()) >= 2}, key=len, reverse=True)
     if not usable:

@@ -257,7 +257,8 @@ def normalize(ctx: WriteContext, step: StepRecord) -> None:
     kept = []
     for negated in (False, True):
         group = [i for i, f in enumerate(facts) if f.negated == negated]
-        kept += [group[i] for i in semantic_dedup([vectors[i] for i in group], ctx.config.semantic_dedup_threshold)]
+        kept += [group[i] for i in semantic_dedup([vectors[i] for i in group], ctx.config.semantic_dedup_threshold,
+                                                  [facts[i].text for i in group])]
     kept.sort()
     step.candidates_in, step.candidates_out = len(ex.facts), len(kept)
     ex.facts = [facts[i] for i in kept]

@@ -4,11 +4,24 @@ mean. Sentences written for these tests."""
 
 from datetime import UTC, datetime
 
+import numpy as np
+
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.parse import cessations
 from memories.models import Entity, Fact, Relationship
 from memories.naming import first_names_compatible, person_names_compatible
-from memories.reconcile import CurrentEdge, edges_to_close, facts_ended_by
+from memories.reconcile import (
+    ADD,
+    NOOP,
+    Candidate,
+    CurrentEdge,
+    ExistingFact,
+    decide,
+    edges_to_close,
+    facts_ended_by,
+    new_content_words,
+    semantic_dedup,
+)
 from memories.services.write import memory_write
 
 T0 = datetime(2023, 1, 10, 9, 0, tzinfo=UTC)
@@ -132,3 +145,27 @@ def test_two_people_with_one_first_name_stay_apart(agent):
     _write(agent, "Sam moved to Madrid.", T1)
     sams = Entity.objects.filter(agent=agent, type="person", display_name__in=["Sam Okoro", "Sam Lindgren"])
     assert sams.count() == 2
+
+
+# --- no silent loss: close vectors are not the same statement -----------------------------------
+
+def test_a_close_vector_that_says_more_is_not_a_duplicate():
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=16)
+    a, b = base / np.linalg.norm(base), (base + 0.01) / np.linalg.norm(base + 0.01)  # cosine ≈ 1
+    texts = ["Odile is Wren's new neighbor", "Odile is Wren's new neighbor; Odile plays the oboe"]
+    assert semantic_dedup([a, b], 0.85) == [0]  # vectors alone: the second would be dropped
+    assert semantic_dedup([a, b], 0.85, texts) == [0, 1]  # it says more: kept
+    assert semantic_dedup([a, b], 0.85, [texts[0], "Odile is the new neighbor of Wren"]) == [0]
+    assert new_content_words(texts[1], texts[0]) == {"play", "oboe"}
+    existing = [ExistingFact(1, texts[0], 0.95)]
+    assert decide(Candidate(texts[1], a), existing).action == ADD
+    assert decide(Candidate("Odile is Wren's new neighbor!", a), existing).action == NOOP
+
+
+def test_a_second_instrument_is_not_taken_for_the_first(agent):
+    # the two facts' vectors are ~0.93 apart: near-identical by cosine, different statements
+    _write(agent, "My cousin Odile plays the oboe.", T0)
+    _write(agent, "My cousin Odile plays the flute.", T1)
+    about = " ".join(Fact.objects.current().filter(agent=agent).values_list("text", flat=True))
+    assert "oboe" in about and "flute" in about, about
