@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memories.naming import normalize_alias
-from memories.roles import ROLE_RELATIONS, role_words
+from memories.roles import ROLE_RELATIONS, ROLE_SLOT_PREFIX, role_words
 from memories.statements import statement_key
 
 ADD, UPDATE, NOOP, DELETE = "ADD", "UPDATE", "NOOP", "DELETE"
@@ -251,6 +251,17 @@ _GROUP_WORDS: dict[str, tuple[str, ...]] = {
     "employer": ("work", "works", "working", "job", "offer", "position", "role", "employ", "hired", "joined",
                  "joining", "started", "starting", "intern", "contract"),
 }
+
+
+_FACT_SLOT_GROUPS = {"works_at": "employer"}
+
+
+def fact_slot_group(slot: str) -> str:
+    """The group whose words a fact slot's value is said with ("role:dentist" → dentist,
+    "works_at" → employer), or "" for slots whose old value needs no such closing."""
+    if slot.startswith(ROLE_SLOT_PREFIX):
+        return slot.removeprefix(ROLE_SLOT_PREFIX)
+    return _FACT_SLOT_GROUPS.get(slot, "")
 
 
 def group_words(group: str) -> tuple[str, ...]:

@@ -43,6 +43,7 @@ from memories.reconcile import (
     cessation_pattern,
     decide,
     edges_to_close,
+    fact_slot_group,
     facts_ended_by,
     facts_naming_ended,
     is_closing_relation,
@@ -412,6 +413,8 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
         )
         change.previous_fact_id = target.id
         ctx.result.facts_updated.append(change)
+        if target.slot and normalize_alias(target.slot_value) != normalize_alias(fact.value):
+            _close_replaced_value_facts(ctx, holder=entity, slot=target.slot, old_value=target.slot_value)
     else:
         stored = fact_services.fact_add(agent=ctx.agent, text=fact.text, embedding=vector,
                                         valid_from=_world_start(ctx, fact), learned_at=ctx.occurred_at, **fields)
@@ -620,6 +623,15 @@ def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, targ
                                                        entity=source.key, reason="slot replaced",
                                                        previous_fact_id=evidence.id))
     return ids
+
+
+def _close_replaced_value_facts(ctx: WriteContext, *, holder: Entity, slot: str, old_value: str) -> None:
+    """A slot fact superseded by a new value ("my new dentist is Dr. Ito") takes along the holder's
+    other facts that state the old value ("my dentist Dr. Moss is great")."""
+    group = fact_slot_group(slot)
+    ended = entity_services.resolve_exact(agent=ctx.agent, name=old_value, entity_type="")[0] if group else None
+    if ended is not None and ended.id != holder.id:
+        _close_facts_naming(ctx, None, holder=holder, ended=ended, group=group, why=f"new value for {slot}")
 
 
 def _close_facts_naming(ctx: WriteContext, step: StepRecord | None, *, holder: Entity, ended: Entity, group: str,
