@@ -62,6 +62,7 @@ def extract_offline(
         tag_sentence(sentence, state)
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
+    out.drop_overridden()
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=list(e.aliases))
         for i, e in enumerate(registry.entities)
