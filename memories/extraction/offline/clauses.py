@@ -166,7 +166,8 @@ def _compound_subjects(text: str) -> list[int]:
 def _implicit_speaker(rest: str) -> bool:
     """Chat sentences without "I": "Talked to my friend...", "Went hiking", "Been busy"."""
     match = _IMPLICIT_VERB.match(rest)
-    if not match or not rest[:1].isalpha():
+    # lower case only from a writer who does not capitalize and names something ("quit ⟨1⟩ last week")
+    if not match or not (rest[:1].isupper() or (rest[:1].islower() and "\x02" in rest)):
         return False
     low = match.group(1).lower()
     if low in SAME_FORM_VERBS:  # "quit ⟨1⟩ last week" is past; "Quit smoking!" is not

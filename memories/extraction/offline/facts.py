@@ -179,7 +179,12 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
         else:  # "I'm Grace, a solicitor at ⟨org⟩" → "I'm a solicitor at ⟨org⟩"
             body = f"{intro.group('lead')}{ph(int(intro.group('s')))} is {intro.group('rest')}"
             _descriptors(int(intro.group("s")), intro.group("rest"), out, base)
-    elif is_fragment(sentence.text) and not body.startswith("\x02") and _descriptors(SPEAKER, body, out, base):
+    elif (
+        not body.startswith("\x02")
+        and any(i != SPEAKER for i in entity_ids(body))  # every rule needs an entity: parse only then
+        and is_fragment(sentence.text)
+        and _descriptors(SPEAKER, body, out, base)
+    ):
         return  # "product designer at ⟨org⟩, living in ⟨city⟩": the speaker, left out
     _embedded_clauses(body, out, base)
     clauses = _clauses(body, out.registry)
