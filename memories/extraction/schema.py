@@ -61,6 +61,8 @@ class ExtractedRelation:
     source: str
     rel_type: str
     target: str
+    # said of "we" ("we moved to Leeds"): the speaker's partner, who shares the home, is meant too
+    household: bool = False
 
 
 @dataclass

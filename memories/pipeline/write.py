@@ -371,6 +371,7 @@ def upsert(ctx: WriteContext, step: StepRecord) -> None:
         if stored is not None:
             persisted.append(stored)
     _close_ended(ctx, step)
+    _close_unnamed(ctx, step)
     _relationships(ctx, step, persisted)
     _seed_profiles(ctx, persisted)
     new_ids = sorted(c.fact_id for c in ctx.result.facts_added + ctx.result.facts_updated)
@@ -428,6 +429,8 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+PARTNER_RELATIONS = tuple(r for r, (group, _) in SINGLE_VALUED_RELATIONS.items() if group == "partner")
+UNNAMED_CLOSABLE = ("works_at", "studies_at", "lives_in")
 
 
 def _world_start(ctx: WriteContext, fact: ExtractedFact | None) -> datetime:
@@ -544,7 +547,8 @@ def _entities(ctx: WriteContext) -> list[Entity]:
     return list(unique.values())
 
 
-def _evidence(ctx: WriteContext, persisted: list[Fact], source: Entity, target: Entity) -> Fact | None:
+def _evidence(ctx: WriteContext, persisted: list[Fact], source: Entity, target: Entity,
+              rel_type: str = "") -> Fact | None:
     def names(e: Entity) -> list[str]:
         return [e.display_name, *ctx.names_by_entity.get(e.id, ())]
 
@@ -552,55 +556,84 @@ def _evidence(ctx: WriteContext, persisted: list[Fact], source: Entity, target: 
         f for f in persisted
         if any(mentions(f.text, n) for n in names(source)) and any(mentions(f.text, n) for n in names(target))
     ]
-    return max(matches, key=lambda f: f.confidence, default=None)
+    # the fact that fills this relation's slot first: a sentence that says two things ("a nurse at
+    # ⟨org⟩ in ⟨city⟩") must not end the residence when the job is superseded
+    return max(matches, key=lambda f: (f.slot == rel_type, f.confidence), default=None)
 
 
 def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -> None:
+    household = []
     for rel in ctx.extraction.relations:
         source = ctx.resolved.get(normalize_alias(rel.source))
         target = ctx.resolved.get(normalize_alias(rel.target))
         if source is None or target is None or source.id == target.id:
             continue
-        closed = _close_replaced_edges(ctx, source, rel.rel_type, target)
-        if closed:
-            step.data.setdefault("relationships_closed", []).extend(closed)
-        if is_closing_relation(rel.rel_type):
-            # a cessation ends the slot's facts that name the other end, with or without an edge
-            ends = {source.id: (source, target), target.id: (target, source)}
-            for holder, ended in (ends[h] for h in dict.fromkeys(slot_holders(rel.rel_type, source.id, target.id))):
-                _close_facts_naming(ctx, step, holder=holder, ended=ended, group=slot_group(rel.rel_type),
-                                    why=rel.rel_type)
-            continue  # a cessation ends the edge; it is no link of today
-        evidence = _evidence(ctx, persisted, source, target)
-        if evidence is None:
-            evidence = _mirror_fact(ctx, source, rel.rel_type, target)
-        edge, outcome = relationship_upsert(
-            agent=ctx.agent, source=source, target=target, rel_type=rel.rel_type,
-            valid_from=evidence.valid_from if evidence is not None else ctx.occurred_at,
-            evidence=evidence, source_event=ctx.event, learned_at=ctx.occurred_at,
-            initial_strength=ctx.config.relationship_initial_strength,
-            reinforcement=ctx.config.relationship_reinforcement,
-        )
-        if edge is not None:
-            ctx.result.relationships.append(
-                {"id": edge.id, "source": source.key, "rel_type": rel.rel_type, "target": target.key,
-                 "strength": edge.strength, "outcome": outcome, "evidence_fact_id": edge.evidence_fact_id}
-            )
+        edge = _relationship(ctx, step, persisted, source, rel.rel_type, target)
+        if rel.household and edge is not None:
+            household.append((source, rel.rel_type, target, edge))
+    for source, rel_type, target, edge in household:
+        _household(ctx, step, source, rel_type, target, edge)
     step.data["relationships"] = ctx.result.relationships
 
 
-def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, target: Entity) -> list[int]:
+def _relationship(ctx: WriteContext, step: StepRecord, persisted: list[Fact], source: Entity, rel_type: str,
+                  target: Entity, *, evidence: Fact | None = None, valid_from: datetime | None = None):
+    """Store one edge: end what it replaces (from when its evidence says it began), then upsert it."""
+    if evidence is None and not is_closing_relation(rel_type):
+        evidence = _evidence(ctx, persisted, source, target, rel_type)
+    began = valid_from or (evidence.valid_from if evidence is not None else None)
+    closed = _close_replaced_edges(ctx, source, rel_type, target, ended_at=began)
+    if closed:
+        step.data.setdefault("relationships_closed", []).extend(closed)
+    if is_closing_relation(rel_type):
+        # a cessation ends the slot's facts that name the other end, with or without an edge
+        ends = {source.id: (source, target), target.id: (target, source)}
+        for holder, ended in (ends[h] for h in dict.fromkeys(slot_holders(rel_type, source.id, target.id))):
+            _close_facts_naming(ctx, step, holder=holder, ended=ended, group=slot_group(rel_type), why=rel_type)
+        return None  # a cessation ends the edge; it is no link of today
+    if evidence is None:
+        evidence = _mirror_fact(ctx, source, rel_type, target)
+    edge, outcome = relationship_upsert(
+        agent=ctx.agent, source=source, target=target, rel_type=rel_type,
+        valid_from=began or (evidence.valid_from if evidence is not None else ctx.occurred_at),
+        evidence=evidence, source_event=ctx.event, learned_at=ctx.occurred_at,
+        initial_strength=ctx.config.relationship_initial_strength,
+        reinforcement=ctx.config.relationship_reinforcement,
+    )
+    if edge is not None:
+        ctx.result.relationships.append(
+            {"id": edge.id, "source": source.key, "rel_type": rel_type, "target": target.key,
+             "strength": edge.strength, "outcome": outcome, "evidence_fact_id": edge.evidence_fact_id}
+        )
+    return edge
+
+
+def _household(ctx: WriteContext, step: StepRecord, source: Entity, rel_type: str, target: Entity, edge) -> None:
+    """"We moved to ⟨city⟩" said by someone with a current partner: the partner moved too, from
+    the same moment (unless the message gave the partner a home of their own)."""
+    said = (ctx.resolved.get(normalize_alias(r.source)) for r in ctx.extraction.relations if r.rel_type == rel_type)
+    said_ids = {e.id for e in said if e is not None}
+    links = relationships_current_of(agent=ctx.agent, entity_ids=[source.id], rel_types=list(PARTNER_RELATIONS))
+    evidence = Fact.objects.filter(pk=edge.evidence_fact_id).first() if edge.evidence_fact_id else None
+    for link in links:
+        partner = link.target if link.source_id == source.id else link.source
+        if partner.id in said_ids or partner.id == target.id or partner.type != "person":
+            continue
+        said_ids.add(partner.id)
+        _relationship(ctx, step, [], partner, rel_type, target, evidence=evidence, valid_from=edge.valid_from)
+
+
+def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, target: Entity,
+                          ended_at: datetime | None = None) -> list[int]:
     """Single-valued slots keep one current edge: a new residence, employer, partner or manager
-    ends the previous one, and a cessation ("left Acme", "broke up with Sam") ends the edge it
-    names. The fact that evidenced an ended edge closes with it, unless it supports another."""
+    ends the previous one (when the new one began, else when the message says), and a cessation
+    ("left Acme", "broke up with Sam") ends the edge it names."""
     edges = relationships_current_of(agent=ctx.agent, entity_ids=[source.id, target.id],
                                      rel_types=list(SINGLE_VALUED_RELATIONS))
     ids = edges_to_close(rel_type, source.id, target.id,
                          [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in edges])
-    if not ids:
-        return []
-    ended_at = _world_start(ctx, None)
-    relationships_close(agent=ctx.agent, ids=ids, valid_to=ended_at, learned_at=ctx.occurred_at)
+    _close_edges(ctx, source, [e for e in edges if e.id in ids], ended_at or _world_start(ctx, None),
+                 f"{rel_type} {target.display_name} replaced it")
     holders = set(slot_holders(rel_type, source.id, target.id))
     entities = {source.id: source, target.id: target}
     for edge in (e for e in edges if e.id in ids):
@@ -612,17 +645,40 @@ def _close_replaced_edges(ctx: WriteContext, source: Entity, rel_type: str, targ
         if old is not None:
             _close_facts_naming(ctx, None, holder=entities[holder_id], ended=old, group=slot_group(edge.rel_type),
                                 why=f"{rel_type} {target.display_name}")
-    for edge in (e for e in edges if e.id in ids and e.evidence_fact_id):
+    return ids
+
+
+def _close_edges(ctx: WriteContext, holder: Entity, edges: list, ended_at: datetime, reason: str) -> None:
+    """End these edges; the fact that evidenced an ended edge closes with it, unless it supports another."""
+    ids = [e.id for e in edges]
+    if not ids:
+        return
+    relationships_close(agent=ctx.agent, ids=ids, valid_to=ended_at, learned_at=ctx.occurred_at)
+    for edge in (e for e in edges if e.evidence_fact_id):
         evidence = Fact.objects.select_for_update().current().filter(pk=edge.evidence_fact_id).first()
         if evidence is None or evidence.source_event_id == ctx.event.id:
             continue
         if not evidence.evidenced_relationships.current().exclude(id__in=ids).exists():
-            fact_services.fact_close(fact=evidence, valid_to=ended_at, learned_at=ctx.occurred_at,
-                                     reason=f"{rel_type} {target.display_name} replaced it")
+            fact_services.fact_close(fact=evidence, valid_to=ended_at, learned_at=ctx.occurred_at, reason=reason)
             ctx.result.facts_deleted.append(FactChange(fact_id=evidence.id, text=evidence.text,
-                                                       entity=source.key, reason="slot replaced",
+                                                       entity=holder.key, reason="slot replaced",
                                                        previous_fact_id=evidence.id))
-    return ids
+
+
+def _close_unnamed(ctx: WriteContext, step: StepRecord) -> None:
+    """"I left the clinic": a retraction of a slot without a value ends the subject's current edge
+    of that slot when there is exactly one (of two employers, which one is unknown)."""
+    for fact in ctx.extraction.facts:
+        if not (fact.negated and fact.slot in UNNAMED_CLOSABLE and not fact.value):
+            continue
+        entity = ctx.resolved.get(normalize_alias(fact.subject))
+        if entity is None:
+            continue
+        edges = [e for e in relationships_current_of(agent=ctx.agent, entity_ids=[entity.id], rel_types=[fact.slot])
+                 if e.source_id == entity.id]
+        if len(edges) == 1:
+            _close_edges(ctx, entity, edges, _world_start(ctx, fact), f"ended: {fact.text}"[:500])
+            step.data.setdefault("relationships_closed", []).append(edges[0].id)
 
 
 def _close_replaced_value_facts(ctx: WriteContext, *, holder: Entity, slot: str, old_value: str) -> None:

@@ -17,6 +17,7 @@ from memories import prompts
 from memories.extraction.offline.lexicon import STOP_CAPS
 from memories.models import Agent, Entity, EntityAlias
 from memories.naming import (
+    RELATIONSHIP_TERMS,
     entity_key,
     is_acronym_of,
     is_speaker_reference,
@@ -279,7 +280,12 @@ def entity_resolve(
     """Exact → fuzzy (≥ fuzzy_threshold resolves; the ambiguous band asks the LLM) → create.
     Every discovered alias is registered first-write-wins."""
     if is_speaker_reference(name) or normalize_alias(name) == normalize_alias(speaker):
-        return Resolution(name, _speaker_entity(agent, speaker, embed), "speaker")
+        # a kin word the agent knows as someone's alias ("Emmanuel Okafor (Dad)") is that person
+        known = (EntityAlias.objects.filter(agent=agent, alias=normalize_alias(name), entity__type="person")
+                 .select_related("entity").first() if normalize_alias(name) in RELATIONSHIP_TERMS else None)
+        if known is None:
+            return Resolution(name, _speaker_entity(agent, speaker, embed), "speaker")
+        return Resolution(name, known.entity.survivor(), "alias")
     for candidate_name in [name, *aliases]:
         entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type)
         if entity:

@@ -77,6 +77,7 @@ def extract_offline(
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
     adopted_pets(sentences, out)
+    out.drop_overridden()
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=list(e.aliases))
         for i, e in enumerate(registry.entities)

@@ -13,16 +13,18 @@ from dataclasses import dataclass
 from memories.extraction.offline.classify import addresses_listener
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT
 from memories.extraction.offline.grammar import is_adverb, is_past, third_person
-from memories.extraction.offline.lexicon import word_set
+from memories.extraction.offline.lexicon import SAME_FORM_VERBS, word_set
 from memories.extraction.offline.text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
-_JOINER = re.compile(r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)")
+_JOINER = re.compile(
+    r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+"
+)
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
 _LEAD = re.compile(
     r"^(?:(?:yesterday|today|tonight|recently|lately|finally|now|earlier|later|then|also|last\s+\w+|this\s+\w+|"
-    r"next\s+\w+|on\s+\w+|in\s+\d{4}|(?:a\s+few|a\s+couple\s+of|\w+)\s+\w+\s+ago|after\s+\w+|over\s+the\s+\w+)"
+    r"next\s+\w+|on\s+\w+|in\s+\d{4}|(?:starting|from|as\s+of)\s+(?:next\s+)?\w+(?:\s+on)?|(?:a\s+few|a\s+couple\s+of|\w+)\s+\w+\s+ago|after\s+\w+|over\s+the\s+\w+)"
     r"(?:\s*,)?\s+)",
     re.I,
 )
@@ -50,6 +52,7 @@ _IMPLICIT_VERB = re.compile(
     r"^(?:(?:just|finally|recently|also|then|totally|really|actually|always|never|still)\s+)*([A-Za-z]+)\b",
     re.I,
 )
+_PAST_TIME = re.compile(r"\b(?:yesterday|last\s+\w+|\w+\s+ago|earlier|this\s+morning)\b", re.I)
 _NOT_IMPLICIT = frozenset({"was", "were", "did", "said", "thought", "felt", "seemed", "sounded", "looked"})
 _AUX_WORDS = word_set("""
 is was has had will would can could does did doesn't didn't isn't wasn't hasn't won't can't couldn't
@@ -84,7 +87,7 @@ def split_clauses(body: str) -> list[str]:
 
 
 def _opens_clause(rest: str) -> bool:
-    if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩"
+    if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩", "..., starting Monday I'm ..."
         rest = rest[lead.end() :]
     head = _SUBJECT_HEAD.match(rest)
     word = _first_non_adverb(rest[head.end() :] if head else rest)
@@ -121,7 +124,19 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
     return clause
 
 
+# "⟨0⟩'s parents, ⟨1⟩ and ⟨2⟩, still live in ⟨3⟩": the named people are the subject
+_NAMED_GROUP = re.compile(
+    rf"^\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_PEOPLE}s?\s*,\s*"
+    r"(?P<names>\x02\d+\x03(?:\s*\([^()]{1,30}\))?(?:\s*(?:,|and|&)\s*\x02\d+\x03(?:\s*\([^()]{1,30}\))?)+)"
+    r"\s*,\s*",
+    re.I,
+)
+
+
 def _explicit_subject(text: str, rest: str) -> Clause | None:
+    if match := _NAMED_GROUP.match(rest):
+        ids = [int(i) for i in re.findall(PH, match.group("names"))]
+        return Clause(text, list(dict.fromkeys(ids)), rest[match.end() :], "direct")
     if match := _COMPOUND.match(rest):
         return Clause(text, _compound_subjects(match.group()), rest[match.end() :], "direct")
     if match := _KIN_SUBJECT.match(rest):
@@ -151,13 +166,23 @@ def _compound_subjects(text: str) -> list[int]:
 def _implicit_speaker(rest: str) -> bool:
     """Chat sentences without "I": "Talked to my friend...", "Went hiking", "Been busy"."""
     match = _IMPLICIT_VERB.match(rest)
-    if not match or not rest[:1].isupper():
+    # lower case only from a writer who does not capitalize and names something ("quit ⟨1⟩ last week")
+    if not match or not (rest[:1].isupper() or (rest[:1].islower() and "\x02" in rest)):
         return False
     low = match.group(1).lower()
+    if low in SAME_FORM_VERBS:  # "quit ⟨1⟩ last week" is past; "Quit smoking!" is not
+        return bool(_PAST_TIME.search(rest))
     return (is_past(low) or low == "been") and low not in _NOT_IMPLICIT
 
 
 def singular_predicate(predicate: str) -> str:
     """The predicate of a compound subject, for one member: "live in ⟨2⟩" → "lives in ⟨2⟩"."""
-    head, sep, tail = predicate.partition(" ")
-    return third_person(head) + sep + tail
+    words = predicate.split(" ")
+    for i, word in enumerate(words):
+        low = word.lower()
+        if is_adverb(low):  # "still live in ⟨3⟩" → "still lives in ⟨3⟩"
+            continue
+        if not (low.endswith("s") and not low.endswith("ss")):  # "lives" (after "I live") stays
+            words[i] = third_person(word)
+        break
+    return " ".join(words)

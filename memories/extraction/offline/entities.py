@@ -91,7 +91,10 @@ _BY_BEFORE = re.compile(r"\bby\s*$")
 _ROLE_AT_BEFORE = re.compile(
     rf"\b(?:{_alternation(OCCUPATIONS)}|lead|head|director|engineer|analyst)s?\s+(?:at|with)\s*$"
 )
-_ORG_NAMED_BEFORE = re.compile(rf"\b(?:{_alternation(ORG_NOUNS)})\s*(?:,\s*)?(?:called|named)\s*$")
+_ORG_NAMED_BEFORE = re.compile(
+    rf"\b(?:{_alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?)?\s*(?:,\s*)?"
+    r"(?:called|named)\s*$"
+)  # "a startup called X", "a startup in Austin called X"
 # What only a person does or is, said right after a one-word name: "Guili is coming to visit",
 # "Guili is an architect", "Guili got married", "Guili is 34".
 _HUMAN_AFTER = re.compile(
@@ -104,6 +107,9 @@ _HUMAN_AFTER = re.compile(
     r"(?:loves|misses|missed|feels|felt|adores)\b|"
     rf"(?:is|was)\s+(?:also\s+)?(?:an?|the)\s+(?:[\w-]+\s+)?(?:{'|'.join(sorted(OCCUPATIONS))})\b)"
 )
+
+
+_KIN_IN_PARENS = re.compile(rf"\s*\(\s*((?:{KIN_ALT}))\s*\)", re.I)
 
 
 @dataclass
@@ -267,6 +273,10 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         for mention in sentence.mentions:
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))
     stored = {k.lower(): v for k, v in (known_types or {}).items() if v in KNOWN_TYPE_VOTES}
+    for sentence in sentences:
+        for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+            if idx is not None and idx != SPEAKER and (kin := _KIN_IN_PARENS.match(sentence.text, mention.end)):
+                registry.add_alias(idx, kin.group(1).title())  # "Emmanuel Okafor (Dad)": later "Dad" is him
     for sentence in sentences:
         labels = entity_labels(sentence.text) if sentence.mentions else []
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):

@@ -20,11 +20,15 @@ from memories.extraction.offline.clauses import Clause, analyze, singular_predic
 from memories.extraction.offline.dates import annotate_dates
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
-from memories.extraction.offline.lexicon import word_set
+from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
+from memories.extraction.offline.parse import is_fragment
 from memories.extraction.offline.patterns import (
+    LEFT_UNNAMED,
     SLOT_TEMPLATES,
+    WORKPLACE_RULE,
     RuleMatch,
     match_rules,
+    scan_employment,
     scan_kinship,
     scan_located_in,
 )
@@ -73,6 +77,8 @@ class Collector:
         self.facts: dict[str, ExtractedFact] = {}
         self.relations: dict[tuple[int, str, int], ExtractedRelation] = {}
         self.used: set[int] = set()
+        self.implied: dict[tuple[int, str, int], str] = {}  # relation → the key of its slot fact
+        self.people_before: list[int] = []  # the people named in the previous sentence
 
     def fact(
         self,
@@ -84,46 +90,106 @@ class Collector:
         slot: str = "",
         value: int | None = None,
         negated: bool = False,
-    ) -> None:
+    ) -> str:
         names = self.registry.names()
         text = render(tagged, names)
         if self.day is not None:
             text = annotate_dates(text, self.day)
         key = fact_key(text)
         if not key or key in self.facts:
-            return
+            return key
         self.used.update([subject, *entity_ids(tagged), *([value] if value is not None else [])])
         self.facts[key] = ExtractedFact(
             subject=names[subject],
             text=text,
             confidence=confidence,
             importance_category=category,
-            slot=slot if value is not None else "",
+            slot=slot if value is not None or negated else "",  # "left the clinic": a slot, no value
             value=names[value] if value is not None else "",
             negated=negated,
         )
+        return key
 
-    def relation(self, source: int, rel_type: str, target: int) -> None:
-        if source == target or (source, rel_type, target) in self.relations:
+    def relation(self, source: int, rel_type: str, target: int, *, implied: bool = False) -> None:
+        key = (source, rel_type, target)
+        if not implied:
+            self.implied.pop(key, None)  # said outright too
+        if source == target or key in self.relations:
             return
+        if implied:
+            self.implied[key] = ""
         names = self.registry.names()
         self.used.update([source, target])
         self.relations[(source, rel_type, target)] = ExtractedRelation(names[source], rel_type, names[target])
 
 
+    def drop_overridden(self) -> None:
+        """An implied relation ("a nurse at ⟨org⟩ in ⟨city⟩" → lives in the city) gives way to
+        what the message says outright about the same subject ("I live in ⟨suburb⟩")."""
+        stated = {(s, r) for (s, r, t) in self.relations if (s, r, t) not in self.implied}
+        for (source, rel_type, target), key in list(self.implied.items()):
+            if (source, rel_type) in stated:
+                self.relations.pop((source, rel_type, target), None)
+                self.facts.pop(key, None)
+
+
+# "we" opening a clause ("We relocated to ⟨city⟩", "..., so we're moving to ⟨city⟩")
+_WE_SUBJECT = re.compile(r"(?:^|[,;:—–-]\s*|\b(?:and|so|but|then|now|since)\s+)we(?:'re|'ve|'d|'ll)?\s", re.I)
+# "we all ...", "we're both ...", "all of us ...": the speaker and the people just named
+_WE_GROUP = re.compile(r"\bwe(?:'re|'ve|'d|'ll)?\s+(?:(?:are|were|have|had|will|would)\s+)?(?:all|both)\b|"
+                       r"\b(?:all|both)\s+of\s+us\b", re.I)
+
+
 def process_sentence(sentence: Sentence, out: Collector) -> None:
     if is_question(sentence.text):
         return
+    before = set(out.relations)
+    group = _we_group(sentence, out)
+    _process(sentence, out, group)
+    if _WE_SUBJECT.search(sentence.tagged):
+        for key in set(out.relations) - before:
+            if key[0] == SPEAKER and key[1] == "lives_in":
+                out.relations[key].household = True
+    out.people_before = [i for i in entity_ids(sentence.tagged) if i != SPEAKER and out.registry.is_person(i)]
+
+
+def _we_group(sentence: Sentence, out: Collector) -> list[int]:
+    """Who "we all" / "we both" names besides the speaker: the people of the same sentence before
+    it, else those of the previous sentence of the message."""
+    match = _WE_GROUP.search(sentence.tagged)
+    if not match:
+        return []
+    earlier = [i for i in entity_ids(sentence.tagged[: match.start()]) if i != SPEAKER and out.registry.is_person(i)]
+    return list(dict.fromkeys(earlier or out.people_before))
+
+
+def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     text, used_we = rewrite_first_person(strip_discourse(sentence.tagged))
     base = INFERRED if used_we else EXPLICIT
     _kinship(text, out)
     _dismissals(text, out, base)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
+    for person, org in scan_employment(text, out.registry):
+        out.relation(person, "works_at", org)
+        _slot_fact(person, "works_at", org, False, "biographical_milestone", out, base)
     _who_clauses(text, out, base)
     body = strip_discourse(text)
     if not _WORDS.search(body):
         return
+    if intro := _SELF_INTRO.match(body):
+        if intro.group("rest").startswith("\x02"):  # "I'm Hannah, I live in ⟨city⟩ ..."
+            body = intro.group("lead") + intro.group("rest")
+        else:  # "I'm Grace, a solicitor at ⟨org⟩" → "I'm a solicitor at ⟨org⟩"
+            body = f"{intro.group('lead')}{ph(int(intro.group('s')))} is {intro.group('rest')}"
+            _descriptors(int(intro.group("s")), intro.group("rest"), out, base)
+    elif (
+        not body.startswith("\x02")
+        and any(i != SPEAKER for i in entity_ids(body))  # every rule needs an entity: parse only then
+        and is_fragment(sentence.text)
+        and _descriptors(SPEAKER, body, out, base)
+    ):
+        return  # "product designer at ⟨org⟩, living in ⟨city⟩": the speaker, left out
     _embedded_clauses(body, out, base)
     clauses = _clauses(body, out.registry)
     for clause, _ in clauses:
@@ -132,6 +198,8 @@ def process_sentence(sentence: Sentence, out: Collector) -> None:
     if any(hits for _, hits in clauses):
         for clause, hits in clauses:
             if clause is not None:
+                if group and hits and clause.subjects == [SPEAKER]:
+                    clause = Clause(clause.text, [SPEAKER, *group], clause.predicate, clause.kind)
                 _clause_facts(clause, hits, out, base)
     else:
         _sentence_fact(body, out, base)
@@ -161,6 +229,50 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
                     for owner in owners:
                         out.relation(owner, "has_pet", idx)
                     owned.add(idx)
+
+
+_SELF_INTRO = re.compile(r"^(?P<lead>.*?)\x02(?P<s>\d+)\x03 is \x02(?P=s)\x03\s*,\s*(?P<rest>.+)$")
+_DESCRIPTOR_GROUPS = frozenset({"work", "residence", "origin", "study", "birth"})
+_ROLE_SUFFIXES = ("ist", "ian", "ant", "or", "eer")
+
+
+def _descriptors(subject: int, rest: str, out: Collector, base: float) -> bool:
+    """A list of what someone is, after "I'm Ben," or with the subject left out: "product
+    designer at ⟨org⟩, living in ⟨city⟩, originally from ⟨place⟩". Each comma piece is read as
+    "⟨subject⟩ is <piece>"; only work, residence, origin and study rules count, and a role needs
+    a word naming an occupation ("designer at", not "dinner at")."""
+    found = False
+    for piece in re.split(r"\s*,\s*", rest):
+        piece = piece.strip(" .!?;")
+        hits = [h for h in match_rules("is " + piece, out.registry) if h.rule.group in _DESCRIPTOR_GROUPS]
+        if any(h.rule.name in ("role_at", "with_org") for h in hits) and not _names_role(piece):
+            hits = [h for h in hits if h.rule.group != "work" and not h.implied]
+        if not hits and (home := _ROLE_IN.match(piece)) and _names_role(piece, "in"):
+            obj = int(home.group("obj"))  # "a retired teacher in ⟨city⟩"
+            if out.registry.entities[obj].type == "place":
+                hits = [RuleMatch(WORKPLACE_RULE, obj, False, implied=True)]
+        if hits and all(h.rule.retract for h in hits):  # "last day at ⟨org⟩ today": only the retraction
+            found = True
+            _hit_effects(subject, hits, out, base, primary=None)
+        elif hits:
+            found = True
+            predicate = "is " + piece[:1].lower() + piece[1:]
+            _clause_facts(Clause(f"{ph(subject)} {predicate}", [subject], predicate, "elided"), hits, out, base)
+    return found
+
+
+_ROLE_IN = re.compile(r"^(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?[\w-]+\s+in\s+\x02(?P<obj>\d+)\x03$")
+
+
+def _names_role(piece: str, preps: str = "at|for|with") -> bool:
+    """The word before the preposition names an occupation."""
+    match = re.search(rf"([A-Za-z-]+)\s+(?:{preps})\s+\x02", piece)
+    word = match.group(1).lower() if match else ""
+    return (
+        word in OCCUPATIONS
+        or (len(word) > 4 and word.endswith(_ROLE_SUFFIXES))
+        or any(word.endswith(job) for job in OCCUPATIONS if len(job) >= 5)  # "schoolteacher"
+    )
 
 
 def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[RuleMatch]]]:
@@ -280,6 +392,9 @@ def _clause_facts(clause: Clause, hits: list[RuleMatch], out: Collector, base: f
         tagged = _clause_text(clause, subject)
         if hits:
             _rule_facts(subject, tagged, hits, out, confidence)
+        elif LEFT_UNNAMED.match(clause.predicate) and out.registry.is_person(subject):
+            out.fact(subject, tagged, confidence=confidence, category="relationship_change", slot="works_at",
+                     negated=True)  # "left the clinic": the current employer, whichever it is
         elif _enough_content(clause.predicate):
             out.fact(subject, tagged, confidence=confidence, category=categorize(tagged, _is_past(clause)))
 
@@ -293,7 +408,7 @@ def _clause_text(clause: Clause, subject: int) -> str:
 
 
 def _rule_facts(subject: int, tagged: str, hits: list[RuleMatch], out: Collector, confidence: float) -> None:
-    primary = next((h for h in hits if h.rule.slot and not h.future), None)
+    primary = next((h for h in hits if h.rule.slot and not h.future and not h.implied), None)
     category = (primary or hits[0]).rule.category
     if all(h.future for h in hits):
         confidence = min(confidence, INFERRED)
@@ -321,6 +436,12 @@ def _hit_effects(
         if hit.future:
             continue
         rule = hit.rule
+        if hit.implied:
+            out.relation(subject, rule.rel, hit.obj, implied=True)
+            key = _slot_fact(subject, rule.slot, hit.obj, False, rule.category, out, min(confidence, INFERRED))
+            if (subject, rule.rel, hit.obj) in out.implied:
+                out.implied[(subject, rule.rel, hit.obj)] = key
+            continue
         if rule.rel:
             out.relation(*((hit.obj, rule.rel, subject) if rule.reverse else (subject, rule.rel, hit.obj)))
         if rule.retract:
@@ -331,10 +452,10 @@ def _hit_effects(
 
 def _slot_fact(
     subject: int, slot: str, obj: int, negated: bool, category: str, out: Collector, confidence: float
-) -> None:
+) -> str:
     templates = SLOT_TEMPLATES.get(slot) or _role_templates(slot)
     template = templates[1 if negated else 0]
-    out.fact(
+    return out.fact(
         subject,
         template.format(s=ph(subject), o=ph(obj)),
         confidence=confidence,
@@ -351,8 +472,16 @@ def _role_templates(slot: str) -> tuple[str, str]:
     return "{o} is {s}'s " + role, "{o} is no longer {s}'s " + role
 
 
+_GERUND_START = re.compile(r"^(?:[A-Za-z]+ing)\b")
+
+
 def _sentence_fact(body: str, out: Collector, base: float) -> None:
     """No rule fired: one fact for the whole sentence, about whoever it opens with."""
+    if _GERUND_START.match(body) and (hits := match_rules(body[:1].lower() + body[1:], out.registry)):
+        # "Working remotely from ⟨city⟩ is great": the speaker's own activity as the subject
+        predicate = body[:1].lower() + body[1:]
+        _clause_facts(Clause(body, [SPEAKER], predicate, "implicit"), hits, out, base)
+        return
     clause = analyze(body, None, first=True)
     if clause is not None:
         kind = "implicit" if clause.kind == "implicit" else "direct"

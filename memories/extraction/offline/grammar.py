@@ -40,7 +40,8 @@ _Y_ENDING = re.compile(r"[^aeiou]y$")
 _TOKEN = re.compile(r"\x02\d+\x03|[^\W\d_]\w*(?:'\w+)*|\s+|.", re.S)
 _BY_MYSELF = re.compile(r"\bby (?:myself|ourselves)\b", re.I)
 _WE_ALL = re.compile(
-    r"\b(we|us|We)\s+((?:can|will|should|could|would|must|might|are|were|have|had|do)\s+)?(?:all|both)\b"
+    r"\b(we(?:'re|'ve|'d|'ll)?|us|We(?:'re|'ve|'d|'ll)?)\s+((?:can|will|should|could|would|must|might|are|were|have|"
+    r"had|do)\s+)?(?:all|both)\b"
 )
 _OF_US = re.compile(r"\b(all|both|each|some|many|most|none|any|one) of us\b", re.I)
 _COMPOUND = frozenset({"and", "or", "nor", "&"})

@@ -74,7 +74,7 @@ therapeutics energy law legal llp analytics logistics robotics biotech insurance
 ORG_NOUNS = word_set("""
 startup start-up company firm business agency brand band restaurant bar cafe café shop store studio
 practice clinic school app platform nonprofit charity organization organisation outfit installer
-consultancy lab team label publisher bakery gym
+consultancy lab team label publisher bakery gym chain franchise brewery manufacturer supplier retailer
 """)
 
 ORG_PREFIXES = word_set("university bank institute college school academy department ministry")
@@ -259,6 +259,8 @@ photographer filmmaker chef cook baker waiter waitress bartender barista farmer 
 plumber carpenter pilot firefighter officer cop soldier veteran athlete player coach trainer scientist
 researcher biologist chemist physicist analyst librarian pastor priest nun worker volunteer
 activist vet veterinarian midwife paramedic caregiver nanny realtor cashier clerk driver
+solicitor controller coordinator specialist associate administrator executive intern supervisor technician
+tech receptionist secretary assistant registrar auditor lead head partner president
 """)
 
 PET_TERMS = word_set("""

@@ -91,6 +91,7 @@ class NameContext:
                                     tuple(sorted((known_aliases or {}).items())))
         self._texts = texts
         self._mid_caps: frozenset[str] | None = None
+        self.lowercase_writer = bool(texts) and bool(_LOWERCASE_WRITER.search(texts[0]))
 
     def seen_mid_sentence(self, word: str) -> bool:
         if self._mid_caps is None:
@@ -140,13 +141,22 @@ def _titles(sentence: str) -> list[Mention]:
     return out
 
 
+# A writer who does not capitalize ("quit spotify last week", "freya and i split up"): names the
+# agent already knows are theirs in lower case too.
+_LOWERCASE_WRITER = re.compile(r"(?:^|[.!?]\s+)[a-z]|(?<![\w'])i(?:'m|'ve|'d|'ll)?(?![\w'])")
+
+
 def _known(sentence: str, ctx: NameContext) -> list[Mention]:
     pattern, canonical = ctx.known
     if pattern is None:
         return []
     out = []
     for match in pattern.finditer(sentence):
-        if match.group()[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end()):
+        text = match.group()
+        lower_ok = text.islower() and len(text) >= 3 and (ctx.lowercase_writer or " " in text)
+        if (text[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end())) or (
+            lower_ok and text not in STOP_CAPS and not _is_common_word(text)
+        ):
             out.append(
                 Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()])
             )
@@ -158,6 +168,13 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
 _NAME_GOES_ON = re.compile(
     r" (?!(?i:" + "|".join(re.escape(w) for w in sorted(STOP_CAPS, key=len, reverse=True)) + r")\b)[A-ZÀ-Þ][a-zß-ÿ]"
 )
+
+
+def _is_common_word(text: str) -> bool:
+    """A lower-case word the parser's vocabulary marks as a function word ("will", "may")."""
+    from memories.extraction.offline.parse import nlp
+
+    return " " not in text and nlp().vocab[text].is_stop
 
 
 def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:

@@ -172,3 +172,18 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
         if terms:
             out.append((_subject(tok), list(dict.fromkeys(terms))))
     return out
+
+
+_SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
+
+
+def is_fragment(text: str) -> bool:
+    """A sentence without a subject whose head is a common noun: "product designer at Spotify,
+    living in Stockholm" (the writer left out "I'm")."""
+    doc = parse(text)
+    roots = [t for t in doc if t.dep_ == "ROOT"]
+    return (
+        len(roots) == 1
+        and roots[0].pos_ == "NOUN"
+        and not any(t.dep_ in _SUBJECTS for t in doc)
+    )

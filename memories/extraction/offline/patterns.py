@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
+from memories.extraction.offline.grammar import is_past
 from memories.extraction.offline.lexicon import KIN_MODIFIERS, KINSHIP, PET_TERMS
 from memories.roles import REPORTS_TO, role_of_term, role_slot
 
@@ -25,7 +26,7 @@ _AUX = (
 _PRE = rf"^(?P<pre>{_ADV}{{0,3}}{_AUX}{{0,4}}{_ADV}{{0,3}})"
 # The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
 _OBJ = (
-    r"(?:(?:an?|the)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+)?"
+    r"(?:(?:an?|the)\s+(?:[\w-]+\s+|(?:in|from)\s+\x02\d+\x03\s+){0,4}?(?:called|named)\s+)?"
     rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
     r"\x02(?P<obj>\d+)\x03(?!')"
 )
@@ -72,12 +73,20 @@ class RuleMatch:
     rule: Rule
     obj: int
     future: bool
+    implied: bool = False  # read off another hit ("a nurse at ⟨org⟩ in ⟨city⟩" → lives in the city)
 
 
 def _rule(name: str, verb: str, group: str, **kw) -> Rule:
     return Rule(name, re.compile(_PRE + verb + r"\s+" + _OBJ, re.I), group, **kw)
 
 
+# Verbs that say where someone works when followed by "at/for ⟨organization⟩": "works at",
+# "teaches 10th grade English at", "does IT support for".
+_WORK_VERBS = (
+    r"works?|working|(?:has|have)\s+(?:been\s+)?work(?:ed|ing)|teach(?:es|ing)?|(?:has|have)\s+(?:been\s+)?teaching|"
+    r"lectures?|lecturing|(?:does|do|doing)(?=\s+(?:[\w'-]+\s+){0,3}?(?:support|work|research|consulting|admin|"
+    r"marketing|sales|design|engineering|accounting|nursing|training|recruiting|development)\b)"
+)
 _WORK_NEG = dict(
     slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
 )
@@ -94,7 +103,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "left_job",
         r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off)\s+"
-        r"(?:from|by))",
+        r"(?:from|by)|(?:the\s+)?last\s+day\s+at)",
         "work",
         retract="works_at",
         rel="former_employee_of",
@@ -123,7 +132,8 @@ RULES: tuple[Rule, ...] = (
         r"(?:(?:moved|moves|move|moving|relocated|relocating|relocate|emigrat(?:ed|ing|e))"
         r"(?:\s+(?:back|over|out|away|up|down|here|there))?"
         r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+(?:in)?to|"
-        r"(?:moved|moves|moving)\s+in(?:to|\s+to)?\s+(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?in)",
+        r"(?:moved|moves|moving)\s+in(?:to|\s+to)?\s+(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?in|"
+        r"(?:moved|moves|moving)\s+(?:out|away|back)?\s*to\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?in)",
         "residence",
         slot="lives_in",
         rel="lives_in",
@@ -132,8 +142,8 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "lives_in",
-        r"(?:lives?|living|resides?|residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|"
-        r"settled)\s+in",
+        r"(?:(?:ended|end|ending)\s+up\s+)?(?:lives?|living|resides?|residing|(?:has|have)\s+(?:been\s+)?"
+        r"(?:lived|living)|based|settled)\s+in",
         "residence",
         slot="lives_in",
         rel="lives_in",
@@ -149,9 +159,17 @@ RULES: tuple[Rule, ...] = (
         objects=_PLACE,
     ),
     _rule(
+        "remote",
+        r"(?:works?|working|based)\s+remotely\s+(?:from|in|out\s+of)",
+        "residence",
+        slot="lives_in",
+        rel="lives_in",
+        category="biographical_milestone",
+        objects=_NOT_PERSON,
+    ),
+    _rule(
         "works_at",
-        r"(?:works?|working|(?:has|have)\s+(?:been\s+)?work(?:ed|ing))\s+(?:(?!at\b|for\b)(?:[\w'-]+|\x02\d+\x03)\s+){0,6}?"
-        r"(?:at|for)",
+        rf"(?:{_WORK_VERBS})\s+(?:(?!at\b|for\b)(?:[\w'-]+|\x02\d+\x03)\s+){{0,6}}?(?:at|for)",
         "work",
         slot="works_at",
         rel="works_at",
@@ -172,6 +190,18 @@ RULES: tuple[Rule, ...] = (
         objects=frozenset({"organization", "concept"}),
     ),
     _rule(
+        "own_business",
+        r"(?:started|starts|starting|opened|opening|launched|founded|set\s+up|setting\s+up)\s+"
+        r"(?:\x02\d+\x03's\s+(?:very\s+)?own|(?:his|her|their)\s+own|an?(?:\s+new)?)\s+(?:[\w-]+\s+){0,2}?"
+        r"(?:practice|company|business|firm|studio|startup|shop|agency|clinic|consultancy|bakery|restaurant|cafe|"
+        r"label|brand)\s*,?\s*(?:called\s+|named\s+)?",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="biographical_milestone",
+        objects=_NOT_PERSON,
+    ),
+    _rule(
         "with_org",
         r"with",
         "work",
@@ -190,7 +220,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "role_at",
-        r"(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,4}?(?:at|for)",
+        r"(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,4}?(?:at|for|with)",
         "work",
         slot="works_at",
         rel="works_at",
@@ -199,7 +229,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "studies_at",
-        r"(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+(?:at|in)",
+        r"(?:(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+(?:(?!at\b|in\b)[\w-]+\s+){0,4}?(?:at|in)|"
+        r"(?:back\s+)?(?:in|at|to)\s+(?:school|college|uni|university|grad\s+school|(?:law|med|medical|nursing)\s+school)"
+        r"\s+(?:(?!at\b)[\w-]+\s+){0,4}?at)",
         "study",
         slot="studies_at",
         rel="studies_at",
@@ -344,6 +376,14 @@ _THEN_JOINED = re.compile(
     r"^\s*(?:in\s+\w+\s+)?(?:,\s*)?(?:to\s+(?:go\s+)?|and\s+(?:then\s+)?)(?=join|start|work)", re.I
 )
 _ROLE_PREFIX = re.compile(r"^(?:(?:now|currently|also)\s+)?(?:is|'s)\s+")
+# "dropped out of the program to join ⟨org⟩": a past action whose purpose was joining.
+_PURPOSE_JOIN = re.compile(r"^(?P<verb>[a-z]+)\s+(?:[\w'-]+\s+){0,6}?to\s+(?=join|start\s+at|work\s+(?:at|for))", re.I)
+# "a solicitor at ⟨org⟩ in ⟨city⟩": where the job is, is where the person lives.
+_WORKPLACE_CITY = re.compile(r"^\s*(?:,\s*)?(?:in|near|outside)\s+\x02(?P<obj>\d+)\x03(?!')")
+WORKPLACE_RULE = Rule(
+    "workplace_city", _WORKPLACE_CITY, "residence", rel="lives_in", slot="lives_in",
+    category="biographical_milestone", objects=_NOT_PERSON,
+)
 
 
 def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
@@ -368,10 +408,54 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         if rule.objects and registry.entities[obj].type not in rule.objects:
             continue
         groups.add(rule.group)
-        hits.append(RuleMatch(rule, obj, bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()))
+        future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
+        hits.append(RuleMatch(rule, obj, future))
         if rule.retract and (then := _THEN_JOINED.match(text[match.end() :])):
             hits += match_rules(text[match.end() + then.end() :], registry)  # "left A to join B"
+        if rule.name in ("works_at", "role_at", "with_org") and not future and "residence" not in groups:
+            city = _WORKPLACE_CITY.match(text[match.end() :])
+            if city and registry.entities[int(city.group("obj"))].type in _NOT_PERSON:
+                registry.entities[int(city.group("obj"))].vote("place", 60)  # "⟨org⟩ in ⟨X⟩": X is a place
+                groups.add("residence")
+                hits.append(RuleMatch(WORKPLACE_RULE, int(city.group("obj")), False, implied=True))
+    if "work" not in groups and (purpose := _PURPOSE_JOIN.match(predicate)) and is_past(purpose.group("verb").lower()):
+        hits += [h for h in match_rules(predicate[purpose.end() :], registry) if h.rule.group == "work"]
     return hits
+
+
+# --- employment said around the job rather than the verb -----------------------------------------
+
+_EMPLOYMENT = (
+    # ⟨org⟩ is ⟨0⟩'s full-time job now
+    re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
+               r"(?:job|employer|workplace)\b", re.I),
+    # ⟨org⟩ let ⟨0⟩ keep ⟨0⟩'s job
+    re.compile(rf"{_E.format('org')}\s+(?:let|lets|allowed|allows|is\s+letting)\s+{_E.format('s')}\s+(?:to\s+)?"
+               r"keep\s+\x02\d+\x03's\s+job\b", re.I),
+    # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
+    re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
+               rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
+)
+# "left ⟨0⟩'s firm", "quit the clinic": a job ends without naming the employer
+LEFT_UNNAMED = re.compile(
+    rf"^{_PRE}(?:left|quit|quits|leaving|leaves|resigned\s+from|retired\s+from)\s+(?:\x02\d+\x03's|the|that)\s+"
+    r"(?:[\w-]+\s+)?(?:job|firm|company|employer|practice|clinic|agency|startup|lab|store|restaurant|bank)\b"
+    r"(?!\s+(?:early|late|for\s+the\s+day|at\s+\d))",
+    re.I,
+)
+
+
+def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
+    """(person, organization) pairs of a job named around the word "job": "⟨org⟩ is my
+    full-time job now", "⟨org⟩ let me keep my job", "my new job at ⟨org⟩"."""
+    out = []
+    for pattern in _EMPLOYMENT:
+        for match in pattern.finditer(tagged):
+            person, org = int(match.group("s")), int(match.group("org"))
+            if registry.entities[org].type in _NOT_PERSON and registry.is_person(person) and (person, org) not in out:
+                registry.entities[org].vote("organization", 100)  # what one's job is, is an employer
+                out.append((person, org))
+    return out
 
 
 # --- kinship, pets, places ----------------------------------------------------------------------

@@ -1,0 +1,157 @@
+"""Links to employers, schools and homes from ordinary chat English: fragments and self
+introductions, less common job phrasings, lower-case names the agent knows, "we" moves that
+take the partner along, and jobs that end without a name. Sentences written for these tests."""
+
+from datetime import UTC, datetime, timedelta
+
+from memories.extraction.offline import extract_offline
+from memories.models import Entity, Fact, Relationship
+from memories.services.write import memory_write
+
+AT = datetime(2023, 5, 10, 9, 0, tzinfo=UTC)
+
+
+def _links(message: str, speaker: str = "Oskar Lind", known: tuple[str, ...] = ()) -> set[tuple[str, str, str]]:
+    ex = extract_offline(message, speaker=speaker, known_names=list(known), occurred_at=AT)
+    return {(r.source, r.rel_type, r.target) for r in ex.relations}
+
+
+# --- the extractor ------------------------------------------------------------------------------
+
+def test_a_fragment_introduction_describes_the_speaker():
+    links = _links("hi, I'm Oskar. data engineer at Vantrix, living in Tallinn, originally from Riga")
+    assert {("Oskar Lind", "works_at", "Vantrix"), ("Oskar Lind", "lives_in", "Tallinn"),
+            ("Oskar Lind", "from", "Riga")} <= links
+
+
+def test_a_fragment_without_an_occupation_is_no_job():
+    links = _links("Great dinner at Nobu Palace last night, best sushi ever.")
+    assert not any(rel == "works_at" for _, rel, _ in links)
+
+
+def test_a_self_introduction_with_a_role_at_an_employer_in_a_city():
+    links = _links("I'm Mira, a tax accountant at Pellham Rowe LLP in Bristol.", speaker="Mira Castell")
+    assert {("Mira Castell", "works_at", "Pellham Rowe LLP"), ("Mira Castell", "lives_in", "Bristol")} <= links
+
+
+def test_a_home_said_outright_wins_over_the_city_of_the_job():
+    links = _links("I teach chemistry at Westbrook Academy in Dayton. I live in Kettering with my dog Bo.")
+    assert ("Oskar Lind", "works_at", "Westbrook Academy") in links
+    assert ("Oskar Lind", "lives_in", "Kettering") in links
+    assert ("Oskar Lind", "lives_in", "Dayton") not in links
+
+
+def test_less_common_job_phrasings():
+    assert ("Oskar Lind", "works_at", "Quillon") in _links("I do payroll support at Quillon.")
+    assert ("Oskar Lind", "works_at", "Crumbhaus") in _links(
+        "Changed jobs — I'm with a bakery chain called Crumbhaus now.")
+    assert ("Oskar Lind", "works_at", "Ortolan Group") in _links("Starting Monday I'm the head chef at Ortolan Group.")
+    assert ("Oskar Lind", "works_at", "Halvard Press") in _links(
+        "I'm no longer freelancing — I joined Halvard Press as a copy editor.")
+    assert ("Dev Patel", "works_at", "Servo Forge") in _links(
+        "Dev Patel dropped out of college to join a robotics startup in Austin called Servo Forge.")
+
+
+def test_a_job_named_around_the_word_job():
+    assert ("Oskar Lind", "works_at", "Fennick") in _links("Stopped consulting, Fennick is my full-time job now.",
+                                                           known=("Fennick",))
+    assert ("Oskar Lind", "works_at", "Marlowe Labs") in _links("Marlowe Labs let me keep my job after the move.")
+
+
+def test_starting_an_own_business_is_where_one_works_and_leaving_the_firm_ends_a_job():
+    ex = extract_offline("I left my firm and started my own studio, Brightline Design, with a friend.",
+                         speaker="Oskar Lind", occurred_at=AT)
+    assert ("Oskar Lind", "works_at", "Brightline Design") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+    ended = [f for f in ex.facts if f.negated and f.slot == "works_at"]
+    assert ended and ended[0].value == "" and ended[0].subject == "Oskar Lind"
+
+
+def test_leaving_the_office_early_ends_no_job():
+    ex = extract_offline("I left the office early to catch the train.", speaker="Oskar Lind", occurred_at=AT)
+    assert not any(f.negated for f in ex.facts)
+
+
+def test_lower_case_known_names_from_a_lower_case_writer():
+    links = _links("quit zentrix last week. going freelance for a while", known=("Zentrix",))
+    assert ("Oskar Lind", "former_employee_of", "Zentrix") in links
+    ex = extract_offline("We met by the fountain in the town square.", speaker="Oskar Lind", known_names=["Square"])
+    assert "Square" not in {e.name for e in ex.entities}
+
+
+def test_working_remotely_from_a_city_is_living_there():
+    assert ("Oskar Lind", "lives_in", "Asheville") in _links("Working remotely from Asheville has been great.")
+
+
+def test_we_all_is_the_speaker_and_the_people_just_named():
+    links = _links("My old roommates are Ines Duarte and Pavel Horak. We all ended up living in Lyon.")
+    assert {("Oskar Lind", "lives_in", "Lyon"), ("Ines Duarte", "lives_in", "Lyon"),
+            ("Pavel Horak", "lives_in", "Lyon")} <= links
+
+
+def test_named_relatives_after_a_group_word_are_the_subject():
+    links = _links("My grandparents, Otto Brandt and Hilde Brandt, still live in Kiel.")
+    assert {("Otto Brandt", "lives_in", "Kiel"), ("Hilde Brandt", "lives_in", "Kiel")} <= links
+    ex = extract_offline("My grandparents, Otto Brandt and Hilde Brandt, still live in Kiel.", speaker="Oskar Lind")
+    assert any(f.text.startswith("Otto Brandt still lives in Kiel") for f in ex.facts)
+
+
+def test_a_move_said_with_we_is_marked_for_the_household():
+    ex = extract_offline("We relocated to Porto last month.", speaker="Oskar Lind", occurred_at=AT)
+    moved = [r for r in ex.relations if r.rel_type == "lives_in"]
+    assert moved and moved[0].household
+    ex = extract_offline("I relocated to Porto last month.", speaker="Oskar Lind", occurred_at=AT)
+    assert not any(r.household for r in ex.relations)
+
+
+# --- the write path ------------------------------------------------------------------------------
+
+T0 = datetime(2021, 3, 1, 9, 0, tzinfo=UTC)
+T1 = datetime(2023, 4, 20, 9, 0, tzinfo=UTC)
+
+
+def _write(agent, text, at, speaker="Iris Vale"):
+    result = memory_write(agent=agent, message=text, speaker_name=speaker, occurred_at=at)
+    assert result.success
+    return result
+
+
+def _current(agent, name, rel_type, as_of=None):
+    entity = Entity.objects.get(agent=agent, display_name=name)
+    rows = Relationship.objects.filter(agent=agent, source=entity, rel_type=rel_type)
+    rows = rows.visible(as_of) if as_of is not None else rows.current()
+    return {r.target.display_name for r in rows}
+
+
+def test_a_we_move_takes_the_partner_along_from_when_it_happened(agent):
+    _write(agent, "My boyfriend Theo Marsh and I live in Denver.", T0)
+    assert _current(agent, "Theo Marsh", "lives_in") == {"Denver"}
+    _write(agent, "Big news: we moved up to Boulder last month. The mountains are right there.", T1)
+    assert _current(agent, "Theo Marsh", "lives_in") == {"Boulder"}
+    assert _current(agent, "Iris Vale", "lives_in") == {"Boulder"}
+    theo = Entity.objects.get(agent=agent, display_name="Theo Marsh")
+    denver = Relationship.objects.get(agent=agent, source=theo, rel_type="lives_in", target__display_name="Denver")
+    assert denver.valid_to is not None and denver.valid_to <= T1 - timedelta(days=15)
+
+
+def test_leaving_an_unnamed_workplace_ends_the_only_employer(agent):
+    _write(agent, "I'm a vet tech at Pinecrest Animal Hospital.", T0)
+    assert _current(agent, "Iris Vale", "works_at") == {"Pinecrest Animal Hospital"}
+    _write(agent, "Big change: I left the clinic and I'm back in school for nursing.", T1)
+    assert _current(agent, "Iris Vale", "works_at") == set()
+    current = Fact.objects.current().filter(agent=agent).values_list("text", flat=True)
+    assert not any("Pinecrest" in t and "vet tech" in t for t in current)
+
+
+def test_a_city_from_the_introduction_is_where_one_lived_until_the_move(agent):
+    _write(agent, "I'm Iris, a paralegal at Corbin Hale LLP in Raleigh.", T0)
+    _write(agent, "We relocated to Richmond in June.", datetime(2022, 7, 20, 9, 0, tzinfo=UTC))
+    assert _current(agent, "Iris Vale", "lives_in") == {"Richmond"}
+    assert _current(agent, "Iris Vale", "lives_in", as_of=datetime(2022, 1, 1, tzinfo=UTC)) == {"Raleigh"}
+
+
+def test_a_kin_word_in_parentheses_names_the_parent_in_later_messages(agent):
+    _write(agent, "My parents, Otto Brandt (Dad) and Hilde Brandt (Mum), still live in Kiel.", T0)
+    assert _current(agent, "Otto Brandt", "lives_in") == {"Kiel"}
+    _write(agent, "Mum and Dad have moved into a flat in Flensburg to be near the sea.", T1)
+    assert _current(agent, "Otto Brandt", "lives_in") == {"Flensburg"}
+    assert _current(agent, "Hilde Brandt", "lives_in") == {"Flensburg"}
