@@ -12,12 +12,14 @@ from memories.models import (
     EntityAlias,
     Event,
     Fact,
+    FactEntityLink,
     PipelineRun,
     PipelineStep,
     Relationship,
     RunKind,
 )
 from memories.models.visibility import Moment
+from memories.profiles import ProfileFact
 
 HEAVY_FACT_FIELDS = ("embedding", "search_vector")
 
@@ -143,3 +145,17 @@ def merge_suggestions_list(*, agent: Agent) -> QuerySet:
 
     return MergeSuggestion.objects.filter(agent=agent).select_related("entity_a", "entity_b").defer(
         "entity_a__name_embedding", "entity_b__name_embedding")
+
+
+def profile_facts(*, agent: Agent, entity_ids: list[int]) -> dict[int, list[ProfileFact]]:
+    """Each entity's current facts for its profile: its own, and the ones that mention it (without
+    the slot: a mention is not the entity's slot)."""
+    fields = ("id", "text", "slot", "slot_value", "importance", "confidence")
+    out: dict[int, list[ProfileFact]] = {}
+    current = Fact.objects.filter(agent=agent).current()
+    for row in current.filter(entity_id__in=entity_ids).values_list("entity_id", *fields):
+        out.setdefault(row[0], []).append(ProfileFact(*row[1:]))
+    mentions = FactEntityLink.objects.filter(entity_id__in=entity_ids, is_primary=False, fact__in=current)
+    for entity_id, *row in mentions.values_list("entity_id", *(f"fact__{f}" for f in fields)):
+        out.setdefault(entity_id, []).append(ProfileFact(row[0], row[1], "", "", row[4], row[5]))
+    return out

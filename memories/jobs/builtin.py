@@ -22,6 +22,7 @@ from memories.pipeline.trace import StepRecord
 from memories.profiles import ProfileFact, profile_text
 from memories.providers.llm import LLMError
 from memories.scoring import DecayPolicy, decay_confidence, dynamic_importance, entity_importance
+from memories.selectors import profile_facts
 from memories.services import maintenance
 from memories.statements import FactRow, duplicate_groups
 
@@ -66,7 +67,7 @@ def consolidate_profiles(ctx: JobContext, agent: Agent, step: StepRecord) -> dic
         batch = entity_ids[start:start + 200]
         entities = {e.id: e for e in Entity.objects.filter(agent=agent, id__in=batch, merged_into__isnull=True)
                     .defer("name_embedding")}
-        facts = _profile_facts(agent, list(entities))
+        facts = profile_facts(agent=agent, entity_ids=list(entities))
         for entity_id, entity in entities.items():
             rows = facts.get(entity_id, [])
             text = _llm_profile(ctx, entity, rows, step, counts) if ctx.llm.enabled and rows else None
@@ -76,19 +77,6 @@ def consolidate_profiles(ctx: JobContext, agent: Agent, step: StepRecord) -> dic
                 counts["profiles_written"] += 1
     step.candidates_out = counts["profiles_written"]
     return counts
-
-
-def _profile_facts(agent: Agent, entity_ids: list[int]) -> dict[int, list[ProfileFact]]:
-    fields = ("id", "text", "slot", "slot_value", "importance", "confidence")
-    out: dict[int, list[ProfileFact]] = defaultdict(list)
-    current = Fact.objects.filter(agent=agent).current()
-    for row in current.filter(entity_id__in=entity_ids).values_list("entity_id", *fields):
-        out[row[0]].append(ProfileFact(*row[1:]))
-    mentions = FactEntityLink.objects.filter(entity_id__in=entity_ids, is_primary=False, fact__in=current)
-    for entity_id, *row in mentions.values_list("entity_id", *(f"fact__{f}" for f in fields)):
-        # a mention is not the entity's slot: keep the sentence, drop the slot
-        out[entity_id].append(ProfileFact(row[0], row[1], "", "", row[4], row[5]))
-    return out
 
 
 def _llm_profile(ctx: JobContext, entity: Entity, rows: list[ProfileFact], step: StepRecord, counts: dict):

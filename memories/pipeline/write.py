@@ -17,6 +17,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q, Value
 from pgvector.django import CosineDistance
 
+from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
@@ -28,6 +29,7 @@ from memories.naming import is_speaker_reference, mentions, ngrams, normalize_al
 from memories.pipeline.limits import extraction_within_limits
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
+from memories.profiles import profile_text
 from memories.providers.embeddings import EmbedderClient, vector_literal
 from memories.providers.llm import LLMClient
 from memories.reconcile import (
@@ -55,6 +57,7 @@ from memories.reconcile import (
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
+from memories.services import maintenance
 from memories.services.agents import agent_graph_bump
 from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
@@ -374,6 +377,7 @@ def upsert(ctx: WriteContext, step: StepRecord) -> None:
     _close_unnamed(ctx, step)
     _relationships(ctx, step, persisted)
     _seed_profiles(ctx, persisted)
+    _refresh_changed_profiles(ctx, step)
     new_ids = sorted(c.fact_id for c in ctx.result.facts_added + ctx.result.facts_updated)
     keyword_stats_apply(agent_id=ctx.agent.id, kind="fact", ids=new_ids)
     if new_ids or ctx.result.relationships or ctx.result.facts_deleted:
@@ -738,6 +742,23 @@ def _seed_profiles(ctx: WriteContext, persisted: list[Fact]) -> None:
             f.text.rstrip(".") + "." for f in persisted if f.entity_id == entity.id
         )[:1200]
         entity_services.entity_profile_seed(entity=entity, text=text)
+
+
+def _refresh_changed_profiles(ctx: WriteContext, step: StepRecord) -> None:
+    """A profile that states what this write superseded or closed is rewritten at once from the
+    entity's current facts (the deterministic summary; `consolidate_profiles` rewrites it again,
+    with the LLM when there is one, since its facts changed)."""
+    keys = {c.entity for c in ctx.result.facts_updated + ctx.result.facts_deleted if c.entity}
+    if not keys:
+        return
+    entities = list(Entity.objects.filter(agent=ctx.agent, key__in=keys, merged_into__isnull=True)
+                    .exclude(profile_text="").defer("name_embedding"))
+    rows = selectors.profile_facts(agent=ctx.agent, entity_ids=[e.id for e in entities])
+    for entity in entities:
+        text = profile_text(name=entity.display_name, entity_type=entity.type, facts=rows.get(entity.id, []))
+        if text and text != entity.profile_text:
+            maintenance.entity_profile_set(entity=entity, text=text)
+            step.data.setdefault("profiles_refreshed", []).append(entity.id)
 
 
 WRITE_STEPS = [

@@ -169,3 +169,13 @@ def test_a_second_instrument_is_not_taken_for_the_first(agent):
     _write(agent, "My cousin Odile plays the flute.", T1)
     about = " ".join(Fact.objects.current().filter(agent=agent).values_list("text", flat=True))
     assert "oboe" in about and "flute" in about, about
+
+
+def test_a_profile_follows_a_move_at_once(agent):
+    _write(agent, "I live in Tromsø and I work at Polar Freight.", T0)
+    wren = Entity.objects.get(agent=agent, display_name="Wren Adler")
+    assert "Tromsø" in wren.profile_text
+    _write(agent, "I moved to Bergen last month.", T1)
+    wren.refresh_from_db()
+    assert "Bergen" in wren.profile_text and "Tromsø" not in wren.profile_text, wren.profile_text
+    assert "Polar Freight" in wren.profile_text  # what did not change stays
