@@ -22,6 +22,7 @@ from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.lexicon import FIRST_NAMES
+from memories.extraction.offline.parse import is_common_word
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
@@ -123,11 +124,33 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
         if entity is not None:
             _know(ctx, entity, surface)
+    if _lower_case_writing(ctx.message):  # "freya and i split up": first names without capitals
+        words = {w for w in re.findall(r"[a-z]{3,}", ctx.message) if w not in matched and not is_common_word(w)}
+        for word, entity in entity_services.people_by_first_name(agent=ctx.agent, words=words).items():
+            _know(ctx, entity, word)
     _speaker_introduced(ctx, step)
     step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
     if ctx.known_aliases:
         step.data["aliases"] = dict(sorted(ctx.known_aliases.items()))
+
+
+_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
+
+
+def _lower_case_writing(message: str) -> bool:
+    """The writer does not capitalize: no sentence opens with a capital letter."""
+    openings = _SENTENCE_OPENING.findall(message)
+    return bool(openings) and not any(c.isupper() for c in openings)
+
+
+_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
+
+
+def _lower_case_writing(message: str) -> bool:
+    """The writer does not capitalize: no sentence opens with a capital letter."""
+    openings = _SENTENCE_OPENING.findall(message)
+    return bool(openings) and not any(c.isupper() for c in openings)
 
 
 # "Hi, Julia here — …", "Jonas again.", "Hey, it's Ana here": someone else writes on the account.

@@ -222,6 +222,21 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
     return list(found.values())
 
 
+def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) -> dict[str, Entity]:
+    """For each lower-case word, the one person of the agent whose full name starts with it
+    ("freya" → Freya Lindqvist); a word that is the first name of several people is left out."""
+    if not words:
+        return {}
+    by_first: dict[str, list[Entity]] = {}
+    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+            .defer("name_embedding").order_by("-id")[:limit])
+    for entity in rows:
+        parts = normalize_alias(strip_accents(entity.display_name)).split()
+        if len(parts) > 1 and parts[0] in words:
+            by_first.setdefault(parts[0], []).append(entity)
+    return {word: people[0] for word, people in by_first.items() if len(people) == 1}
+
+
 def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]:
     rows = (
         Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.parse import cessations
+from memories.extraction.offline.parse import births, cessations
 from memories.models import Entity, Fact, Relationship
 from memories.naming import first_names_compatible, person_names_compatible
 from memories.reconcile import (
@@ -179,3 +179,30 @@ def test_a_profile_follows_a_move_at_once(agent):
     wren.refresh_from_db()
     assert "Bergen" in wren.profile_text and "Tromsø" not in wren.profile_text, wren.profile_text
     assert "Polar Freight" in wren.profile_text  # what did not change stays
+
+
+def test_a_birth_ends_the_pregnancy(agent):
+    _write(agent, "My wife Noor and I found out we're expecting! Due in May.", T0)
+    assert any("expecting" in t for t in Fact.objects.current().filter(agent=agent).values_list("text", flat=True))
+    _write(agent, "Our son Tarek arrived on Monday! Noor is doing great.", T1)
+    current = Fact.objects.current().filter(agent=agent, entity__display_name="Wren Adler")
+    assert not [t for t in current.values_list("text", flat=True) if "expecting" in t or "Due in" in t]
+    assert births("My son arrived late to dinner.") == [] and births("I have a son and a daughter.") == []
+
+
+def test_a_writer_without_capitals_still_names_the_people_they_know(agent):
+    _write(agent, "My girlfriend Ilse Brandt just started at Fernhill Labs.", T0)
+    _write(agent, "ilse and i broke up last week. still friends though", T1)
+    links = _current_links(agent, "Wren Adler")
+    assert not [link for link in links if "Ilse Brandt" in link and link[1] in ("partner_of", "spouse_of")], links
+    current = Fact.objects.current().filter(agent=agent).values_list("text", flat=True)
+    assert not [t for t in current if "girlfriend" in t], list(current)
+    assert Entity.objects.filter(agent=agent, type="person").count() == 2  # no separate "ilse"
+
+
+def test_a_name_given_to_a_thing_is_not_a_person():
+    ex = extract_offline("Teaming up with an old acme colleague, Rui Matos, to start a company. "
+                         "It's called Quellwork, tools for printers.", speaker="Wren Adler", known_names=["Acme"])
+    types = {e.name: e.type for e in ex.entities}
+    assert types.get("Quellwork") != "person", types
+    assert ("Wren Adler", "colleague_of", "Rui Matos") in {(r.source, r.rel_type, r.target) for r in ex.relations}

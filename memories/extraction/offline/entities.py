@@ -83,6 +83,8 @@ _PERSON_BEFORE = _phrases_before(
     "work with,works with,working with,worked with,named,teaming up with,teamed up with,"
     "reporting directly to,report directly to"
 )
+# "it's called X", "the app was named X": a name given to a thing, not someone phoned or met
+_NAMING_BEFORE = re.compile(r"\b(?:is|'s|was|be|been|are|were)\s+(?:now\s+)?(?:called|named)\s*$")
 _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s+(?:said|says|told|tells|asked|asks|texted|called|thinks|thought|wants|wanted|hired|"
     r"recruited|who|and i|and me)\b"
@@ -385,7 +387,7 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
     if _AT_BEFORE.search(before):
         entity.vote("organization", 15)
         entity.vote("place", 15)
-    if _PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before):
+    if _PERSON_AFTER.match(after) or (_PERSON_BEFORE.search(before) and not _NAMING_BEFORE.search(before)):
         entity.vote("person", 40)
     elif _BY_BEFORE.search(before):
         entity.vote("person", 20)

@@ -26,6 +26,7 @@ from memories.extraction.offline.lexicon import (
     PLACES,
     STOP_CAPS,
 )
+from memories.extraction.offline.parse import is_common_word
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -155,7 +156,7 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
         text = match.group()
         lower_ok = text.islower() and len(text) >= 3 and (ctx.lowercase_writer or " " in text)
         if (text[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end())) or (
-            lower_ok and text not in STOP_CAPS and not _is_common_word(text)
+            lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
         ):
             out.append(
                 Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()])
@@ -168,13 +169,6 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
 _NAME_GOES_ON = re.compile(
     r" (?!(?i:" + "|".join(re.escape(w) for w in sorted(STOP_CAPS, key=len, reverse=True)) + r")\b)[A-ZÀ-Þ][a-zß-ÿ]"
 )
-
-
-def _is_common_word(text: str) -> bool:
-    """A lower-case word the parser's vocabulary marks as a function word ("will", "may")."""
-    from memories.extraction.offline.parse import nlp
-
-    return " " not in text and nlp().vocab[text].is_stop
 
 
 def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:

@@ -46,6 +46,11 @@ def nlp():
     return _nlp
 
 
+def is_common_word(word: str) -> bool:
+    """A lower-case word the parser's vocabulary marks as a function word ("will", "may")."""
+    return nlp().vocab[word].is_stop
+
+
 def _remember(text: str, doc) -> None:
     _cache[text] = doc
     _cache.move_to_end(text)
@@ -171,7 +176,46 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
             terms = _terms([c for c in inner.children if c.dep_ == "dobj"]) or _terms([inner])
         if terms:
             out.append((_subject(tok), list(dict.fromkeys(terms))))
+    out += [(parent, list(PREGNANCY_WORDS)) for parent in births(text)]
     return out
+
+
+_CHILD_NOUNS = frozenset({"baby", "daughter", "son", "boy", "girl", "twin", "child", "kid", "newborn", "triplet"})
+_FIRST_PERSON_POSSESSIVE = frozenset({"my", "our"})
+_NOT_A_BIRTH = frozenset({"to", "at", "home", "late", "from", "back", "in"})
+PREGNANCY_WORDS = ("pregnant", "pregnancy", "expecting", "due")  # what a birth ends for the parent
+
+
+def _is_child(tok) -> bool:
+    return tok.lemma_.lower() in _CHILD_NOUNS or any(
+        c.dep_ in ("compound", "appos", "amod") and c.lemma_.lower() in _CHILD_NOUNS for c in tok.children)
+
+
+def _parent(child) -> str:
+    """Whose child it is: "our daughter" → "" (the writer); "Keisha's son" → "Keisha"."""
+    poss = next((c for c in child.subtree if c.dep_ == "poss"), None)
+    return "" if poss is None or poss.lower_ in _FIRST_PERSON_POSSESSIVE else poss.text
+
+
+def births(text: str) -> list[str]:
+    """The parents a sentence says had a baby (subject texts, "" for the writer): "Our daughter
+    Ada arrived on Monday", "we had a baby boy", "Keisha gave birth to twins", "Tom and Ana
+    welcomed a baby girl". "I have a son" (no event) is no birth."""
+    out = []
+    for tok in parse(text):
+        lemma = tok.lemma_.lower()
+        kids = list(tok.children)
+        if lemma in ("arrive", "bear", "come") and tok.pos_ in ("VERB", "AUX"):
+            if lemma == "come" and not any(c.lower_ == "early" for c in kids):
+                continue
+            if lemma == "arrive" and any(c.lower_ in _NOT_A_BIRTH for c in kids):
+                continue  # "my son arrived late to dinner"
+            for subj in (c for c in kids if c.dep_ in ("nsubj", "nsubjpass") and _is_child(c)):
+                out.append(_parent(subj))
+        elif (lemma in ("welcome", "deliver") or (lemma == "have" and tok.tag_ == "VBD")) and any(
+                c.dep_ == "dobj" and _is_child(c) for c in kids) or lemma == "give" and any(c.dep_ == "dobj" and c.lower_ == "birth" for c in kids):
+            out.append(_subject(tok))
+    return list(dict.fromkeys(out))
 
 
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})

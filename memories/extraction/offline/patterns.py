@@ -527,7 +527,7 @@ _LIST_PATTERNS = (
     ),
     # with an old colleague, ⟨1⟩ / a friend of ⟨0⟩'s, ⟨1⟩ (the speaker's, when no owner is said)
     re.compile(
-        rf"\b(?:an?|one\s+of\s+\x02(?P<own>0)\x03's)\s+(?P<mods>(?:[\w-]+\s+){{0,2}}?){_SOCIAL}s?"
+        rf"\b(?:an?|one\s+of\s+\x02(?P<own>0)\x03's)\s+(?P<mods>(?:(?:[\w-]+|\x02\d+\x03)\s+){{0,2}}?){_SOCIAL}s?"
         rf"(?:\s+of\s+\x02(?P<own2>0)\x03's)?\s*,\s*{_LIST}",
         re.I,
     ),
