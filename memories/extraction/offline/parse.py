@@ -197,6 +197,14 @@ def _parent(child) -> str:
     return "" if poss is None or poss.lower_ in _FIRST_PERSON_POSSESSIVE else poss.text
 
 
+def _bears_a_child(tok, lemma: str, kids) -> bool:
+    """"had a baby", "welcomed a son", "gave birth (to twins)"."""
+    if lemma == "give":
+        return any(c.dep_ == "dobj" and c.lower_ == "birth" for c in kids)
+    has_event = lemma in ("welcome", "deliver") or (lemma == "have" and tok.tag_ == "VBD")
+    return has_event and any(c.dep_ == "dobj" and _is_child(c) for c in kids)
+
+
 def births(text: str) -> list[str]:
     """The parents a sentence says had a baby (subject texts, "" for the writer): "Our daughter
     Ada arrived on Monday", "we had a baby boy", "Keisha gave birth to twins", "Tom and Ana
@@ -212,8 +220,7 @@ def births(text: str) -> list[str]:
                 continue  # "my son arrived late to dinner"
             for subj in (c for c in kids if c.dep_ in ("nsubj", "nsubjpass") and _is_child(c)):
                 out.append(_parent(subj))
-        elif (lemma in ("welcome", "deliver") or (lemma == "have" and tok.tag_ == "VBD")) and any(
-                c.dep_ == "dobj" and _is_child(c) for c in kids) or lemma == "give" and any(c.dep_ == "dobj" and c.lower_ == "birth" for c in kids):
+        elif _bears_a_child(tok, lemma, kids):
             out.append(_subject(tok))
     return list(dict.fromkeys(out))
 
