@@ -206,3 +206,12 @@ def test_a_name_given_to_a_thing_is_not_a_person():
     types = {e.name: e.type for e in ex.entities}
     assert types.get("Quellwork") != "person", types
     assert ("Wren Adler", "colleague_of", "Rui Matos") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+
+
+def test_what_someone_will_not_stop_is_no_cessation():
+    for sentence in ["I just can't stop painting these days.", "Ines won't quit on her dreams.",
+                     "I'm not gonna give up on the bakery.", "Ines has been using an app to practice scales.",
+                     "I'm used to early mornings."]:
+        assert cessations(sentence) == [], sentence
+    assert cessations("I used to paint every weekend.") == [("I", ["paint"])]
+    assert cessations("I stopped painting.") == [("I", ["paint"])]

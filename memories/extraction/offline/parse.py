@@ -143,6 +143,23 @@ def _not_since(verb, kids) -> bool:
     return verb.pos_ == "VERB" and negated and perfect and since
 
 
+def _negated(verb, kids) -> bool:
+    """A negation on the verb, or on the verb it completes ("not gonna give up")."""
+    if any(c.dep_ == "neg" for c in kids):
+        return True
+    return verb.dep_ == "xcomp" and any(c.dep_ == "neg" for c in verb.head.children)
+
+
+def _used_to(verb, kids) -> bool:
+    """"I used to eat meat" (a past habit), not "using an app to practice" nor "I'm used to it"."""
+    return (
+        verb.lower_ == "used"
+        and verb.tag_ == "VBD"
+        and not any(c.dep_ in ("aux", "auxpass") and c.lemma_ in ("be", "get") for c in kids)
+        and any(c.dep_ == "xcomp" for c in kids)
+    )
+
+
 def cessations(text: str) -> list[tuple[str, list[str]]]:
     """What a sentence says someone stopped doing or having, as (subject text, words): "I quit
     coffee" → ("I", ["coffee"]); "gave up on guitar" → ("", ["guitar"]); "Tom doesn't play tennis
@@ -159,6 +176,8 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
         terms: list[str] = []
         phrasal_up = any(c.dep_ == "prt" and c.lower_ == "up" for c in kids)
         if tok.lemma_ in _CESSATION_VERBS or (tok.lemma_ == "give" and phrasal_up):
+            if _negated(tok, kids):
+                continue  # "can't stop writing", "won't quit on my dreams", "not gonna give up"
             terms = _terms(objects)
         elif _no_longer(tok, kids):
             terms = [tok.lemma_.lower(), *_terms(objects)] if tok.pos_ == "VERB" else _terms(objects)
@@ -171,7 +190,7 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
             # "haven't been climbing since the surgery", "I haven't smoked since 2019"
             if tok.lemma_.lower() not in _EVENT_VERBS:
                 terms = _terms([tok, *objects])
-        elif tok.lemma_ == "use" and any(c.dep_ == "xcomp" for c in kids):
+        elif _used_to(tok, kids):
             inner = next(c for c in kids if c.dep_ == "xcomp")
             terms = _terms([c for c in inner.children if c.dep_ == "dobj"]) or _terms([inner])
         if terms:
