@@ -727,8 +727,10 @@ def _close_facts_naming(ctx: WriteContext, step: StepRecord | None, *, holder: E
                 .about(ended.id).exclude(source_event=ctx.event))
     ended_ids = set(facts_naming_ended(group, names, [(f.id, f.text) for f in rows]))
     for old in (f for f in rows if f.id in ended_ids):
+        # the ended slot's own edge is closed by the caller; what else the sentence evidences
+        # ("my girlfriend Sol just got a job at Kestrel": Sol works at Kestrel) stays
         fact_services.fact_close(fact=old, valid_to=_world_start(ctx, None), learned_at=ctx.occurred_at,
-                                 reason=f"slot value ended: {why}"[:500])
+                                 reason=f"slot value ended: {why}"[:500], with_relationships=False)
         ctx.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=holder.key,
                                                    reason=f"{group} {ended.display_name} ended",
                                                    previous_fact_id=old.id))

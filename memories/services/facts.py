@@ -30,15 +30,19 @@ def fact_add(
     )
 
 
-def fact_close(*, fact: Fact, valid_to: datetime, reason: str, learned_at: datetime | None = None) -> int:
+def fact_close(*, fact: Fact, valid_to: datetime, reason: str, learned_at: datetime | None = None,
+               with_relationships: bool = True) -> int:
     """The statement stopped being true at `valid_to`, as the agent learned at `learned_at`
-    (default now). Relationships it evidences end with it. Returns how many closed."""
+    (default now). Relationships it evidences end with it (unless `with_relationships` is off:
+    the caller ends the one it means). Returns how many closed."""
     now = timezone.now()
     fact.valid_to = max(valid_to, fact.valid_from)
     fact.valid_to_learned_at = learned_at or now
     fact.invalidated_at = max(now, fact.recorded_at)
     fact.invalidation_reason = reason[:500]
     fact.save(update_fields=["valid_to", "valid_to_learned_at", "invalidated_at", "invalidation_reason"])
+    if not with_relationships:
+        return 0
     return relationships_close_for_fact(fact=fact, valid_to=fact.valid_to, learned_at=fact.valid_to_learned_at)
 
 

@@ -160,6 +160,8 @@ def test_a_breakup_closes_the_partner_facts(agent):
                        "Sol Romero and I split up in the spring."])
     assert not [t for t in _current_texts(agent) if "girlfriend" in t]
     assert not any(rel == "partner_of" for _, rel, _ in _current_edges(agent))
+    # what else that sentence said is still true: Sol still works there
+    assert ("Sol Romero", "works_at", "Kestrel Robotics") in _current_edges(agent)
 
 
 def test_a_correction_replaces_the_name_just_said(agent):
