@@ -21,7 +21,7 @@ from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.lexicon import FIRST_NAMES
+from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP
 from memories.extraction.offline.parse import is_common_word
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
@@ -124,6 +124,7 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
         if entity is not None:
             _know(ctx, entity, surface)
+    _unnamed_relatives(ctx)
     if _lower_case_writing(ctx.message):  # "freya and i split up": first names without capitals
         words = {w for w in re.findall(r"[a-z]{3,}", ctx.message) if w not in matched and not is_common_word(w)}
         for word, entity in entity_services.people_by_first_name(agent=ctx.agent, words=words).items():
@@ -133,6 +134,26 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
     if ctx.known_aliases:
         step.data["aliases"] = dict(sorted(ctx.known_aliases.items()))
+
+
+_KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=True))
+# "my brother moved to Austin": a relative not named here (no name follows the kin word)
+_UNNAMED_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?!\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))(?!'s)", re.I)
+
+
+def _unnamed_relatives(ctx: WriteContext) -> None:
+    """"my brother" said without a name is the one brother the agent knows the writer has: it
+    stands for him in this message, so what it says attaches to him ("my brother moved to
+    Austin" → Daniel lives in Austin). With none or several, nothing is assumed."""
+    said = {m.group(0).lower(): m.group("kin").lower() for m in _UNNAMED_KIN.finditer(ctx.message)}
+    named = {m.group(1).lower() for m in re.finditer(rf"\b(?:my|our)\s+({_KIN_WORDS})\b\s*,?\s*\(?(?-i:[A-ZÀ-Þ])",
+                                                     ctx.message, re.I)}
+    for surface, kin in said.items():
+        if kin in named:  # "my brother Tom ... my brother": the message names him itself
+            continue
+        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
+        if relative is not None:
+            _know(ctx, relative, surface)
 
 
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
@@ -319,8 +340,10 @@ def resolve_entities(ctx: WriteContext, step: StepRecord) -> None:
     vectors = ctx.embedder.embed([e.name for e in todo]) if todo else []
     resolutions = []
     for entity, vector in zip(todo, vectors, strict=True):
+        # "my brother" stood for him in this message only: it is no name of his
+        aliases = [a for a in entity.aliases if not _UNNAMED_KIN.fullmatch(a.strip())]
         res = entity_services.entity_resolve(
-            agent=ctx.agent, name=entity.name, entity_type=entity.type, aliases=entity.aliases,
+            agent=ctx.agent, name=entity.name, entity_type=entity.type, aliases=aliases,
             speaker=ctx.speaker, message=ctx.message, embed=ctx.embedder.embed, llm=ctx.llm,
             config=ctx.config, usage_sink=ctx.usage_sink(step), vector=vector,
         )

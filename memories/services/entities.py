@@ -15,7 +15,7 @@ from pgvector.django import CosineDistance
 
 from memories import prompts
 from memories.extraction.offline.lexicon import STOP_CAPS
-from memories.models import Agent, Entity, EntityAlias
+from memories.models import Agent, Entity, EntityAlias, Fact
 from memories.naming import (
     RELATIONSHIP_TERMS,
     entity_key,
@@ -235,6 +235,21 @@ def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) ->
         if len(parts) > 1 and parts[0] in words:
             by_first.setdefault(parts[0], []).append(entity)
     return {word: people[0] for word, people in by_first.items() if len(people) == 1}
+
+
+def relative_of(*, agent: Agent, owner: str, term: str) -> Entity | None:
+    """The one person the agent knows as `owner`'s `term` ("Hannah Brooks", "brother" → the
+    subject of "Daniel Brooks is Hannah Brooks's (older) brother"), or None when there is none or
+    more than one."""
+    pattern = rf" is {re.escape(owner)}'s (?:[a-z-]+ )?{re.escape(term)}$"
+    ids = set(
+        Fact.objects.filter(agent=agent, text__iregex=pattern).current()
+        .exclude(entity__display_name__iexact=owner).values_list("entity_id", flat=True)[:3]
+    )
+    if len(ids) != 1:
+        return None
+    entity = Entity.objects.filter(agent=agent, pk=ids.pop(), type="person").defer("name_embedding").first()
+    return entity.survivor() if entity is not None else None
 
 
 def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]:

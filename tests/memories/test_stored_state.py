@@ -8,7 +8,7 @@ import numpy as np
 
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.parse import births, cessations
-from memories.models import Entity, Fact, Relationship
+from memories.models import Entity, EntityAlias, Fact, Relationship
 from memories.naming import first_names_compatible, person_names_compatible
 from memories.reconcile import (
     ADD,
@@ -215,3 +215,19 @@ def test_what_someone_will_not_stop_is_no_cessation():
         assert cessations(sentence) == [], sentence
     assert cessations("I used to paint every weekend.") == [("I", ["paint"])]
     assert cessations("I stopped painting.") == [("I", ["paint"])]
+
+
+def test_my_brother_unnamed_is_the_one_brother_the_writer_has(agent):
+    _write(agent, "My brother Tobias Lund lives in Malmö.", T0)
+    _write(agent, "My brother moved to Uppsala last month.", T1)
+    assert ("Tobias Lund", "lives_in", "Uppsala") in _current_links(agent, "Tobias Lund")
+    assert ("Tobias Lund", "lives_in", "Malmö") not in _current_links(agent, "Tobias Lund")
+    assert not EntityAlias.objects.filter(agent=agent, alias__startswith="my ").exists()  # no name of his
+    assert not any(link[0] == "Wren Adler" and link[1] == "lives_in" for link in _current_links(agent, "Wren Adler"))
+
+
+def test_my_sister_unnamed_is_nobody_in_particular_when_there_are_two(agent):
+    _write(agent, "My sister Alma Lund lives in Lund. My sister Greta Lund lives in Ystad.", T0)
+    _write(agent, "My sister moved to Visby.", T1)
+    assert not [link for link in _current_links(agent, "Alma Lund") | _current_links(agent, "Greta Lund")
+                if "Visby" in link]
