@@ -165,15 +165,6 @@ def _lower_case_writing(message: str) -> bool:
     return bool(openings) and not any(c.isupper() for c in openings)
 
 
-_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
-
-
-def _lower_case_writing(message: str) -> bool:
-    """The writer does not capitalize: no sentence opens with a capital letter."""
-    openings = _SENTENCE_OPENING.findall(message)
-    return bool(openings) and not any(c.isupper() for c in openings)
-
-
 # "Hi, Julia here — …", "Jonas again.", "Hey, it's Ana here": someone else writes on the account.
 _SELF_INTRODUCTION = re.compile(
     r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?:(?i:it's|it\s+is|this\s+is)\s+)?"
