@@ -26,7 +26,7 @@ from memories.extraction.offline.parse import is_common_word
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
-from memories.naming import is_speaker_reference, mentions, ngrams, normalize_alias
+from memories.naming import entity_key, is_speaker_reference, mentions, ngrams, normalize_alias
 from memories.pipeline.limits import extraction_within_limits
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
@@ -540,8 +540,11 @@ def _apply_corrections(ctx: WriteContext, step: StepRecord) -> None:
             continue
         if right.type != wrong.type and any(r["id"] == right.id and r["method"] == "created"
                                             for r in ctx.result.entities_resolved):
-            Entity.objects.filter(pk=right.id).update(type=wrong.type)  # it names the same kind of thing
-            right.type = wrong.type
+            # it names the same kind of thing; the key carries the type, unless that key is taken
+            key = entity_key(wrong.type, right.display_name)
+            if not Entity.objects.filter(agent=ctx.agent, key=key).exists():
+                Entity.objects.filter(pk=right.id).update(type=wrong.type, key=key)
+                right.type, right.key = wrong.type, key
         reason = f"corrected: {right.display_name}, not {wrong.display_name}"
         restated = _restate_facts(ctx, facts, plan, wrong, right, reason)
         relationships_close(agent=ctx.agent, ids=list(plan.edges), valid_to=ctx.occurred_at, learned_at=ctx.occurred_at)

@@ -173,7 +173,9 @@ def test_a_correction_replaces_the_name_just_said(agent):
     current = _current_texts(agent)
     assert any("Riverside" in t for t in current) and not any("Ridgeway" in t for t in current)
     riverside = Entity.objects.get(agent=agent, display_name="Riverside")
-    assert riverside.type == "place"
+    assert riverside.type == "place" and riverside.key == "place:riverside"  # the key says the same type
+    _write_all(agent, ["Riverside has a great farmers market."])  # found again, not a second Riverside
+    assert Entity.objects.filter(agent=agent, display_name__iexact="Riverside").count() == 1
 
 
 def test_a_correction_leaves_older_messages_alone(agent):
