@@ -273,12 +273,10 @@ def facts_naming_ended(group: str, names: list[str], existing: list[tuple[int, s
     `names`, as whole words) and say the slot (a word of the group, as a word start: "manager"
     finds managers). "Linda is Marcus's manager" ends with Linda's manager role; "Linda got
     promoted" does not."""
-
     words = group_words(group)
-    names = [n for n in names if n and len(n.strip()) >= 2]
-    if not words or not names:
+    name_re = _name_pattern(names)
+    if not words or name_re is None:
         return []
-    name_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n.strip()) for n in names) + r")(?!\w)", re.I)
     word_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")", re.I)
     return [fact_id for fact_id, text in existing if name_re.search(text) and word_re.search(text)]
 
@@ -324,8 +322,8 @@ class CorrectionPlan:
     edges: dict[int, tuple[int, int]]
 
 
-def _name_pattern(names: list[str]):
-
+def _name_pattern(names: list[str]) -> re.Pattern | None:
+    """Any of the names as whole words (longest first), or None when none is usable."""
     usable = sorted({n.strip() for n in names if n and len(n.strip()) >= 2}, key=len, reverse=True)
     if not usable:
         return None

@@ -137,17 +137,23 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
 
 
 _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=True))
-# "my brother moved to Austin": a relative not named here (no name follows the kin word)
-_UNNAMED_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?!\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))(?!'s)", re.I)
+# "my brother" — followed by his name ("my brother Tom") or not ("my brother moved to Austin")
+_MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))?(?!'s)", re.I)
+
+
+def _unnamed(alias: str) -> bool:
+    """"my brother" as a whole: the words a message used for a relative it did not name."""
+    match = _MY_KIN.fullmatch(alias.strip())
+    return match is not None and not match.group("named")
 
 
 def _unnamed_relatives(ctx: WriteContext) -> None:
     """"my brother" said without a name is the one brother the agent knows the writer has: it
     stands for him in this message, so what it says attaches to him ("my brother moved to
     Austin" → Daniel lives in Austin). With none or several, nothing is assumed."""
-    said = {m.group(0).lower(): m.group("kin").lower() for m in _UNNAMED_KIN.finditer(ctx.message)}
-    named = {m.group(1).lower() for m in re.finditer(rf"\b(?:my|our)\s+({_KIN_WORDS})\b\s*,?\s*\(?(?-i:[A-ZÀ-Þ])",
-                                                     ctx.message, re.I)}
+    phrases = list(_MY_KIN.finditer(ctx.message))
+    named = {m.group("kin").lower() for m in phrases if m.group("named")}
+    said = {m.group(0).lower(): m.group("kin").lower() for m in phrases if not m.group("named")}
     for surface, kin in said.items():
         if kin in named:  # "my brother Tom ... my brother": the message names him itself
             continue
@@ -332,7 +338,7 @@ def resolve_entities(ctx: WriteContext, step: StepRecord) -> None:
     resolutions = []
     for entity, vector in zip(todo, vectors, strict=True):
         # "my brother" stood for him in this message only: it is no name of his
-        aliases = [a for a in entity.aliases if not _UNNAMED_KIN.fullmatch(a.strip())]
+        aliases = [a for a in entity.aliases if not _unnamed(a)]
         res = entity_services.entity_resolve(
             agent=ctx.agent, name=entity.name, entity_type=entity.type, aliases=aliases,
             speaker=ctx.speaker, message=ctx.message, embed=ctx.embedder.embed, llm=ctx.llm,

@@ -14,8 +14,8 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories import prompts
-from memories.extraction.offline.lexicon import STOP_CAPS
-from memories.models import Agent, Entity, EntityAlias, Fact
+from memories.extraction.offline.lexicon import KINSHIP, STOP_CAPS
+from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
     RELATIONSHIP_TERMS,
     entity_key,
@@ -238,14 +238,18 @@ def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) ->
 
 
 def relative_of(*, agent: Agent, owner: str, term: str) -> Entity | None:
-    """The one person the agent knows as `owner`'s `term` ("Hannah Brooks", "brother" → the
-    subject of "Daniel Brooks is Hannah Brooks's (older) brother"), or None when there is none or
-    more than one."""
-    pattern = rf" is {re.escape(owner)}'s (?:[a-z-]+ )?{re.escape(term)}$"
-    ids = set(
-        Fact.objects.filter(agent=agent, text__iregex=pattern).current()
-        .exclude(entity__display_name__iexact=owner).values_list("entity_id", flat=True)[:3]
-    )
+    """The one person the agent knows as `owner`'s `term` ("Hannah Brooks", "brother" → Daniel,
+    through their current kinship edge whose evidence says "brother"), or None when there is none
+    or more than one. Reads the owner's few kinship edges, not the agent's facts."""
+    rel_type = KINSHIP.get(term.lower(), ("",))[0]
+    owner_entity = Entity.objects.filter(agent=agent, key=entity_key("person", owner)).only("id").first()
+    if not rel_type or owner_entity is None:
+        return None
+    says_term = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.I)
+    edges = (Relationship.objects.current().filter(agent=agent, rel_type=rel_type)
+             .filter(Q(source=owner_entity) | Q(target=owner_entity)).select_related("evidence_fact"))
+    ids = {e.target_id if e.source_id == owner_entity.id else e.source_id for e in edges
+           if e.evidence_fact is not None and says_term.search(e.evidence_fact.text)}
     if len(ids) != 1:
         return None
     entity = Entity.objects.filter(agent=agent, pk=ids.pop(), type="person").defer("name_embedding").first()
