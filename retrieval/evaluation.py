@@ -85,9 +85,11 @@ def percentile(values: Sequence[float], pct: float) -> float:
 
 
 def evaluate(conversations: Sequence[Conversation], *, agent_for: Callable, retrieve: Callable, ks: Sequence[int],
-             progress: Callable[[str], None] = lambda s: None) -> dict:
+             progress: Callable[[str], None] = lambda s: None, details: list | None = None) -> dict:
     """`agent_for(conv)` returns the agent holding that conversation (already imported);
-    `retrieve(agent, question, now, preset, limit)` returns a RetrieveResult."""
+    `retrieve(agent, question, now, preset, limit)` returns a RetrieveResult. With `details`, one
+    row per question (the pipeline's recall@10 and the ids it cited) is appended to that list, to
+    compare two versions question by question."""
     ks = tuple(sorted(set(ks)))
     depth = max(max(ks), 10)
     scores = {mode: ModeScores(ks) for mode in MODES}
@@ -108,9 +110,14 @@ def evaluate(conversations: Sequence[Conversation], *, agent_for: Callable, retr
             for mode, preset in MODES.items():
                 started = time.perf_counter()
                 result = retrieve(agent, str(qa["question"]), now, preset, depth)
+                cited = result.cited_external_ids(depth)
                 if mode == "pipeline":
                     latencies.append((time.perf_counter() - started) * 1000)
-                scores[mode].add(category, evidence, result.cited_external_ids(depth), result.context_tokens)
+                    if details is not None:
+                        details.append({"conversation": conv.sample_id, "category": category,
+                                        "question": str(qa["question"]), "evidence": list(evidence),
+                                        "recall@10": recall_at(evidence, cited, 10), "cited": cited})
+                scores[mode].add(category, evidence, cited, result.context_tokens)
         progress(f"{conv.sample_id}: {questions} questions so far")
     report = {mode: s.summary() for mode, s in scores.items()}
     report["latency_ms"] = {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)}

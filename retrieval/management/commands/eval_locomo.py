@@ -20,6 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("--k", default="5,10,25", help="comma-separated cut-offs (default 5,10,25)")
         parser.add_argument("--agent-prefix", default="locomo")
         parser.add_argument("--json", action="store_true")
+        parser.add_argument("--per-question", metavar="FILE",
+                            help="also write one JSON line per question (pipeline recall@10, cited ids)")
 
     def handle(self, *args, path, k, agent_prefix, **opts):
         if not Path(path).exists():
@@ -44,8 +46,11 @@ class Command(BaseCommand):
             return memory_retrieve(agent=agent, query=question, as_of=now, now=now, preset=preset, limit=limit,
                                    record=False)
 
+        details = [] if opts.get("per_question") else None
         report = evaluate(conversations, agent_for=lambda c: agents[c.sample_id], retrieve=retrieve, ks=ks,
-                          progress=(lambda s: None) if quiet else (lambda s: self.stderr.write(s)))
+                          progress=(lambda s: None) if quiet else (lambda s: self.stderr.write(s)), details=details)
+        if details is not None:
+            Path(opts["per_question"]).write_text("".join(json.dumps(row) + "\n" for row in details))
         if opts["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
