@@ -7,6 +7,7 @@ candidate, `weighted`."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
@@ -93,6 +94,23 @@ def rerank_blend(formula: float, reranker: float, *, weight: float = 0.70, veto:
     if reranker < veto:
         return 0.0
     return formula * ((1 - weight) + weight * reranker)
+
+
+def speaker_focus(speakers: Mapping[str, str | None], query: str, *, factor: float) -> dict[str, float]:
+    """Per item key (→ the speaker of the message it cites), its score's multiplier: when the
+    query names exactly one of the speakers ("What are Ana's hobbies?"), what the others said
+    is scored × `factor` — what a person does, likes or plans is mostly told by that person —
+    and everything else × 1. A speaker is named by their name or its first word, in any case."""
+    names = {s for s in speakers.values() if s}
+
+    def named(speaker: str) -> bool:
+        forms = {speaker, *speaker.split()[:1]}
+        return any(re.search(rf"(?<!\w){re.escape(f)}(?!\w)", query, re.IGNORECASE) for f in forms if len(f) > 1)
+
+    focus = [s for s in names if named(s)]
+    if len(focus) != 1 or factor >= 1:
+        return {key: 1.0 for key in speakers}
+    return {key: (factor if s and s != focus[0] else 1.0) for key, s in speakers.items()}
 
 
 def fold_by_source(items: Sequence[tuple[str, object, float]], *, support: float, penalty: float

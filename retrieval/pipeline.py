@@ -39,6 +39,7 @@ from retrieval.fusion import (
     recency,
     rerank_blend,
     rrf,
+    speaker_focus,
     weighted,
 )
 from retrieval.planner import RetrievalPlan, plan_query
@@ -117,6 +118,12 @@ class Rows:
     def source_event_id(self, cand: Candidate) -> int | None:
         return self.facts[cand.id].source_event_id if cand.kind == "fact" else cand.id
 
+    def speaker(self, cand: Candidate) -> str | None:
+        """Who said the message the candidate is or was drawn from."""
+        row = self.of(cand)
+        event = row.source_event if cand.kind == "fact" else row
+        return event.speaker if event else None
+
     def text(self, cand: Candidate) -> str:
         row = self.of(cand)
         return row.text if cand.kind == "fact" else f"{row.speaker}: {row.text}"
@@ -189,6 +196,7 @@ def plan(request: Request, step: StepRecord) -> RetrievalPlan:
     result = plan_query(request.query, now=request.now, entity_ids=seeds,
                         known_types=selectors.known_types(agent=agent),
                         trivial_max_chars=request.config.trivial_max_chars)
+    result.entity_names = sorted(set(found.values()))
     expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.when) if seeds else []
     step.data.update(result.as_dict())
     step.data["entities_sources"] = {"deterministic": found, "hints": hinted, "expansion": expansion}
@@ -218,9 +226,12 @@ def _keyword_tasks(request: Request, plan: RetrievalPlan) -> dict:
     c, aid = request.config, request.agent.id
     pool, weights = c.candidate_pool, c.weights_for(plan.intent)
     tasks = {}
+    # a fact names its subject wherever the message said "I" or "she": the names count once in facts
+    names = " ".join(plan.entity_names)
     if weights.get("keyword", 0) > 0:
         tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=request.query, limit=pool,
-                                                   config=c, as_of=request.when)
+                                                   config=c, as_of=request.when, names=names,
+                                                   name_tf_cap=c.fact_name_tf_cap)
     if c.include_events and weights.get("event_keyword", 0) > 0:
         tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=request.query,
                                                          limit=pool, config=c, as_of=request.when)
@@ -439,10 +450,17 @@ def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: S
 
 
 def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepRecord) -> list[Candidate]:
-    """Items grouped by the message they cite (support and diversity), min_score, then the
-    limit; an event already cited by a higher-ranked fact is folded into it."""
+    """What other speakers said weighed down when the query names one speaker; items grouped
+    by the message they cite (support and diversity), min_score, then the limit; an event
+    already cited by a higher-ranked fact is folded into it."""
     step.candidates_in = len(ranked)
     c = request.config
+    focus = speaker_focus({x.key: rows.speaker(x) for x in ranked}, request.query, factor=c.other_speaker_factor)
+    for cand in ranked:
+        if focus[cand.key] < 1:
+            cand.final *= focus[cand.key]
+            cand.scores["speaker"] = focus[cand.key]
+    ranked = sorted(ranked, key=lambda x: (-x.final, x.key))
     # an item with no source message (an operator's correction) is its own group
     folded = fold_by_source([(x.key, rows.source_event_id(x) or x.key, x.final) for x in ranked],
                             support=c.source_support, penalty=c.diversity_penalty)

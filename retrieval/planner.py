@@ -47,13 +47,14 @@ class RetrievalPlan:
     broad_query: bool = False
     window: TimeWindow | None = None
     intent: str = "lookup"  # lookup | enumeration
+    entity_names: list[str] = field(default_factory=list)  # how the query names its entities (matched aliases)
 
     def as_dict(self) -> dict:
         return {
             "strategy": self.strategy, "reason": self.reason, "entity_ids": self.entity_ids,
             "pattern_types": self.pattern_types, "pattern_rel_types": self.pattern_rel_types,
             "broad_query": self.broad_query, "window": self.window.as_dict() if self.window else None,
-            "intent": self.intent,
+            "intent": self.intent, "entity_names": self.entity_names,
         }
 
 

@@ -126,6 +126,13 @@ def _array(packed: bytes | None, wire: str, dtype) -> np.ndarray:
     return out
 
 
+def tf_capped(plist: PostingList, cap: int) -> PostingList:
+    """The list with each term frequency at most `cap` (0: unchanged)."""
+    if cap <= 0:
+        return plist
+    return PostingList(plist.version, plist.doc_ids, np.minimum(plist.tf, cap), plist.doc_length)
+
+
 def bm25_scores(lists: list[tuple[float, PostingList]], *, avgdl: float, k1: float, b: float
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Okapi BM25 of every document in the lists ((idf, list) per query term): the document

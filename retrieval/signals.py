@@ -178,23 +178,26 @@ def query_terms(query: str) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _term_stats(agent_id: int, kind: str, query: str) -> tuple[dict[str, tuple[int, int]], int, int]:
-    """The query's lexemes with their document frequency and version (those the agent's
-    documents contain), and the corpus size and total length, in one round trip."""
+def _term_stats(agent_id: int, kind: str, query: str, names: str = ""
+                ) -> tuple[dict[str, tuple[int, int, bool]], int, int]:
+    """The query's lexemes with their document frequency, version and whether they are among
+    the lexemes of `names` (those the agent's documents contain), and the corpus size and
+    total length, in one round trip."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             WITH q AS (SELECT lexeme FROM unnest(to_tsvector('english', %s)))
-            SELECT q.lexeme, coalesce(t.df, 0), coalesce(t.version, 0), c.doc_count, c.total_length
+            SELECT q.lexeme, coalesce(t.df, 0), coalesce(t.version, 0), c.doc_count, c.total_length,
+                   q.lexeme IN (SELECT lexeme FROM unnest(to_tsvector('english', %s)))
             FROM q
             LEFT JOIN {KeywordTerm._meta.db_table} t ON t.agent_id = %s AND t.kind = %s AND t.term = q.lexeme
             LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = %s
             ORDER BY q.lexeme
             """,
-            [query, agent_id, kind, agent_id, kind],
+            [query, names, agent_id, kind, agent_id, kind],
         )
         rows = cursor.fetchall()
-    terms = {r[0]: (int(r[1]), int(r[2])) for r in rows if r[1] > 0}
+    terms = {r[0]: (int(r[1]), int(r[2]), bool(r[5])) for r in rows if r[1] > 0}
     doc_count = int(rows[0][3] or 0) if rows else 0
     total_length = int(rows[0][4] or 0) if rows else 0
     return terms, doc_count, total_length
@@ -206,19 +209,27 @@ def bm25_idf(doc_count: int, df: int) -> float:
 
 
 def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: RetrievalConfig,
-            as_of: Moment | datetime | None = None, window=None) -> tuple[list[Hit], dict]:
+            as_of: Moment | datetime | None = None, window=None, names: str = "", name_tf_cap: int = 0
+            ) -> tuple[list[Hit], dict]:
     """Okapi BM25 over the agent's documents, from per-agent statistics (N, average length, df)
     and the postings kept by the write path: the query's terms' posting lists (cached in
     memory while their terms are unchanged, see `retrieval.postings`) are scored with numpy,
     then the documents are walked best first (equal scores to 1e-9 by id) and the first
-    `limit` visible ones kept."""
-    stats, n, total_length = _term_stats(agent_id, kind, query)
+    `limit` visible ones kept.
+
+    With `name_tf_cap`, the query's words that are also words of `names` (the entities it
+    names) count at most that many times per document: a fact repeats its subject's name
+    wherever the message said "I", "my" or "she", so how often it does says nothing about
+    its relevance."""
+    stats, n, total_length = _term_stats(agent_id, kind, query, names)
     terms = sorted(stats)
     if not terms or n == 0:
         return [], {"terms": terms}
     lists = postings.posting_lists(agent_id=agent_id, kind=kind, versions={t: stats[t][1] for t in terms})
-    doc_ids, scores = postings.bm25_scores([(bm25_idf(n, stats[t][0]), lists[t]) for t in terms if t in lists],
-                                           avgdl=total_length / n, k1=config.bm25_k1, b=config.bm25_b)
+    doc_ids, scores = postings.bm25_scores(
+        [(bm25_idf(n, stats[t][0]), postings.tf_capped(lists[t], name_tf_cap) if stats[t][2] else lists[t])
+         for t in terms if t in lists],
+        avgdl=total_length / n, k1=config.bm25_k1, b=config.bm25_b)
     keys = np.round(scores * 1e9)
     hits: list[Hit] = []
     # The best 3 × limit are checked for visibility first; only when too few of them are

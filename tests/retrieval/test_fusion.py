@@ -12,6 +12,7 @@ from retrieval.fusion import (
     recency,
     rerank_blend,
     rrf,
+    speaker_focus,
     weighted,
 )
 
@@ -149,3 +150,13 @@ def test_rrf_merging_kinds_is_computed_only_when_configured(monkeypatch):
         config = retrieval_config({"fusion": "rrf", "rrf_merge_kinds": merge})
         assert pipeline._fused(config, config.signal_weights, rankings, {}) == {"f:1": 1.0}
     assert len(calls) == 1
+
+
+def test_a_query_naming_one_speaker_weighs_down_what_the_others_said():
+    speakers = {"e:1": "Ana Lima", "f:2": "Bruno", "e:3": None}
+    assert speaker_focus(speakers, "What are Ana's hobbies?", factor=0.8) == {"e:1": 1.0, "f:2": 0.8, "e:3": 1.0}
+    assert speaker_focus(speakers, "what does bruno cook?", factor=0.8) == {"e:1": 0.8, "f:2": 1.0, "e:3": 1.0}
+    # both speakers, neither, or a name inside a longer word: no focus
+    for query in ("What do Ana and Bruno both like?", "Who likes jazz?", "What did Anastasia say?"):
+        assert set(speaker_focus(speakers, query, factor=0.8).values()) == {1.0}
+    assert set(speaker_focus(speakers, "Ana's hobbies?", factor=1.0).values()) == {1.0}

@@ -273,3 +273,48 @@ def test_forgetting_an_entity_leaves_nothing_for_keyword_search(agent):
     assert KeywordPosting.objects.filter(agent=agent, kind="event").values("doc_id").distinct().count() == live_events
     bread, _ = signals.keyword(agent_id=agent.id, kind="fact", query="sourdough", limit=10, config=config)
     assert bread
+
+
+@pytest.fixture
+def ana_and_bruno(agent):
+    """Two friends chatting: Ana tells of her pastimes, Bruno answers — often calling her by name."""
+    lines = [("Ana", "I just got back from a long hike in the mountains, it was amazing."),
+             ("Bruno", "Ana, that sounds great! Ana, you always find the best trails."),
+             ("Ana", "Thanks! Hiking keeps me sane. I also started pottery classes."),
+             ("Bruno", "I mostly play chess these days. Ana, have you tried chess?"),
+             ("Ana", "I think my sister told me I should rest, but I love being outdoors."),
+             ("Bruno", "Ana, you should rest! Ana needs a break, Ana works too hard.")]
+    for i, (speaker, text) in enumerate(lines):
+        say(agent, text, MOVE + timedelta(minutes=i), speaker=speaker, external_id=f"m{i}")
+    return agent
+
+
+def cited(result):
+    facts, events = {f"f:{f.id}": f for f in result.facts}, {f"e:{e.id}": e for e in result.events}
+    return [facts[k].citations[0].external_id if k in facts else events[k].external_id for k in result.ranking]
+
+
+def test_a_question_about_one_speaker_finds_what_that_speaker_said_first(ana_and_bruno):
+    """Bruno's message says "Ana" three times, but what Ana does for fun is what Ana said."""
+    query = "What are Ana's hobbies?"
+    result = memory_retrieve(agent=ana_and_bruno, query=query, limit=6)
+    assert cited(result)[0] == "m2" and result.events[0].speaker == "Ana"
+    assert result.events[0].scores.get("speaker") is None
+    assert [e.scores.get("speaker") for e in result.events if e.speaker == "Bruno"] == [0.8] * 3
+    # without the focus on the named speaker, Bruno's "Ana, you should rest! Ana needs …" came first
+    unfocused = memory_retrieve(agent=ana_and_bruno, query=query, limit=6,
+                                config_overrides={"other_speaker_factor": 1.0})
+    assert cited(unfocused)[0] == "m5"
+
+
+def test_a_fact_repeating_its_subjects_name_gains_nothing_from_it(ana_and_bruno):
+    """The fact drawn from "I think my sister told me I should rest" names Ana four times; the
+    question names her once: in BM25 over facts her name counts once per fact."""
+    query = "What are Ana's hobbies?"
+    config = retrieval_config({"min_confidence": 0.0})
+    wordy = Fact.objects.get(agent=ana_and_bruno, text__startswith="Ana thinks Ana's sister")
+    capped, _ = signals.keyword(agent_id=ana_and_bruno.id, kind="fact", query=query, limit=10, config=config,
+                                names="ana", name_tf_cap=1)
+    raw, _ = signals.keyword(agent_id=ana_and_bruno.id, kind="fact", query=query, limit=10, config=config)
+    assert raw[0].id == wordy.id and capped[-1].id == wordy.id  # now the longest of equal matches
+    assert f"f:{wordy.id}" not in memory_retrieve(agent=ana_and_bruno, query=query, limit=6).ranking[:3]
