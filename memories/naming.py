@@ -165,8 +165,10 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     return len(a) >= 4 and b.endswith(a) and len(b) - len(a) <= 2
 
 
-def _person_words(name: str) -> list[str]:
+def person_words(name: str) -> list[str]:
+    """The normalized words of a person name without its title ("Dr. Kate O'Brien" → kate, obrien)."""
     return normalize_alias(_HONORIFICS.sub("", name.strip()).replace("'", "").replace("’", "")).split()
+
 
 
 def person_names_compatible(a: str, b: str, either_way: bool = True) -> bool:
@@ -174,7 +176,7 @@ def person_names_compatible(a: str, b: str, either_way: bool = True) -> bool:
     surname when both carry one ("Sam Patel" is never "Sam Whitfield"). Not `either_way`: `a`
     is the name heard now, so its first name may be a short form of `b`'s but not the reverse
     (unless both carry the same surname)."""
-    ta, tb = _person_words(a), _person_words(b)
+    ta, tb = person_words(a), person_words(b)
     if not ta or not tb:
         return False
     if len(ta) > 1 and len(tb) > 1:
@@ -186,8 +188,17 @@ def person_names_compatible(a: str, b: str, either_way: bool = True) -> bool:
 
 def surname_of(name: str) -> str:
     """The normalized surname of a full person name ("Katherine O'Brien" → "obrien"), else ""."""
-    words = _person_words(name)
+    words = person_words(name)
     return words[-1] if len(words) > 1 else ""
+
+
+def titled_form(name: str) -> str:
+    """"Mrs. Lim" → "mrs. lim": a title with its period as written, which the normalized alias
+    ("mrs lim") loses; "" for a name without one."""
+    match = _HONORIFICS.match(name.strip())
+    if match is None or not match.group().rstrip().endswith("."):
+        return ""
+    return _SPACES.sub(" ", strip_accents(name.strip()).casefold())
 
 
 def titled_surname(name: str) -> str:
@@ -195,7 +206,7 @@ def titled_surname(name: str) -> str:
     stripped = _HONORIFICS.sub("", name.strip())
     if stripped == name.strip():
         return ""
-    words = _person_words(stripped)
+    words = person_words(stripped)
     return words[0] if len(words) == 1 else ""
 
 

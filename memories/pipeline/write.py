@@ -129,11 +129,23 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         words = {w for w in re.findall(r"[a-z]{3,}", ctx.message) if w not in matched and not is_common_word(w)}
         for word, entity in entity_services.people_by_first_name(agent=ctx.agent, words=words).items():
             _know(ctx, entity, word)
+    _spelling_variants(ctx, grams)
     _speaker_introduced(ctx, step)
     step.candidates_in, step.candidates_out = len(grams), len(ctx.known)
     step.data["entities"] = sorted(e.key for e in ctx.known.values())
     if ctx.known_aliases:
         step.data["aliases"] = dict(sorted(ctx.known_aliases.items()))
+
+
+def _spelling_variants(ctx: WriteContext, grams: set[str]) -> None:
+    """"bridget oneill" for Bridget O'Neill: a known person's full name written without its
+    capitals, apostrophe or hyphen is that person, and the variant one more of their names."""
+    folded = {normalize_alias(e.display_name).replace(" ", ""): e for e in ctx.known.values()
+              if e.type == "person" and " " in e.display_name.strip()}
+    for gram in grams:
+        entity = folded.get(gram.replace(" ", "")) if " " in gram else None
+        if entity is not None and gram != normalize_alias(entity.display_name):
+            _know(ctx, entity, gram)
 
 
 _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=True))

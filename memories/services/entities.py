@@ -25,8 +25,10 @@ from memories.naming import (
     normalize_alias,
     normalize_type,
     person_names_compatible,
+    person_words,
     strip_accents,
     surname_of,
+    titled_form,
     titled_surname,
 )
 from memories.providers.llm import LLMClient, LLMError
@@ -36,8 +38,9 @@ logger = logging.getLogger(__name__)
 
 def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
     """Register normalized aliases for an entity; an alias already taken (by anyone, even
-    concurrently) keeps its first owner. Returns how many were new."""
-    rows = sorted({normalize_alias(n) for n in names if normalize_alias(n)})
+    concurrently) keeps its first owner. A titled name is also kept as written ("mrs. lim"), the
+    form a client that matches names as written looks for. Returns how many were new."""
+    rows = sorted({normalize_alias(n) for n in names if normalize_alias(n)} | {titled_form(n) for n in names} - {""})
     if not rows:
         return 0
     table = EntityAlias._meta.db_table
@@ -262,8 +265,10 @@ def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]
         .filter(Q(display_name__icontains=surname) | Q(aliases__alias__contains=surname))
         .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
     )
-    return [e for e in rows
-            if surname in {surname_of(n) for n in [e.display_name, *(a.alias for a in e.aliases.all())]}]
+    names = {e.id: [e.display_name, *(a.alias for a in e.aliases.all())] for e in rows}
+    by_surname = [e for e in rows if surname in {surname_of(n) for n in names[e.id]}]
+    # "Mrs. Lim" for Lim Bee Hoon: a family name said first, when no one carries it last
+    return by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]
 
 
 def resolve_fuzzy(*, agent: Agent, vector: np.ndarray, entity_type: str, limit: int = 3) -> list[tuple[Entity, float]]:
@@ -318,7 +323,10 @@ def entity_resolve(
         known = (EntityAlias.objects.filter(agent=agent, alias=normalize_alias(name), entity__type="person")
                  .select_related("entity").first() if normalize_alias(name) in RELATIONSHIP_TERMS else None)
         if known is None:
-            return Resolution(name, _speaker_entity(agent, speaker, embed), "speaker")
+            entity = _speaker_entity(agent, speaker, embed)
+            # "my name's Agnieszka Nowak, but call me Aga": the writer's other names
+            alias_register(agent=agent, entity=entity, names=[a for a in aliases if not is_speaker_reference(a)])
+            return Resolution(name, entity, "speaker")
         return Resolution(name, known.entity.survivor(), "alias")
     for candidate_name in [name, *aliases]:
         entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type)

@@ -82,6 +82,53 @@ def test_a_nickname_stated_outright_becomes_an_alias(agent):
     assert "tolly" in _aliases(agent, "Bartholomew Quinn")
 
 
+def test_a_name_the_writer_asks_to_be_called_is_the_writers(agent):
+    _write(agent, "Hello, my name's Bronwyn Achterberg, but please call me Wyn; my full name is a mouthful.",
+           speaker="Bronwyn Achterberg")
+    _write(agent, "Wyn again: I'm signing up for a pottery class.", speaker="Bronwyn Achterberg")
+    assert "wyn" in _aliases(agent, "Bronwyn Achterberg")
+    assert not Entity.objects.filter(agent=agent, display_name="Wyn").exists()
+
+
+def test_a_nickname_declared_with_a_pronoun_is_that_persons(agent):
+    _write(agent, "I've been married to Desmond Ferreira for ten years. He goes by Dez and hates his full name.",
+           "Dez and I went hiking in the Peak District.")
+    assert _people(agent, "De") == ["Desmond Ferreira"]
+    assert "dez" in _aliases(agent, "Desmond Ferreira")
+    _write(agent, "My new manager is Augustin Varga, who came over from Lisbon. Everyone calls him Gus.",
+           "My cousin is Philippa Oduya, though nobody has called her anything but Pippa since school.")
+    assert "gus" in _aliases(agent, "Augustin Varga") and "pippa" in _aliases(agent, "Philippa Oduya")
+    assert not Entity.objects.filter(agent=agent, display_name__in=["Gus", "Pippa", "Dez"]).exists()
+
+
+def test_a_short_name_said_with_who_uses_it_is_an_alias(agent):
+    _write(agent, "My niece Rosalind Achebe (Roz to everyone but her grandmother) starts university in York.",
+           "Roz loves her new flatmates.")
+    assert _people(agent, "Ro") == ["Rosalind Achebe"]
+    assert "roz" in _aliases(agent, "Rosalind Achebe")
+
+
+def test_a_name_written_later_without_capitals_or_apostrophe_is_the_known_person(agent):
+    _write(agent, "My landlord is Declan O'Shea and he lives downstairs.",
+           "declan oshea just raised the rent again. not impressed")
+    assert _people(agent, "Declan") == ["Declan O'Shea"]
+    assert "declan oshea" in _aliases(agent, "Declan O'Shea")
+
+
+def test_a_family_name_alone_is_no_new_person(agent):
+    _write(agent, "My brother Tomas Santamaria and my sister Lucia Santamaria both live in Bilbao.",
+           "Now that they've gone north, I'm the only Santamaria left in Madrid.", speaker="Pilar Santamaria")
+    assert _people(agent, "Santamaria") == ["Lucia Santamaria", "Pilar Santamaria", "Tomas Santamaria"]
+
+
+def test_holidays_and_an_opening_adjective_are_no_entities(agent):
+    _write(agent, "We spent New Year's Eve at my aunt's place and Christmas Eve at home.",
+           "New job alert, as my nephew would say: data analyst at a logistics firm!")
+    names = set(Entity.objects.filter(agent=agent).values_list("display_name", flat=True))
+    assert not names & {"New", "Eve", "New Year"}
+    assert any("data analyst" in f for f in _entity(agent, SPEAKER).facts.values_list("text", flat=True))
+
+
 def test_a_married_name_is_the_same_person_and_the_couple_is_linked(agent):
     _write(agent, "My cousin Imogen Hale lives in Bath.",
            "Imogen married Rafael Duarte on Saturday. She's taking his name, so she's Imogen Duarte now.")
@@ -109,6 +156,13 @@ def test_a_title_and_surname_is_the_one_known_person(agent):
     _write(agent, "My dentist is Dr. Helena Vasquez at the clinic on Mill Road.",
            "Dr. Vasquez says I need a crown.")
     assert _people(agent, "Vasquez") == ["Helena Vasquez"]
+
+
+def test_a_title_with_a_family_name_said_first_is_the_known_person(agent):
+    _write(agent, "My daughter's piano teacher is Tan Mei Ling, who taught at the conservatory for years.",
+           "Mrs. Tan moved the lesson to Thursday.")
+    assert _people(agent, "Tan") == ["Tan Mei Ling"]
+    assert {"mrs tan", "mrs. tan"} <= _aliases(agent, "Tan Mei Ling")
 
 
 def test_a_title_and_a_family_surname_adds_no_person(agent):

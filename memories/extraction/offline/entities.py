@@ -25,7 +25,14 @@ from memories.extraction.offline.lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline.names import Mention, NameContext, alias_pairs, find_mentions, stated_aliases
+from memories.extraction.offline.names import (
+    Mention,
+    NameContext,
+    alias_pairs,
+    declared_nicknames,
+    find_mentions,
+    stated_aliases,
+)
 from memories.extraction.offline.parse import entity_labels
 from memories.extraction.offline.text import SPEAKER, split_sentences
 from memories.naming import first_names_compatible
@@ -165,6 +172,15 @@ class Registry:
             entity.aliases.append(alias)
         self._index.setdefault(alias.lower(), idx)
 
+    def merge(self, idx: int, into: int) -> None:
+        """`idx` was another name of `into`: its names become aliases of `into`."""
+        gone = self.entities[idx]
+        for alias in [gone.name, *gone.aliases]:
+            self.add_alias(into, alias)
+        for key, value in list(self._index.items()):
+            if value == idx:
+                self._index[key] = into
+
     def is_person(self, idx: int) -> bool:
         return self.entities[idx].type == "person"
 
@@ -219,7 +235,8 @@ def _surname(name: str) -> str:
 
 
 def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: set[str]) -> None:
-    """"Doctor Okafor" is the one Okafor the message names, else the one Okafor it knows of."""
+    """"Doctor Okafor" is the one Okafor the message names, else the one Okafor it knows of; a
+    name whose family name comes first ("Mrs. Lim" for Lim Bee Hoon) when no one has it last."""
     named = {canon.get(m.text.lower(), m.known or m.text) for s in sentences for m in s.mentions}
     for sentence in sentences:
         for mention in sentence.mentions:
@@ -228,7 +245,8 @@ def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: s
             if key in canon or len(words) != 2 or words[0].lower() not in HONORIFICS:
                 continue
             for pool in (people & named, people):
-                same = {p for p in pool if _surname(p) == words[1].lower()}
+                same = {p for p in pool if _surname(p) == words[1].lower()} or {
+                    p for p in pool if words[1].lower() in p.lower().split()[:-1]}
                 if same:
                     if len(same) == 1:
                         canon[key] = next(iter(same))
@@ -264,12 +282,32 @@ def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set
                 canon[key] = same_first[0]
 
 
+def _drop_family_names(sentences: list[Sentence], speaker: str, people: Sequence[str]) -> None:
+    """"She's keeping Dela Cruz", "the last Okafor in town": a bare family name that the writer
+    or several people the message knows of carry is the family's name, no one new; it stays
+    plain text."""
+    named = [m.text for s in sentences for m in s.mentions if m.text.split()[0].lower() in FIRST_NAMES]
+    full = {n.strip() for n in [*people, *named] if len(n.split()) > 1}
+    carriers: dict[str, set[str]] = {}
+    for name in full:
+        words = name.lower().split()
+        for cut in range(1, len(words)):
+            carriers.setdefault(" ".join(words[cut:]), set()).add(name)
+    own = speaker.lower().split()
+    speaker_family = {" ".join(own[cut:]) for cut in range(1, len(own))}
+    for sentence in sentences:
+        keep = [m for m in sentence.mentions if m.known or m.honorific or m.title or m.text.lower() in PLACES or not (
+            m.text.lower() in speaker_family or len(carriers.get(m.text.lower(), ())) >= 2)]
+        sentence.mentions = keep
+
+
 def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str],
                    known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None) -> tuple:
     """Split, find names, group aliases, type entities. Returns (registry, sentences, name context)."""
     ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases)
     sentences = [Sentence(s, find_mentions(s, ctx)) for s in split_sentences(message)]
     registry = Registry(speaker)
+    _drop_family_names(sentences, speaker, [n for n in known if (known_types or {}).get(n) == "person"])
     canon = _canonical_map(sentences, speaker, known)
     for sentence in sentences:
         for mention in sentence.mentions:
@@ -291,7 +329,37 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                     entity.scores["known"] = 0
     for entity in registry.entities:
         entity.scores.pop("known", None)
+    _apply_declared_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> None:
+    """"My name's Ana Reis, but call me Nina", "I married Rob Hale. He goes by Bob": the nickname
+    is another name of the writer, or of the nearest person before it the pronoun fits; every
+    mention of it in the message stands for that person."""
+    for s, sentence in enumerate(sentences):
+        for k, who in reversed(declared_nicknames(sentence.text, sentence.mentions)):
+            nick = sentence.ids[k]
+            owner = SPEAKER if who == "i" else _person_before(registry, sentences, s, k, who)
+            if nick is None or owner is None or nick in (owner, SPEAKER):
+                continue
+            registry.merge(nick, owner)
+            for other in sentences:
+                other.ids = [owner if i == nick else i for i in other.ids]
+            # the declaration keeps the nickname as written ("… but call me Nina")
+            del sentence.mentions[k], sentence.ids[k]
+
+
+def _person_before(registry: Registry, sentences: list[Sentence], s: int, k: int, gender: str) -> int | None:
+    """The nearest person named before mention `k` of sentence `s` that a he/she of `gender` fits."""
+    earlier = [*(i for other in sentences[:s] for i in other.ids), *sentences[s].ids[:k]]
+    for idx in reversed(earlier):
+        if idx is None or idx == SPEAKER:
+            continue
+        entity = registry.entities[idx]
+        if entity.type == "person" and entity.gender in ("", gender):
+            return idx
+    return None
 
 
 # What the agent already stored about a known name weighs like a clear cue; the sentence can

@@ -21,7 +21,7 @@ from memories.extraction.offline.dates import annotate_dates
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
-from memories.extraction.offline.parse import is_fragment
+from memories.extraction.offline.parse import is_fragment, is_headline
 from memories.extraction.offline.patterns import (
     LEFT_UNNAMED,
     SLOT_TEMPLATES,
@@ -496,6 +496,8 @@ def _sentence_fact(body: str, out: Collector, base: float) -> None:
     elif [i for i in ids if i != SPEAKER] and words >= 4:
         subject = next(i for i in ids if i != SPEAKER)
         out.fact(subject, body, confidence=min(base, INFERRED), category=categorize(body, False))
+    elif not ids and words >= 5 and is_headline(body):  # "New hobby alert: watercolor painting!"
+        out.fact(SPEAKER, body, confidence=min(base, INFERRED), category=categorize(body, False))
 
 
 def _main_subject(subjects: list[int]) -> int:

@@ -47,6 +47,10 @@ dude bro guys buddy babe honey hun friend friends
 yay ugh hmm hm um umm uh uhh meh whew phew argh shh psst eh huh ahh oops
 """)
 
+# The last word of a holiday or calendar phrase ("New Year's Eve", "Mother's Day", "Christmas
+# Eve", "Memorial Day", "Burns Night"): the capitalized words before it are no name.
+CALENDAR_TAILS = word_set("day days eve night year years")
+
 # Words that open a greeting or thanks; a name right after them is a vocative ("Hey Mel!").
 GREETING_WORDS = word_set(
     "hey hi hello hiya howdy yo thanks thank bye goodbye congrats congratulations dear morning"

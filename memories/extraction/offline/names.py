@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
+    CALENDAR_TAILS,
     ED_BASE_VERBS,
     FIRST_NAMES,
     GREETING_WORDS,
@@ -26,7 +27,7 @@ from memories.extraction.offline.lexicon import (
     PLACES,
     STOP_CAPS,
 )
-from memories.extraction.offline.parse import is_common_word
+from memories.extraction.offline.parse import is_common_word, parse
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -272,7 +273,7 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
         last -= 1
-    if first >= last:
+    if first >= last or _calendar_phrase(sentence, tokens, run, words, first, last):
         return None
     honorific = first > 0 and words[first - 1].lower() in HONORIFICS
     kept = run[first:last]
@@ -283,6 +284,26 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
         return None
     return Mention(start, end, sentence[name_start:end], honorific=honorific)
+
+
+_CALENDAR_AFTER = re.compile(r" ([A-Z]\w*)")
+
+
+def _calendar_phrase(sentence: str, tokens: list, run: list[int], words: list[str], first: int, last: int) -> bool:
+    """A holiday or calendar phrase, no name: "New Year" (a calendar word trimmed off its end),
+    "Mother" of "Mother's Day", "Eve" of "Christmas Eve" or of "New Year's Eve"."""
+    if any(w.lower() in CALENDAR_TAILS for w in words[last:]):
+        return True
+    after = _CALENDAR_AFTER.match(sentence, tokens[run[-1]][1])
+    if tokens[run[-1]][2].endswith("'s") and after and after.group(1).lower() in CALENDAR_TAILS:
+        return True
+    if last - first != 1 or words[first].lower() not in CALENDAR_TAILS:
+        return False
+    if first > 0:
+        return True
+    before = run[0] - 1
+    return before >= 0 and tokens[before][2].endswith("'s") and _is_capital(tokens[before][2]) and (
+        sentence[tokens[before][1] : tokens[run[0]][0]] == " ")
 
 
 def _opening_verb(word: str) -> bool:
@@ -311,7 +332,17 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
         return True
     end = tokens[k][0] + len(word)
     return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:]))
-            or ctx.seen_mid_sentence(word))
+            or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0]))
+
+
+_MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})
+
+
+def _parsed_as_modifier(sentence: str, start: int) -> bool:
+    """The parser reads the sentence's opening word as an adjective, verb or function word ("New
+    hobby alert!"): seen capitalized elsewhere (in "New Year's Eve") it is still no name here."""
+    token = next((t for t in parse(sentence) if t.idx == start), None)
+    return token is not None and token.pos_ in _MODIFIER_TAGS
 
 
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
@@ -358,12 +389,64 @@ _FULL_FIRST = re.compile(
 
 def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
     """(short, full) pairs the sentence states outright: "Sasha — that's what everyone calls
-    Alexander" → (Sasha, Alexander); "Alexander, who everyone calls Sasha" → (Sasha, Alexander)."""
+    Alexander" → (Sasha, Alexander); "Alexander, who everyone calls Sasha" → (Sasha, Alexander);
+    "Teresa Vidal (Tess to everyone)" → (Tess, Teresa Vidal)."""
     pairs = []
     for first, second in zip(mentions, mentions[1:], strict=False):
         gap = sentence[first.end : second.start]
         if _SHORT_FIRST.match(gap):
             pairs.append((first, second))
-        elif _FULL_FIRST.match(gap):
+        elif _FULL_FIRST.match(gap) or (
+                _SHORT_AFTER_GAP.match(gap) and _SHORT_AFTER_USE.match(sentence[second.end :])
+                and len(second.text.split()) < len(first.text.split())):
             pairs.append((second, first))
     return pairs
+
+
+# A nickname declared for the writer ("call me Aga", "I go by Quino") or for the person a
+# pronoun stands for ("everyone calls him Bill", "nobody has called her anything but Meg",
+# "he goes by Bob", "she's known as Tess"): the text between the previous name (or the start of
+# the sentence) and the nickname.
+_CALL_WHO = re.compile(
+    r"\b(?:call|calls|called|calling)\s+(?P<who>me|him|her)\s+(?:anything\s+(?:but|except|other\s+than)\s+|"
+    r"just\s+|simply\s+|only\s+|by\s+)?[\"']?$",
+    re.I,
+)
+_GOES_BY_WHO = re.compile(
+    r"\b(?P<who>I|he|she)\s+(?:\w+\s+)?(?:go|goes|went|going)\s+by\s+(?:the\s+name\s+(?:of\s+)?)?[\"']?$"
+    r"|\b(?P<who2>I|he|she)(?:'s|'m|\s+(?:is|am|was))\s+(?:also\s+|better\s+|usually\s+|mostly\s+)?"
+    r"(?:known\s+as|nicknamed|called)\s+[\"']?$",
+    re.I,
+)
+# "Teresa Vidal (Tess to everyone)", "Katherine, Kit for short": the short name said right after
+# the full one, with who uses it.
+_SHORT_AFTER_GAP = re.compile(r"^\s*[(,—–-]\s*$")
+_SHORT_AFTER_USE = re.compile(
+    r"^\s*(?:,\s*)?(?:to\s+(?:everyone|everybody|all|most\s+people|friends|family|the\s+family|us|"
+    r"(?:his|her|their|our|my)\s+(?:friends|mates|family|colleagues|pals|teammates|students|kids|grandkids|"
+    r"buddies))\b|for\s+short\b)",
+    re.I,
+)
+
+
+def declared_nicknames(sentence: str, mentions: list[Mention]) -> list[tuple[int, str]]:
+    """(index of the nickname mention, whose it is) for each nickname the sentence declares
+    through a pronoun: "i" (the writer), "m" or "f" (the person the pronoun stands for)."""
+    out = []
+    for k, mention in enumerate(mentions):
+        if not _nickname_shaped(mention):
+            continue
+        before = sentence[mentions[k - 1].end if k else 0 : mention.start]
+        match = _CALL_WHO.search(before) or _GOES_BY_WHO.search(before)
+        if match is None:
+            continue
+        who = (match.groupdict().get("who") or match.groupdict().get("who2") or "").lower()
+        out.append((k, "i" if who in ("i", "me") else "m" if who in ("he", "him") else "f"))
+    return out
+
+
+def _nickname_shaped(mention: Mention) -> bool:
+    words = mention.text.split()
+    return (not mention.title and not mention.honorific and not mention.known and 1 <= len(words) <= 2
+            and words[0][:1].isupper() and mention.text.lower() not in KINSHIP
+            and mention.text.lower() not in PLACES and words[0].lower() not in STOP_CAPS)

@@ -257,3 +257,10 @@ def is_fragment(text: str) -> bool:
         and roots[0].pos_ == "NOUN"
         and not any(t.dep_ in _SUBJECTS for t in doc)
     )
+
+
+def is_headline(text: str) -> bool:
+    """A sentence headed by a noun with no subject of its own: "New hobby alert, as they say:
+    watercolor painting!" (the writer's own news, said without an "I")."""
+    roots = [t for t in parse(text) if t.dep_ == "ROOT"]
+    return len(roots) == 1 and roots[0].pos_ == "NOUN" and not any(c.dep_ in _SUBJECTS for c in roots[0].children)

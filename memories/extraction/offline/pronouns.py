@@ -33,7 +33,8 @@ _NOT_A_NOUN = word_set("""
 to for with about and or but the a an that this up out in on at from into back again too so very yesterday
 today now then when because if as off down over around last every some all how what why where who which by
 of like more much well though there here anymore already just really since until before after is was
-tomorrow tonight later soon anyway either also first once twice every know feel
+tomorrow tonight later soon anyway either also first once twice every know feel anything everything
+something nothing
 """)
 
 
