@@ -47,7 +47,8 @@ def test_partners_said_around_the_name():
 
 
 def test_couples_moving_in_eloping_and_calling_it_off():
-    assert ("Wren Adler", "partner_of", "Rafael Souza") in _relations("Rafael Souza and I are moving in together in May.")
+    assert ("Wren Adler", "partner_of", "Rafael Souza") in _relations(
+        "Rafael Souza and I are moving in together in May.")
     assert ("Wren Adler", "spouse_of", "Celia Marr") in _relations("Celia Marr and I eloped last weekend!")
     assert ("Wren Adler", "former_partner_of", "Piotr Zale") in _relations(
         "Piotr Zale and I have called off the engagement.")
@@ -58,6 +59,14 @@ def test_the_lucky_one_is_engaged_to_whoever_was_said_engaged():
                       known_names=["Nadia Fox"], known_aliases={"Nadia": "Nadia Fox"},
                       known_types={"Nadia Fox": "person"})
     assert ("Nadia Fox", "engaged_to", "Tomas Wren") in rels
+
+
+def test_a_neighbour_described_between_owner_and_term_is_still_a_neighbour():
+    assert ("Wren Adler", "neighbor_of", "Nadia Szabo") in _relations("Nadia Szabo is my downstairs neighbour.")
+    # "'s" as "is" before an article is no possessive: the dog is not Ivo's alone
+    rels = _relations("Ivo and I adopted a dog! He's a scruffy terrier named Biscuit.", known_names=["Ivo Kern"],
+                      known_aliases={"Ivo": "Ivo Kern"})
+    assert {("Wren Adler", "has_pet", "Biscuit"), ("Ivo Kern", "has_pet", "Biscuit")} <= rels
 
 
 def test_someone_moved_to_a_titled_doctor_has_a_new_doctor():

@@ -176,7 +176,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     _kinship(text, out)
     _new_doctor(sentence, text, out)
     _partners_said_around(text, out)
-    _taken_up(text, out, base)
+    _taken_up(sentence.text, text, out, base)
     _dismissals(text, out, base)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
@@ -326,8 +326,8 @@ def _kinship(text: str, out: Collector) -> None:
 
 # "New hobby alert: watercolor painting!": the writer's own new pastime, said without a subject
 _NEW_PASTIME = re.compile(
-    r"^(?:(?:a|my|\x020\x03's)\s+)?new\s+(?P<what>hobby|obsession|passion|interest|habit|sport|pastime|craft)"
-    r"(?:\s+alert)?\b[^:\x02]{0,40}:\s*(?P<rest>[^\x02]{3,}?)[.!]*$",
+    r"^(?:(?:a|my)\s+)?new\s+(?P<what>hobby|obsession|passion|interest|habit|sport|pastime|craft)"
+    r"(?:\s+alert)?\b[^:]{0,40}:\s*\w",
     re.I,
 )
 # "⟨1⟩'s got ⟨0⟩ into kayaking", "⟨1⟩ introduced ⟨0⟩ to pottery": a pastime someone else started
@@ -338,13 +338,16 @@ _GOT_INTO = re.compile(
 )
 
 
-def _taken_up(text: str, out: Collector, base: float) -> None:
+def _taken_up(raw: str, text: str, out: Collector, base: float) -> None:
     """Pastimes the writer takes up in words that name no subject for them: "New hobby alert:
     watercolor painting!" and "⟨1⟩'s got ⟨0⟩ into kayaking" are facts about the writer (the one
-    who took it up), not about "New" or about ⟨1⟩."""
-    if match := _NEW_PASTIME.match(text):
-        out.fact(SPEAKER, f"{ph(SPEAKER)} has a new {match.group('what').lower()}: {match.group('rest')}",
-                 confidence=base, category="stable_preference")
+    who took it up), not about "New" or about ⟨1⟩. The announcement is read off the raw sentence:
+    its first word may have been taken for a name."""
+    if (match := _NEW_PASTIME.match(raw)) and ":" in text:
+        rest = text.split(":", 1)[1].strip().rstrip(".!")
+        if len(rest) >= 3:
+            out.fact(SPEAKER, f"{ph(SPEAKER)} has a new {match.group('what').lower()}: {rest}",
+                     confidence=base, category="stable_preference")
     for match in _GOT_INTO.finditer(text):
         guide, learner = int(match.group(1)), int(match.group(2))
         if guide != learner and (learner == SPEAKER or out.registry.is_person(learner)):

@@ -26,7 +26,7 @@ _AUX = (
 _PRE = rf"^(?P<pre>{_ADV}{{0,3}}{_AUX}{{0,4}}{_ADV}{{0,3}})"
 # Words that say which one, between the owner and a kin term: "her college boyfriend", "my high
 # school sweetheart"; the term itself stays the kin word.
-_DESCRIBED = r"(?:[a-z]+\s+){0,2}?"
+_DESCRIBED = r"(?:(?!(?:an?|the|is|was)\s)[a-z]+\s+){0,2}?"  # not "⟨1⟩'s a scruffy terrier": "'s" is "is"
 # The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
 _OBJ = (
     r"(?:(?:an?|the)\s+(?:[\w-]+\s+|(?:in|from)\s+\x02\d+\x03\s+){0,4}?(?:called|named)\s+)?"
@@ -475,10 +475,10 @@ _KIN_PATTERNS = (
     re.compile(
         rf"{_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b(?!'s\b)", re.I
     ),
-    # ⟨2⟩ is ⟨0⟩'s wife (but not "⟨2⟩ is ⟨0⟩'s neighbor's son")
+    # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is ⟨0⟩'s neighbor's son")
     re.compile(
         rf"{_E.format('name')}(?:\s+(?:is|was)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
-        rf"{_KIN_OR_PET}\b(?!'s\b)",
+        rf"{_DESCRIBED}{_KIN_OR_PET}\b(?!'s\b)",
         re.I,
     ),
     # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩ / ⟨0⟩'s dentist is Dr. ⟨2⟩
