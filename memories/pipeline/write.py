@@ -55,6 +55,7 @@ from memories.reconcile import (
     slot_group,
     slot_holders,
 )
+from memories.roles import PARTNER_SLOT
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
@@ -478,7 +479,6 @@ def _apply(ctx: WriteContext, fact: ExtractedFact, vector: np.ndarray, decision:
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 PARTNER_RELATIONS = tuple(r for r, (group, _) in SINGLE_VALUED_RELATIONS.items() if group == "partner")
 UNNAMED_CLOSABLE = ("works_at", "studies_at", "lives_in")
-PARTNER_SLOT = "partner"  # a retraction of it without a value: the subject's partnerships all end (a death)
 
 
 def _world_start(ctx: WriteContext, fact: ExtractedFact | None) -> datetime:

@@ -29,6 +29,7 @@ from memories.extraction.offline.pronouns import PronounState, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 from memories.naming import mentions
+from memories.roles import PARTNER_SLOT
 
 __all__ = ["extract_offline"]
 
@@ -109,8 +110,6 @@ def _attach_cessations(text: str, registry, out: Collector) -> None:
             fact.ends_subject = name
         fact.ends = list(dict.fromkeys([*fact.ends, *terms]))
 
-
-PARTNER_SLOT = "partner"
 
 
 def _attach_deaths(text: str, registry, out: Collector) -> None:
