@@ -11,6 +11,9 @@ person → holder for `reports_to`.
 from __future__ import annotations
 
 ROLE_SLOT_PREFIX = "role:"
+# A fact that retracts this slot with no value ends every current partnership of its subject: a
+# death ("Bob passed away", said of Bob; "my husband died", said of the writer).
+PARTNER_SLOT = "partner"
 
 _SPECIALISTS = frozenset((
     "dentist", "orthodontist", "psychiatrist", "psychologist", "endocrinologist", "cardiologist",

@@ -55,6 +55,7 @@ from memories.reconcile import (
     slot_group,
     slot_holders,
 )
+from memories.roles import PARTNER_SLOT
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
@@ -729,12 +730,24 @@ def _close_edges(ctx: WriteContext, holder: Entity, edges: list, ended_at: datet
 
 def _close_unnamed(ctx: WriteContext, step: StepRecord) -> None:
     """"I left the clinic": a retraction of a slot without a value ends the subject's current edge
-    of that slot when there is exactly one (of two employers, which one is unknown)."""
+    of that slot when there is exactly one (of two employers, which one is unknown). A death
+    ("Bob passed away", "my husband died") retracts the partner slot: every current partner
+    edge of the subject ends, with the facts that evidenced it ("has been married to Bob")."""
     for fact in ctx.extraction.facts:
-        if not (fact.negated and fact.slot in UNNAMED_CLOSABLE and not fact.value):
+        if not (fact.negated and fact.slot in (*UNNAMED_CLOSABLE, PARTNER_SLOT) and not fact.value):
             continue
         entity = ctx.resolved.get(normalize_alias(fact.subject))
         if entity is None:
+            continue
+        if fact.slot == PARTNER_SLOT:
+            edges = relationships_current_of(agent=ctx.agent, entity_ids=[entity.id],
+                                             rel_types=list(PARTNER_RELATIONS))
+            _close_edges(ctx, entity, edges, _world_start(ctx, fact), f"ended: {fact.text}"[:500])
+            step.data.setdefault("relationships_closed", []).extend(e.id for e in edges)
+            for edge in edges:  # "Judith is married to Bob", "Bob is Judith's husband"
+                other = edge.target if edge.source_id == entity.id else edge.source
+                for holder, ended in ((entity, other), (other, entity)):
+                    _close_facts_naming(ctx, step, holder=holder, ended=ended, group="partner", why=fact.text)
             continue
         edges = [e for e in relationships_current_of(agent=ctx.agent, entity_ids=[entity.id], rel_types=[fact.slot])
                  if e.source_id == entity.id]

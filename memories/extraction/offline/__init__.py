@@ -24,11 +24,12 @@ from datetime import datetime
 from memories.extraction.offline.corrections import correction_in
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
-from memories.extraction.offline.parse import cessations
+from memories.extraction.offline.parse import cessations, deaths
 from memories.extraction.offline.pronouns import PronounState, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 from memories.naming import mentions
+from memories.roles import PARTNER_SLOT
 
 __all__ = ["extract_offline"]
 
@@ -76,6 +77,7 @@ def extract_offline(
             continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
+        _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)
     out.drop_overridden()
     entities = [
@@ -107,3 +109,18 @@ def _attach_cessations(text: str, registry, out: Collector) -> None:
                 continue
             fact.ends_subject = name
         fact.ends = list(dict.fromkeys([*fact.ends, *terms]))
+
+
+
+def _attach_deaths(text: str, registry, out: Collector) -> None:
+    """"Bob passed away", "my husband died": the fact that says it also retracts the partner slot of
+    whoever's partnerships end (the one who died, or the writer whose partner did)."""
+    for subject_text in deaths(text):
+        subject = SPEAKER if subject_text.lower() in _FIRST_PERSON else registry.lookup(subject_text)
+        if subject is None or (subject != SPEAKER and not registry.is_person(subject)):
+            continue
+        name = registry.entities[subject].name
+        fact = next((f for f in reversed(out.facts.values()) if f.subject == name), None)
+        if fact is None or (fact.slot and fact.slot != PARTNER_SLOT):
+            continue
+        fact.slot, fact.value, fact.negated = PARTNER_SLOT, "", True

@@ -62,6 +62,12 @@ _ROLE = re.compile(
     r"(?:(?:an?|the|\x02\d+\x03's)\s+(?P<role>[\w-]+)|(?P<age>\d{1,3})|(?P<state>[a-z]+))\W*$",
     re.I,
 )
+# "I graduated!", "Mum retired": one verb that is a life event on its own
+_LIFE_EVENT = re.compile(
+    r"^(?:(?:has|have|had|just|finally|officially|now|also|recently|actually)\s+)*"
+    r"(?:graduated|retired|eloped|resigned|remarried|emigrated)\W*$",
+    re.I,
+)
 _NOT_ROLES = word_set("mess wreck bit lot joke thing while one same best worst way kind type sort fan pro")
 _STATES = word_set("""
 pregnant married engaged retired divorced separated single widowed vegan vegetarian sober unemployed
@@ -79,6 +85,7 @@ class Collector:
         self.used: set[int] = set()
         self.implied: dict[tuple[int, str, int], str] = {}  # relation → the key of its slot fact
         self.people_before: list[int] = []  # the people named in the previous sentence
+        self.engaged: int | None = None  # someone said to be engaged to no one named yet
 
     def fact(
         self,
@@ -167,6 +174,9 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     text, used_we = rewrite_first_person(strip_discourse(sentence.tagged))
     base = INFERRED if used_we else EXPLICIT
     _kinship(text, out)
+    _new_doctor(sentence, text, out)
+    _partners_said_around(text, out)
+    _taken_up(sentence.text, text, out, base)
     _dismissals(text, out, base)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
@@ -314,6 +324,100 @@ def _kinship(text: str, out: Collector) -> None:
         )
 
 
+# "New hobby alert: watercolor painting!": the writer's own new pastime, said without a subject
+_NEW_PASTIME = re.compile(
+    r"^(?:(?:a|my)\s+)?new\s+(?P<what>hobby|obsession|passion|interest|habit|sport|pastime|craft)"
+    r"(?:\s+alert)?\b[^:]{0,40}:\s*\w",
+    re.I,
+)
+# "⟨1⟩'s got ⟨0⟩ into kayaking", "⟨1⟩ introduced ⟨0⟩ to pottery": a pastime someone else started
+_GOT_INTO = re.compile(
+    rf"{PH}(?:'s|\s+has|\s+have|\s+finally|\s+just)*\s+(?:got|gotten|getting|introduced|hooked)\s+{PH}\s+"
+    r"(?:into|to|on)\s+(?P<what>[^\x02,;.!?—–()]{3,60}?)(?=\s*(?:[,;.!?—–(]|\s+(?:instead|now|too|lately)\b|$))",
+    re.I,
+)
+
+
+def _taken_up(raw: str, text: str, out: Collector, base: float) -> None:
+    """Pastimes the writer takes up in words that name no subject for them: "New hobby alert:
+    watercolor painting!" and "⟨1⟩'s got ⟨0⟩ into kayaking" are facts about the writer (the one
+    who took it up), not about "New" or about ⟨1⟩. The announcement is read off the raw sentence:
+    its first word may have been taken for a name."""
+    if (match := _NEW_PASTIME.match(raw)) and ":" in text:
+        rest = text.split(":", 1)[1].strip().rstrip(".!")
+        if len(rest) >= 3:
+            out.fact(SPEAKER, f"{ph(SPEAKER)} has a new {match.group('what').lower()}: {rest}",
+                     confidence=base, category="stable_preference")
+    for match in _GOT_INTO.finditer(text):
+        guide, learner = int(match.group(1)), int(match.group(2))
+        if guide != learner and (learner == SPEAKER or out.registry.is_person(learner)):
+            out.fact(learner, f"{ph(learner)} got into {match.group('what')} through {ph(guide)}",
+                     confidence=base, category="stable_preference")
+
+
+# "Two years with ⟨2⟩ today", "⟨0⟩ has been with ⟨2⟩ for five years": a couple's time together
+_TIME_TOGETHER = re.compile(
+    rf"^(?:(?:celebrating|happy|it's\s+been|been)\s+)?(?:\w+|\d+)\s+(?:years?|months?)\s+(?:together\s+)?with\s+{PH}|"
+    rf"^{PH}\s+(?:has|have)\s+been\s+(?:together\s+)?with\s+{PH}\s+for\s+(?:\w+\s+)?(?:\w+|\d+)\s+(?:years?|months?)",
+    re.I,
+)
+# "⟨2⟩'s engaged!", "⟨2⟩ is getting married" (to no one named) … "The lucky man is ⟨3⟩"
+_ENGAGED_ALONE = re.compile(
+    rf"{PH}(?:'s|\s+is|\s+has|\s+just|\s+got|\s+finally)*\s+(?:got\s+)?(?:engaged|getting\s+married)\b(?!\s*,?\s+to\b)",
+    re.I,
+)
+_LUCKY = r"(?:man|woman|guy|girl|lady|fella|fellow|one|groom|bride|bride-to-be|groom-to-be)"
+_LUCKY_ONE = re.compile(
+    rf"\bthe\s+lucky\s+{_LUCKY}\s+is\s+{PH}|{PH}\s+is\s+the\s+lucky\s+{_LUCKY}\b", re.I
+)
+
+
+def _partners_said_around(text: str, out: Collector) -> None:
+    """Couples said without a couple's verb: "Two years with ⟨2⟩ as of today" (the writer's
+    partner), "⟨2⟩'s engaged! The lucky man is ⟨3⟩" (across sentences of one message)."""
+    if (together := _TIME_TOGETHER.match(text)) and together.group(1) is not None:
+        partner = int(together.group(1))
+        if partner != SPEAKER and out.registry.is_person(partner):
+            out.relation(SPEAKER, "partner_of", partner)
+    elif together:
+        first, second = int(together.group(2)), int(together.group(3))
+        if first != second and all(i == SPEAKER or out.registry.is_person(i) for i in (first, second)):
+            out.relation(first, "partner_of", second)
+    if (lucky := _LUCKY_ONE.search(text)) and out.engaged is not None:
+        chosen = int(lucky.group(1) or lucky.group(2))
+        if chosen not in (out.engaged, SPEAKER):
+            out.registry.entities[chosen].forced = "person"  # "Theo Park is the lucky guy"
+            out.relation(out.engaged, "engaged_to", chosen)
+        out.engaged = None
+    elif (alone := _ENGAGED_ALONE.search(text)) and (int(alone.group(1)) == SPEAKER
+                                                      or out.registry.is_person(int(alone.group(1)))):
+        out.engaged = int(alone.group(1))
+
+
+# "⟨0⟩ has been moved to ⟨3⟩", "⟨0⟩ switched over to ⟨3⟩": a patient handed to another doctor
+_SWITCHED_TO = re.compile(
+    rf"{PH}\s+(?:(?:has|have|had|was|were|got|gotten|been|just|now|finally|since)\s+){{0,3}}"
+    rf"(?:moved|switched|transferred|reassigned|changed|handed)\s+(?:over\s+)?to\s+{PH}",
+    re.I,
+)
+_DOCTOR_TITLE = re.compile(r"(?:dr\b|doctor\b)", re.I)
+
+
+def _new_doctor(sentence: Sentence, text: str, out: Collector) -> None:
+    """"Dr. Marsh retired, so I've been moved to Dr. Haddad": the one someone is moved or switched
+    to, titled Dr., is their doctor now (the role has one holder: the old doctor's edge ends)."""
+    titled = {idx for mention, idx in zip(sentence.mentions, sentence.ids, strict=True)
+              if idx is not None and _DOCTOR_TITLE.match(sentence.text[mention.start:mention.end])}
+    for match in _SWITCHED_TO.finditer(text):
+        patient, doctor = int(match.group(1)), int(match.group(2))
+        if doctor not in titled or patient == doctor or not (patient == SPEAKER or out.registry.is_person(patient)):
+            continue
+        out.registry.entities[doctor].forced = "person"
+        out.relation(doctor, "doctor_of", patient)
+        out.fact(patient, f"{ph(doctor)} is {ph(patient)}'s doctor", confidence=EXPLICIT,
+                 category="relationship_change", slot=role_slot("doctor"), value=doctor)
+
+
 # "⟨Acme⟩ laid off 200 people, including ⟨0⟩", "⟨Acme⟩ let ⟨0⟩ go": an organization ends someone's job.
 _DISMISSED = re.compile(
     rf"{PH}\s+(?:(?:just|finally|recently|also|then)\s+)?(?:laid\s+off|lays\s+off|fired|fires|let\s+go(?:\s+of)?|"
@@ -357,12 +461,14 @@ def _embedded_clauses(body: str, out: Collector, base: float) -> None:
 # happened between them. Checked in this order; a negation before the verb keeps it from firing.
 _RECIPROCAL = (
     ("former_partner_of", r"broke\s+up|split\s+up|separated|(?:decided|agreed)\s+to\s+(?:separate|split|divorce)|"
-                          r"(?:got\s+|are\s+getting\s+|were\s+)?divorced|called\s+it\s+quits"),
-    ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot"),
+                          r"(?:got\s+|are\s+getting\s+|were\s+)?divorced|called\s+it\s+quits|"
+                          r"(?:called|broken?)\s+off\s+(?:the|our|their)\s+(?:engagement|wedding)|"
+                          r"ended\s+(?:the|our|their)\s+(?:engagement|relationship|marriage)"),
+    ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot|eloped"),
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"
                    r"(?:admitted|announced|said)\s+(?:that\s+)?(?:they|we)(?:'re|\s+are)\s+dating|"
-                   r"moved\s+in\s+together"),
+                   r"(?:moved|moving|move)\s+in\s+together"),
 )
 _RECIPROCAL_RE = [
     (rel, re.compile(rf"^(?:(?!not\b|never\b|n't\b)[\w']+\s+){{0,4}}?(?:{verbs})\b", re.I))
@@ -513,7 +619,10 @@ def _confidence(clause: Clause, base: float) -> float:
 def _enough_content(predicate: str) -> bool:
     """At least two content words, one of them a plain word; a named entity counts double
     ("is in ⟨Lisbon⟩ now" passes, "and ⟨Oliver⟩" does not). A copula with a role, an age or a
-    life state passes too ("is an architect", "is 34", "is pregnant")."""
+    life state passes too ("is an architect", "is 34", "is pregnant"), and so does a life event
+    said in one verb ("graduated", "retired")."""
+    if _LIFE_EVENT.match(predicate):
+        return True
     if match := _ROLE.match(predicate):
         role, state = (match.group("role") or "").lower(), (match.group("state") or "").lower()
         if match.group("age") or state in _STATES or (role and role not in _NOT_ROLES and role not in _FUNCTION_WORDS):

@@ -100,7 +100,17 @@ def _terms(tokens) -> list[str]:
             lemma = part.lemma_.lower()
             if part.pos_ in ("NOUN", "VERB") and lemma not in _VAGUE and len(lemma) >= 3:
                 out.append(lemma)
+        if tok.pos_ == "VERB" and tok.lemma_.lower() in _VAGUE:
+            out += _terms(_complements(tok))  # "stopped going to choir", "quit doing yoga": what is gone
     return out
+
+
+def _complements(verb) -> list:
+    """What a light verb is about: its object, its complement ("going to choir" is at times
+    parsed with "choir" as a verb), or the object of its preposition ("going to choir")."""
+    kids = list(verb.children)
+    return [c for c in kids if c.dep_ in ("dobj", "xcomp")] + [
+        g for c in kids if c.dep_ == "prep" and c.lower_ in ("to", "for") for g in c.children if g.dep_ == "pobj"]
 
 
 def _subject(verb) -> str:
@@ -134,13 +144,26 @@ def _switched_from(kids) -> list[str]:
     return out
 
 
+_SPANS = frozenset({"year", "month", "week", "age", "decade", "while", "forever"})
+
+
+def _for_a_long_time(kids) -> bool:
+    """"in over a year", "for six months", "in ages": a stretch of time the verb did not happen."""
+    return any(
+        c.dep_ == "prep" and c.lower_ in ("in", "for")
+        and any(g.dep_ == "pobj" and g.lemma_.lower() in _SPANS for g in c.children)
+        for c in kids
+    )
+
+
 def _not_since(verb, kids) -> bool:
-    """A negated perfect with "since": "haven't been bouldering since the surgery"."""
+    """A negated perfect with "since" or a long stretch: "haven't been bouldering since the
+    surgery", "I haven't touched the cello in over a year"."""
     negated = any(c.dep_ == "neg" for c in kids)
     perfect = any(c.dep_ == "aux" and c.lemma_ == "have" for c in kids)
     since = any(c.lower_ == "since" and c.dep_ in ("prep", "mark", "advcl") for c in kids) or any(
         c.dep_ == "advcl" and any(m.lower_ == "since" for m in c.children) for c in kids)
-    return verb.pos_ == "VERB" and negated and perfect and since
+    return verb.pos_ == "VERB" and negated and perfect and (since or _for_a_long_time(kids))
 
 
 def _negated(verb, kids) -> bool:
@@ -193,10 +216,62 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
         elif _used_to(tok, kids):
             inner = next(c for c in kids if c.dep_ == "xcomp")
             terms = _terms([c for c in inner.children if c.dep_ == "dobj"]) or _terms([inner])
+        elif finished := _finished_studies(tok, kids):
+            said = any(c.dep_ in ("nsubj", "nsubjpass") for c in finished)  # "MBA done.": the writer's
+            out.append((_parent(finished[0]) if said else _subject(tok), _study_terms(finished)))
+            continue
+        elif _graduated(tok, kids):
+            out.append((_subject(tok), list(STUDY_WORDS)))
+            continue
         if terms:
             out.append((_subject(tok), list(dict.fromkeys(terms))))
     out += [(parent, list(PREGNANCY_WORDS)) for parent in births(text)]
     return out
+
+
+# What a course of study is called; "graduated" ends the facts that say one is under way
+STUDY_WORDS = ("student", "studying", "studies", "enrolled", "degree", "mba", "phd", "masters", "diploma",
+               "semester", "classes", "coursework", "dissertation", "thesis")
+_PROGRAMS = frozenset({
+    "mba", "phd", "doctorate", "degree", "masters", "master", "bachelor", "diploma", "certificate", "course",
+    "program", "programme", "apprenticeship", "residency", "thesis", "dissertation", "bootcamp", "studies",
+    "training", "qualification",
+})
+_FINISH_VERBS = frozenset({"finish", "complete", "wrap", "do"})
+
+
+def _finished_studies(verb, kids) -> list:
+    """The course a sentence says is over: "finished my MBA", "completed the nursing course",
+    "MBA done." / "my thesis is done" (the subject of "done")."""
+    lemma = verb.lemma_.lower()
+    if lemma not in _FINISH_VERBS or _negated(verb, kids) or any(c.lemma_ in ("will", "gonna") for c in kids):
+        return []
+    if lemma == "do":
+        if verb.lower_ != "done":
+            return []
+        candidates = [c for c in kids if c.dep_ in ("nsubj", "nsubjpass")]
+    else:
+        candidates = [c for c in kids if c.dep_ == "dobj"]
+    return [c for c in candidates if c.lemma_.lower() in _PROGRAMS or c.lower_ in _PROGRAMS]
+
+
+def _study_terms(tokens) -> list[str]:
+    out = []
+    for tok in tokens:
+        out += [part.lower_ if part.pos_ == "PROPN" else part.lemma_.lower()
+                for part in [*(c for c in tok.children if c.dep_ == "compound"), tok]]
+    return list(dict.fromkeys(out))
+
+
+def _graduated(verb, kids) -> bool:
+    """"I graduated!", "Tom graduated from nursing school": the studies are over (not "will
+    graduate", "graduating next year", "didn't graduate")."""
+    return (
+        verb.lemma_.lower() == "graduate"
+        and verb.tag_ in ("VBD", "VBN")
+        and not _negated(verb, kids)
+        and not any(c.dep_ == "aux" and c.lemma_ in ("will", "would", "should", "could", "might") for c in kids)
+    )
 
 
 _CHILD_NOUNS = frozenset({"baby", "daughter", "son", "boy", "girl", "twin", "child", "kid", "newborn", "triplet"})
@@ -241,6 +316,39 @@ def births(text: str) -> list[str]:
                 out.append(_parent(subj))
         elif _bears_a_child(tok, lemma, kids):
             out.append(_subject(tok))
+    return list(dict.fromkeys(out))
+
+
+_PARTNER_NOUNS = frozenset({"husband", "wife", "spouse", "partner", "fiance", "fiancé", "fiancee", "fiancée",
+                            "boyfriend", "girlfriend"})
+
+
+def _died(tok, kids) -> bool:
+    """"died", "passed away", "passed on" (not "passed the exam", not "didn't die")."""
+    lemma = tok.lemma_.lower()
+    if tok.pos_ != "VERB" or _negated(tok, kids) or tok.tag_ == "VBG":
+        return False
+    if lemma == "die":
+        return True
+    away = any(c.lower_ in ("away", "on") and c.dep_ in ("prt", "advmod") for c in kids)
+    return lemma == "pass" and away and not any(c.dep_ == "dobj" for c in kids)
+
+
+def deaths(text: str) -> list[str]:
+    """Whose partnerships a death in the sentence ends (subject texts, "" for the writer): "Bob
+    passed away" → ["Bob"]; "my husband died last spring" → [""]; "Tom's wife died" → ["Tom"]."""
+    out = []
+    for tok in parse(text):
+        kids = list(tok.children)
+        if not _died(tok, kids):
+            continue
+        for subj in (c for c in kids if c.dep_ in ("nsubj", "nsubjpass")):
+            if subj.lemma_.lower() in _PARTNER_NOUNS:
+                poss = next((c for c in subj.children if c.dep_ == "poss"), None)
+                if poss is not None:  # an unnamed partner: the owner's partnership ends
+                    out.append(_parent(subj))
+            elif subj.pos_ == "PROPN":
+                out.append(" ".join(t.text for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj))
     return list(dict.fromkeys(out))
 
 

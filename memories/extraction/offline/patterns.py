@@ -24,10 +24,13 @@ _AUX = (
     r"should|can)\s+)"
 )
 _PRE = rf"^(?P<pre>{_ADV}{{0,3}}{_AUX}{{0,4}}{_ADV}{{0,3}})"
+# Words that say which one, between the owner and a kin term: "her college boyfriend", "my high
+# school sweetheart"; the term itself stays the kin word.
+_DESCRIBED = r"(?:(?!(?:an?|the|is|was)\s)[a-z]+\s+){0,2}?"  # not "⟨1⟩'s a scruffy terrier": "'s" is "is"
 # The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
 _OBJ = (
     r"(?:(?:an?|the)\s+(?:[\w-]+\s+|(?:in|from)\s+\x02\d+\x03\s+){0,4}?(?:called|named)\s+)?"
-    rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
+    rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_DESCRIBED}(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
     r"\x02(?P<obj>\d+)\x03(?!')"
 )
 _NEG = r"(?:no\s+longer|doesn't|does\s+not|don't|do\s+not|isn't|is\s+not|not)\s+"
@@ -462,26 +465,35 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
 
 _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
 _KIN_PATTERNS = (
-    # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩)
+    # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩) / ⟨0⟩'s college boyfriend, ⟨2⟩
     re.compile(
-        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?(?:\(\s*)?"
-        rf"(?:named\s+|called\s+)?{_HON}{_E.format('name')}",
+        rf"{_E.format('own')}'s\s+{_MODS}{_DESCRIBED}{_KIN_OR_PET}(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
+        rf"(?:\(\s*)?(?:named\s+|called\s+)?{_HON}{_E.format('name')}",
         re.I,
     ),
-    # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend)
+    # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend) / ⟨2⟩ — ⟨0⟩'s boyfriend of three years —
     re.compile(
-        rf"{_E.format('name')}\s*(?:,|\()\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b(?!'s\b)", re.I
+        rf"{_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b(?!'s\b)", re.I
     ),
-    # ⟨2⟩ is ⟨0⟩'s wife (but not "⟨2⟩ is ⟨0⟩'s neighbor's son")
+    # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is ⟨0⟩'s neighbor's son")
     re.compile(
         rf"{_E.format('name')}(?:\s+(?:is|was)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
-        rf"{_KIN_OR_PET}\b(?!'s\b)",
+        rf"{_DESCRIBED}{_KIN_OR_PET}\b(?!'s\b)",
         re.I,
     ),
     # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩ / ⟨0⟩'s dentist is Dr. ⟨2⟩
     re.compile(
         rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:now\s+)?(?:named\s+|called\s+)?"
         rf"{_HON}{_E.format('name')}",
+        re.I,
+    ),
+    # ⟨0⟩ has a girlfriend now — ⟨2⟩ / ⟨0⟩ has a sister, ⟨2⟩ / ⟨0⟩ has a new boyfriend called ⟨2⟩ /
+    # ⟨0⟩ has a girlfriend over there now, ⟨2⟩ / ⟨0⟩ has a new partner, a sommelier called ⟨2⟩
+    re.compile(
+        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+(?:an?\s+)?{_MODS}(?P<kin>{KIN_ALT})"
+        r"(?:\s+(?:over\s+there|there|here|now|at\s+last|at\s+work|again))*"
+        rf"\s*(?:[,:—–]\s*(?:an?\s+(?:[\w-]+\s+){{0,3}}?(?:named|called)\s+)?|\s-\s*|\s+(?:named|called)\s+)"
+        rf"{_E.format('name')}(?!'s\b)",
         re.I,
     ),
     # ⟨0⟩ has a dog named ⟨5⟩

@@ -18,6 +18,8 @@ PH_RE = re.compile(PH)
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "“": '"', "”": '"', "\u00a0": " ", "…": "..."})
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+")
+# an emoji between a word and a capital ends a sentence: "as of today 🥰 He's an architect"
+_EMOJI_BREAK = re.compile("(?<=[\\w)])[ \t]*[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+[ \t]+(?=[A-Z])")
 _INLINE_SPACE = re.compile(r"[ \t\r\f\v]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # \x02-\x04 are our placeholder marks
 _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
@@ -37,7 +39,7 @@ def ph(index: int) -> str:
 def normalize_message(text: str) -> str:
     """Straight quotes, no emoji or control characters, single spaces (newlines kept: they end
     sentences)."""
-    text = _CONTROL.sub(" ", _EMOJI.sub(" ", text.translate(_QUOTES)))
+    text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     return _INLINE_SPACE.sub(" ", text).strip()
 
 
