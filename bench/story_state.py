@@ -89,16 +89,18 @@ def _check(c, resolve, agent, Relationship, Fact, Q, entities):
         if a is None or b is None:
             return (not c["expect"]), f"a={a} b={b}"
         at = _at(c)
-        rels = Relationship.objects.filter(agent=agent, invalidated_at__isnull=True).filter(
+        rels = Relationship.objects.filter(agent=agent).filter(
             Q(source_id=a, target_id=b) | Q(source_id=b, target_id=a))
-        live = [r for r in rels if (at is None and r.valid_to is None)
+        # now: open and not invalidated; at a past moment: its world-time window (closing a row
+        # also stamps invalidated_at, so that stamp says nothing about the past)
+        live = [r for r in rels if (at is None and r.valid_to is None and r.invalidated_at is None)
                 or (at is not None and r.valid_from <= at and (r.valid_to is None or r.valid_to > at))]
         return bool(live) == c["expect"], f"linked={bool(live)} {[r.rel_type for r in rels]}"
     if kind == "fact":
         e = resolve(c["about"])
         at = _at(c)
-        facts = Fact.objects.filter(agent=agent, entity_id=e, invalidated_at__isnull=True) if e else []
-        live = [f.text for f in facts if (at is None and f.valid_to is None)
+        facts = Fact.objects.filter(agent=agent, entity_id=e) if e else []
+        live = [f.text for f in facts if (at is None and f.valid_to is None and f.invalidated_at is None)
                 or (at is not None and f.valid_from <= at and (f.valid_to is None or f.valid_to > at))]
         hits = [t for t in live if re.search(c["match"], t, re.I)]
         return bool(hits) == c["expect"], f"matching={hits[:2]}"
