@@ -33,7 +33,7 @@ from memories.extraction.offline.names import (
     find_mentions,
     stated_aliases,
 )
-from memories.extraction.offline.parse import entity_labels
+from memories.extraction.offline.parse import entity_labels, parse_many
 from memories.extraction.offline.text import SPEAKER, split_sentences
 from memories.naming import first_names_compatible
 
@@ -305,7 +305,9 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                    known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None) -> tuple:
     """Split, find names, group aliases, type entities. Returns (registry, sentences, name context)."""
     ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases)
-    sentences = [Sentence(s, find_mentions(s, ctx)) for s in split_sentences(message)]
+    texts = split_sentences(message)
+    parse_many(texts)  # every sentence is parsed below: together through nlp.pipe, ~1.5x faster
+    sentences = [Sentence(s, find_mentions(s, ctx)) for s in texts]
     registry = Registry(speaker)
     _drop_family_names(sentences, speaker, [n for n in known if (known_types or {}).get(n) == "person"])
     canon = _canonical_map(sentences, speaker, known)
