@@ -154,16 +154,27 @@ _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=T
 _MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))?(?!'s)", re.I)
 
 
+# "Dad sold his hives", "mam moved into sheltered housing": the word for a parent used as a name
+_PARENT_CALLED = re.compile(r"(?<![\w'’])(?P<word>dad|daddy|papa|mum|mom|mam|mammy|mummy|mommy|mama)(?![\w'’])", re.I)
+# … but not when something says whose parent it is ("my dad" is _MY_KIN's, "Tom's mum" is Tom's)
+_OWNED_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a|an)|['’]s?)\s+$", re.I)
+
+
 def _unnamed(alias: str) -> bool:
-    """"my brother" as a whole: the words a message used for a relative it did not name."""
-    match = _MY_KIN.fullmatch(alias.strip())
+    """"my brother" as a whole, or "Dad": the words a message used for a relative it did not
+    name — the writer's word for them, no name of theirs."""
+    alias = alias.strip()
+    if _PARENT_CALLED.fullmatch(alias):
+        return True
+    match = _MY_KIN.fullmatch(alias)
     return match is not None and not match.group("named")
 
 
 def _unnamed_relatives(ctx: WriteContext) -> None:
     """"my brother" said without a name is the one brother the agent knows the writer has: it
     stands for him in this message, so what it says attaches to him ("my brother moved to
-    Austin" → Daniel lives in Austin). With none or several, nothing is assumed."""
+    Austin" → Daniel lives in Austin). So does "Dad" or "Mum" used as a name ("Dad sold his
+    hives"). With none or several, nothing is assumed."""
     phrases = list(_MY_KIN.finditer(ctx.message))
     named = {m.group("kin").lower() for m in phrases if m.group("named")}
     said = {m.group(0).lower(): m.group("kin").lower() for m in phrases if not m.group("named")}
@@ -173,6 +184,14 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
         if relative is not None:
             _know(ctx, relative, surface)
+    lower_case = _lower_case_writing(ctx.message)
+    for match in _PARENT_CALLED.finditer(ctx.message):
+        word = match.group("word")
+        if not (word[0].isupper() or lower_case) or _OWNED_BEFORE.search(ctx.message[: match.start()]):
+            continue
+        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=word.lower())
+        if relative is not None:
+            _know(ctx, relative, word)
 
 
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")

@@ -14,7 +14,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories import prompts
-from memories.extraction.offline.lexicon import KINSHIP, STOP_CAPS
+from memories.extraction.offline.lexicon import KINSHIP, SAME_KIN, STOP_CAPS
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
     RELATIONSHIP_TERMS,
@@ -248,7 +248,8 @@ def relative_of(*, agent: Agent, owner: str, term: str) -> Entity | None:
     owner_entity = Entity.objects.filter(agent=agent, key=entity_key("person", owner)).only("id").first()
     if not rel_type or owner_entity is None:
         return None
-    says_term = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.I)
+    words = next((group for group in SAME_KIN if term.lower() in group), (term.lower(),))
+    says_term = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)", re.I)
     edges = (Relationship.objects.current().filter(agent=agent, rel_type=rel_type)
              .filter(Q(source=owner_entity) | Q(target=owner_entity)).select_related("evidence_fact"))
     ids = {e.target_id if e.source_id == owner_entity.id else e.source_id for e in edges

@@ -231,3 +231,18 @@ def test_my_sister_unnamed_is_nobody_in_particular_when_there_are_two(agent):
     _write(agent, "My sister moved to Visby.", T1)
     assert not [link for link in _current_links(agent, "Alma Lund") | _current_links(agent, "Greta Lund")
                 if "Visby" in link]
+
+
+def test_dad_used_as_a_name_is_the_father_the_writer_named(agent):
+    _write(agent, "My father, Arvo Lindqvist, lives in Turku and keeps bees.", T0)
+    _write(agent, "Dad moved to Porvoo last month and joined a rowing club there.", T1)
+    assert ("Arvo Lindqvist", "lives_in", "Porvoo") in _current_links(agent, "Arvo Lindqvist")
+    assert ("Arvo Lindqvist", "lives_in", "Turku") not in _current_links(agent, "Arvo Lindqvist")
+    assert not any(link[0] == "Wren Adler" and link[1] == "lives_in" for link in _current_links(agent, "Wren Adler"))
+    assert not EntityAlias.objects.filter(agent=agent, alias__iexact="dad").exists()  # the writer's word, no name
+
+
+def test_someone_elses_mum_is_not_the_writers_mother(agent):
+    _write(agent, "My mum, Eija Lindqvist, lives in Turku.", T0)
+    _write(agent, "Tobias's Mum moved to Oulu.", T1)
+    assert ("Eija Lindqvist", "lives_in", "Turku") in _current_links(agent, "Eija Lindqvist")

@@ -204,6 +204,9 @@ KINSHIP: dict[str, tuple[str, bool]] = {
             "mom",
             "mother",
             "mum",
+            "mam",
+            "mammy",
+            "mummy",
             "mama",
             "mommy",
             "dad",
@@ -244,6 +247,14 @@ KINSHIP: dict[str, tuple[str, bool]] = {
     # roles someone holds for the owner: one current holder each ("my dentist", "my landlord")
     **{term: (ROLE_RELATIONS[role], True) for term, role in ROLE_TERMS.items()},
 }
+
+# Words for the same relative: "Dad" finds the man the writer called "my father".
+SAME_KIN: tuple[frozenset[str], ...] = (
+    frozenset({"dad", "father", "papa", "daddy"}),
+    frozenset({"mom", "mother", "mum", "mam", "mammy", "mummy", "mama", "mommy"}),
+    frozenset({"grandma", "grandmother", "granny"}),
+    frozenset({"grandpa", "grandfather"}),
+)
 FEMALE_KIN = word_set(
     "wife girlfriend gf fiancee fiancée mom mother mum mama mommy stepmom stepmother daughter "
     "stepdaughter sister sis grandma grandmother granny granddaughter aunt auntie niece"
