@@ -22,7 +22,7 @@ from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP
-from memories.extraction.offline.parse import is_common_word
+from memories.extraction.offline.parse import is_common_word, without_ended_item
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
@@ -538,7 +538,23 @@ def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
                     .exclude(source_event=ctx.event))
         ended = set(facts_ended_by(fact.ends, [(f.id, f.text) for f in rows]))
         for old in (f for f in rows if f.id in ended):
-            fact_services.fact_close(fact=old, valid_to=_world_start(ctx, fact), reason=f"ended: {fact.text}"[:500],
+            reason = f"ended: {fact.text}"[:500]
+            if rest := without_ended_item(old.text, fact.ends):
+                # "took up hurling and the whistle", then "dropped the whistle": hurling goes on
+                new = fact_services.fact_supersede(
+                    old=old, new_text=rest, embedding=ctx.embedder.embed([rest])[0], valid_from=_world_start(ctx, fact),
+                    learned_at=ctx.occurred_at, reason=reason, confidence=old.confidence, importance=old.importance,
+                    importance_category=old.importance_category, source_context=old.source_context,
+                    speaker=old.speaker, source_event=old.source_event, slot=old.slot, slot_value=old.slot_value)
+                fact_services.fact_links_create(fact=new, entities=[(link.entity, []) for link in
+                                                                    old.entity_links.select_related("entity")],
+                                                min_length=ctx.config.min_link_name_length)
+                ctx.result.facts_updated.append(FactChange(fact_id=new.id, text=rest, entity=entity.key,
+                                                           reason="one item ended by a cessation",
+                                                           previous_fact_id=old.id))
+                step.data.setdefault("narrowed", []).append(old.id)
+                continue
+            fact_services.fact_close(fact=old, valid_to=_world_start(ctx, fact), reason=reason,
                                      learned_at=ctx.occurred_at)
             ctx.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=entity.key,
                                                        reason="ended by a cessation", previous_fact_id=old.id))

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.parse import births, cessations
+from memories.extraction.offline.parse import births, cessations, without_ended_item
 from memories.models import Entity, EntityAlias, Fact, Relationship
 from memories.naming import first_names_compatible, person_names_compatible
 from memories.reconcile import (
@@ -246,3 +246,18 @@ def test_someone_elses_mum_is_not_the_writers_mother(agent):
     _write(agent, "My mum, Eija Lindqvist, lives in Turku.", T0)
     _write(agent, "Tobias's Mum moved to Oulu.", T1)
     assert ("Eija Lindqvist", "lives_in", "Turku") in _current_links(agent, "Eija Lindqvist")
+
+
+def test_dropping_one_of_two_pastimes_keeps_the_other(agent):
+    _write(agent, "I took up bouldering and the cello this spring.", T0)
+    _write(agent, "I gave up the cello, too many scales.", T2)
+    current = list(Fact.objects.current().filter(agent=agent).values_list("text", flat=True))
+    assert any("bouldering" in t for t in current), current
+    assert not any("cello" in t and "gave up" not in t for t in current), current
+    # in the summer both were still going: the first version holds them, true until the cello ended
+    summer = [f.text for f in Fact.objects.filter(agent=agent, valid_from__lte=T1, invalidated_at__isnull=False)
+              if f.valid_to and f.valid_to > T1]
+    assert any("bouldering" in t and "cello" in t for t in summer), summer
+    assert without_ended_item("Ivo plays chess, golf and tennis every week", ["golf"]) == \
+        "Ivo plays chess and tennis every week"
+    assert without_ended_item("Ivo plays golf every week", ["golf"]) is None  # the whole statement ends

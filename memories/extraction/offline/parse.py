@@ -372,3 +372,41 @@ def is_headline(text: str) -> bool:
     watercolor painting!" (the writer's own news, said without an "I")."""
     roots = [t for t in parse(text) if t.dep_ == "ROOT"]
     return len(roots) == 1 and roots[0].pos_ == "NOUN" and not any(c.dep_ in _SUBJECTS for c in roots[0].children)
+
+
+def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
+    """The statement without the one item of a list that a cessation ended: "Cian took up
+    hurling and the tin whistle" less "whistle" → "Cian took up hurling"; "plays chess, golf and
+    tennis" less "golf" → "plays chess and tennis". None when the ended words are no item of a
+    list (the whole statement ends with them)."""
+    stems = [w[:-1] if len(w) > 4 and w.endswith("e") else w
+             for t in terms for w in t.lower().split()[-1:] if len(w) >= 3]
+    if not stems:
+        return None
+    doc = parse(text)
+    for tok in doc:
+        if not any(tok.lower_.startswith(s) or tok.lemma_.lower().startswith(s) for s in stems):
+            continue
+        head = tok
+        while head.dep_ in ("compound", "amod") and head.head is not head:
+            head = head.head  # "tin" of "the tin whistle": the item is the whistle
+        conjuncts = [c for c in head.children if c.dep_ == "conj"]
+        if head.dep_ == "conj":  # a later item: drop it with the "and" / comma before it
+            start = head.left_edge.i
+            while start > 0 and doc[start - 1].dep_ in ("cc", "punct") and doc[start - 1].text != "(":
+                start -= 1
+            end = head.i + 1  # what follows the noun ("in Turku") may belong to the whole list
+        elif conjuncts:  # the first item: drop it up to the next one
+            start, end = head.left_edge.i, conjuncts[0].left_edge.i
+        else:
+            continue
+        left, right = doc[:start].text_with_ws if start else "", doc[end:].text if end < len(doc) else ""
+        if head.dep_ != "conj" and len(conjuncts) == 1:
+            # "hurling and the whistle" less hurling: the "and" before the survivor goes too
+            right = right.split(" ", 1)[1] if right.lower().startswith(("and ", "or ")) else right
+        if head.dep_ == "conj" and doc[start].lower_ in ("and", "or") and ", " in left:
+            left = " and ".join(left.rsplit(", ", 1))  # "chess, golf and tennis" less tennis
+        rest = " ".join(f"{left} {right}".split()).replace(" ,", ",").strip(" ,")
+        if rest and rest != text.strip() and len(rest.split()) >= 2:
+            return rest
+    return None
