@@ -83,6 +83,7 @@ class WriteContext:
     known_names: set[str] = field(default_factory=set)
     known_aliases: dict[str, str] = field(default_factory=dict)  # surface in the message → canonical name
     known_types: dict[str, str] = field(default_factory=dict)  # canonical name → stored type
+    kin_words: set[str] = field(default_factory=set)  # "Dad" said for the writer's father: no name of his
     knowledge: str = ""
     extraction: Extraction = field(default_factory=Extraction)
     extraction_path: str = ""
@@ -161,12 +162,8 @@ _OWNED_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a|an)|['’]s
 
 
 def _unnamed(alias: str) -> bool:
-    """"my brother" as a whole, or "Dad": the words a message used for a relative it did not
-    name — the writer's word for them, no name of theirs."""
-    alias = alias.strip()
-    if _PARENT_CALLED.fullmatch(alias):
-        return True
-    match = _MY_KIN.fullmatch(alias)
+    """"my brother" as a whole: the words a message used for a relative it did not name."""
+    match = _MY_KIN.fullmatch(alias.strip())
     return match is not None and not match.group("named")
 
 
@@ -190,8 +187,9 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         if not (word[0].isupper() or lower_case) or _OWNED_BEFORE.search(ctx.message[: match.start()]):
             continue
         relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=word.lower())
-        if relative is not None:
+        if relative is not None and word.lower() not in {normalize_alias(a) for a in ctx.known_aliases}:
             _know(ctx, relative, word)
+            ctx.kin_words.add(word.lower())
 
 
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
@@ -370,7 +368,7 @@ def resolve_entities(ctx: WriteContext, step: StepRecord) -> None:
     resolutions = []
     for entity, vector in zip(todo, vectors, strict=True):
         # "my brother" stood for him in this message only: it is no name of his
-        aliases = [a for a in entity.aliases if not _unnamed(a)]
+        aliases = [a for a in entity.aliases if not _unnamed(a) and a.lower() not in ctx.kin_words]
         res = entity_services.entity_resolve(
             agent=ctx.agent, name=entity.name, entity_type=entity.type, aliases=aliases,
             speaker=ctx.speaker, message=ctx.message, embed=ctx.embedder.embed, llm=ctx.llm,

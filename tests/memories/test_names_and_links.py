@@ -220,3 +220,12 @@ def test_a_message_that_names_its_writer_is_in_that_persons_first_person(agent):
     _write(agent, "I live in Porto with my girlfriend Ilse Varga.",
            "Hi, Ilse here — borrowing the account. I have two rabbits, Nutmeg and Fennel.")
     assert _linked(agent, "Ilse Varga", "Nutmeg") and not _linked(agent, SPEAKER, "Nutmeg")
+
+
+def test_children_listed_with_their_ages_are_the_writers_children():
+    for message in ["Our kids are Ilse (15) and Bram (11).", "married to Joost, 2 kids: Ilse (17) and Bram (13).",
+                    "We have two daughters, Ilse and Bram.", "I have a son named Bram and a daughter named Ilse."]:
+        ex = extract_offline(message, speaker=SPEAKER)
+        rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
+        assert {(SPEAKER, "parent_of", "Ilse"), (SPEAKER, "parent_of", "Bram")} <= rels, (message, rels)
+        assert {e.name: e.type for e in ex.entities}["Ilse"] == "person", message

@@ -496,6 +496,12 @@ _KIN_PATTERNS = (
         rf"{_E.format('name')}(?!'s\b)",
         re.I,
     ),
+    # ⟨0⟩ has a son named ⟨1⟩ and a daughter named ⟨2⟩ (the second one)
+    re.compile(
+        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+[^.;]{{0,60}}?\s+and\s+an?\s+{_MODS}"
+        rf"(?P<kin>{KIN_ALT})\s+(?:named|called)\s+{_E.format('name')}",
+        re.I,
+    ),
     # ⟨0⟩ has a dog named ⟨5⟩
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|bought|rescued)\s+"
@@ -519,12 +525,27 @@ class KinshipMatch:
     role: str = ""  # a single-valued role the named person holds for the owner ("manager", "dentist")
 
 
-_LIST = r"(?P<list>\x02\d+\x03(?:\s*,\s*\x02\d+\x03)*(?:\s*,?\s*(?:and|&)\s*\x02\d+\x03)?)"
+# names in a list, each perhaps with an age: "⟨1⟩ (17) and ⟨2⟩ (13)"
+_ITEM = r"\x02\d+\x03(?:\s*\(\d{1,2}\))?"
+_LIST = rf"(?P<list>{_ITEM}(?:\s*,\s*{_ITEM})*(?:\s*,?\s*(?:and|&)\s*{_ITEM})?)"
+# "2 kids", "two daughters": how many children or siblings a list names
+_COUNT = r"(?:\d|two|three|four|five|six)"
+_FAMILY_PLURAL = r"(?P<kin>kid|child|son|daughter|brother|sister|sibling|grandkid|grandchild)(?:s|ren)"
 _SOCIAL = r"(?P<kin>friend|buddy|pal|colleague|co-worker|coworker|workmate|teammate|neighbou?r|roommate|flatmate|" \
           r"housemate|cofounder|co-founder|mentor)"
 _LIST_PATTERNS = (
     # ⟨0⟩'s colleagues ⟨1⟩ and ⟨2⟩ / ⟨0⟩'s kids, ⟨3⟩ and ⟨4⟩
-    re.compile(rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}s?\s*(?:,\s*)?(?:named\s+|called\s+)?{_LIST}", re.I),
+    # ⟨0⟩'s kids are ⟨3⟩ (15) and ⟨4⟩ (11)
+    re.compile(rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}s?\s*(?:,\s*|:\s*|\s+(?:are|were)\s+)?"
+               rf"(?:named\s+|called\s+)?{_LIST}", re.I),
+    # ⟨0⟩ has two daughters, ⟨1⟩ and ⟨2⟩ / ⟨0⟩ and ⟨1⟩ have 2 kids: ⟨3⟩ and ⟨4⟩
+    re.compile(
+        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+{_COUNT}\s+(?P<mods>){_FAMILY_PLURAL}"
+        rf"\s*(?:,\s*|:\s*|\s+(?:named|called)\s+){_LIST}",
+        re.I,
+    ),
+    # a note without a verb, the writer's: "married to ⟨1⟩, 2 kids: ⟨2⟩ (17) and ⟨3⟩ (13)"
+    re.compile(rf"(?:^|[,;:—–]\s*)(?P<own>){_COUNT}\s+(?P<mods>){_FAMILY_PLURAL}\s*:\s*{_LIST}", re.I),
     # ⟨0⟩ has two rabbits, ⟨1⟩ and ⟨2⟩ / ⟨0⟩ adopted two cats named ⟨1⟩ and ⟨2⟩
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|own|bought|rescued)\s+"
