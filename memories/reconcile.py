@@ -249,7 +249,7 @@ _GROUP_WORDS: dict[str, tuple[str, ...]] = {
     "partner": ("girlfriend", "boyfriend", "partner", "wife", "husband", "spouse", "fiance", "fiancé", "dating",
                 "married", "engaged", "relationship", "together", "gf", "bf"),
     "employer": ("work", "works", "working", "job", "offer", "position", "role", "employ", "hired", "joined",
-                 "joining", "started", "starting", "intern", "contract"),
+                 "joining", "started", "starting", "intern", "contract", "remote"),
 }
 
 

@@ -103,6 +103,89 @@ def test_a_move_said_with_we_is_marked_for_the_household():
     assert not any(r.household for r in ex.relations)
 
 
+def test_an_age_opens_a_self_description():
+    links = _links("I'm 58, a school nurse at Dunmore Primary in Carlisle, and I've two grown sons.")
+    assert {("Oskar Lind", "works_at", "Dunmore Primary"), ("Oskar Lind", "lives_in", "Carlisle")} <= links
+    links = _links("Oskar here. 31, backend dev at Sorrel Systems, living in a flat in Gdansk with my cat.",
+                   known=("Sorrel Systems",))
+    assert {("Oskar Lind", "works_at", "Sorrel Systems"), ("Oskar Lind", "lives_in", "Gdansk")} <= links
+
+
+def test_a_second_verb_of_the_writer_after_and():
+    ex = extract_offline("I live in Tucson and work as a lab technician at Verdant Biotech.", speaker="Oskar Lind")
+    assert ("Oskar Lind", "works_at", "Verdant Biotech") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert any(f.text.startswith("Oskar Lind works as a lab technician") for f in ex.facts)
+
+
+def test_where_home_is_now_and_where_we_are_now():
+    assert ("Oskar Lind", "lives_in", "Ludlow") in _links("Home is now Ludlow. We found a cottage by the river.")
+    assert ("Oskar Lind", "lives_in", "Dunedin") in _links("we're now in Dunedin! the flat is tiny but warm")
+    assert ("Oskar Lind", "lives_in", "Lisbon") in _links("We're a Dutch family living in Lisbon these days.")
+    assert not any(rel == "lives_in" for _, rel, _ in _links("I'm now in Vienna for the conference until Friday."))
+
+
+def test_a_farm_near_a_town_is_where_its_farmers_live():
+    links = _links("My husband, Aled Rhys, and I run a dairy farm just outside Tregaron.")
+    assert {("Oskar Lind", "lives_in", "Tregaron"), ("Aled Rhys", "lives_in", "Tregaron")} <= links
+
+
+def test_someone_else_moves_and_takes_a_job():
+    links = _links("Priya Nair finished her degree and took a job with Halcyon Energy in Calgary.")
+    assert {("Priya Nair", "works_at", "Halcyon Energy"), ("Priya Nair", "lives_in", "Calgary")} <= links
+    links = _links("My father, Ilie Popa, has come over from Cluj to live with us here in Turin.")
+    assert ("Ilie Popa", "lives_in", "Turin") in links and ("Ilie Popa", "lives_in", "Cluj") not in links
+    ex = extract_offline("Marek's moved to Gdynia, of all places.", speaker="Oskar Lind", known_names=["Marek Nowak"],
+                         known_aliases={"Marek": "Marek Nowak"}, known_types={"Marek Nowak": "person"})
+    assert ("Marek Nowak", "lives_in", "Gdynia") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+
+
+def test_a_contracted_is_after_a_dash_opens_a_clause():
+    links = _links("Maria Roth and Peter Roth have moved to Bergen — she's a surgeon at Haukeland Clinic now.")
+    assert {("Maria Roth", "lives_in", "Bergen"), ("Peter Roth", "lives_in", "Bergen"),
+            ("Maria Roth", "works_at", "Haukeland Clinic")} <= links
+
+
+def test_a_visitor_lives_where_they_came_from():
+    assert ("Ana Weiss", "lives_in", "Graz") in _links("My cousin Ana Weiss is here from Graz for a week.")
+    assert ("Oskar Lind", "lives_in", "Graz") not in _links("I'm originally from Graz.")
+
+
+def test_more_ways_to_take_a_job():
+    assert ("Oskar Lind", "works_at", "Brackwell") in _links(
+        "I had two offers and I accepted Brackwell. The other one was a long commute.", known=("Brackwell",))
+    assert ("Oskar Lind", "works_at", "Norvane") in _links(
+        "I start as head of design at Norvane's Leeds campus on Monday.")
+    links = _links("I found a logistics role at Tarrow Freight in Hull.")
+    assert {("Oskar Lind", "works_at", "Tarrow Freight"), ("Oskar Lind", "lives_in", "Hull")} <= links
+    assert ("Oskar Lind", "works_at", "Ember & Oak") in _links(
+        "Big news: I'm starting my own cake company, Ember & Oak, in the spring.")
+    assert ("Oskar Lind", "works_at", "Fjell Coffee") in _links(
+        "I'm going for it: my own roastery, Fjell Coffee, sourcing from small farms.")
+
+
+def test_joining_a_club_is_membership_not_a_job():
+    links = _links("I joined Harbour City Roller Derby last month!")
+    assert ("Oskar Lind", "member_of", "Harbour City Roller Derby") in links
+    assert not any(rel == "works_at" for _, rel, _ in links)
+
+
+def test_ways_a_job_ends():
+    def ended(text, known=()):
+        ex = extract_offline(text, speaker="Oskar Lind", known_names=list(known), occurred_at=AT)
+        return [(f.subject, f.value) for f in ex.facts if f.negated and f.slot == "works_at"]
+
+    assert ended("Handed in my resignation at Corvid Media today.", ("Corvid Media",)) == [
+        ("Oskar Lind", "Corvid Media")]
+    assert ended("I've given notice at Pellham Bank and I feel lighter.", ("Pellham Bank",)) == [
+        ("Oskar Lind", "Pellham Bank")]
+    assert ended("I did it: handed in my notice at the bakery.") == [("Oskar Lind", "")]
+    assert ended("I've left the district attorney's office!") == [("Oskar Lind", "")]
+    assert ended("Twenty years, and today was my last day at the museum.") == [("Oskar Lind", "")]
+    assert ended("I am officially retired!") == [("Oskar Lind", "")]
+    assert ended("My aunt is a retired teacher from Hull.") == []
+    assert ended("I left the office early to beat the traffic.") == []
+
+
 # --- the write path ------------------------------------------------------------------------------
 
 T0 = datetime(2021, 3, 1, 9, 0, tzinfo=UTC)
@@ -155,3 +238,29 @@ def test_a_kin_word_in_parentheses_names_the_parent_in_later_messages(agent):
     _write(agent, "Mum and Dad have moved into a flat in Flensburg to be near the sea.", T1)
     assert _current(agent, "Otto Brandt", "lives_in") == {"Flensburg"}
     assert _current(agent, "Hilde Brandt", "lives_in") == {"Flensburg"}
+
+
+def test_a_place_first_taken_for_an_organization_is_where_one_moves(agent):
+    _write(agent, "My daughter Nell Vale just phoned from Harrogate: she's engaged!", T0)
+    _write(agent, "Well, I did it. I moved to Harrogate last month, ten minutes from Nell.", T1)
+    assert _current(agent, "Iris Vale", "lives_in") == {"Harrogate"}
+    assert Entity.objects.get(agent=agent, display_name="Harrogate").type == "place"
+
+
+def test_retiring_ends_the_job_and_what_was_said_of_it(agent):
+    _write(agent, "I'm 64, an archivist at Calder Museum in Wakefield.", T0)
+    assert _current(agent, "Iris Vale", "works_at") == {"Calder Museum"}
+    _write(agent, "Today was my last day at the museum. I am officially retired!", T1)
+    assert _current(agent, "Iris Vale", "works_at") == set()
+    assert _current(agent, "Iris Vale", "lives_in") == {"Wakefield"}
+    current = Fact.objects.current().filter(agent=agent).values_list("text", flat=True)
+    assert not any("archivist" in t for t in current)
+    assert any("officially retired" in t for t in current)
+
+
+def test_notice_at_an_unnamed_workplace_ends_what_was_said_of_the_job(agent):
+    _write(agent, "I'm a dental nurse at a clinic on Mill Street, and I love my patients.", T0)
+    _write(agent, "Handed in my notice at the clinic. I'm starting my own bakery, Crumb Theory!", T1)
+    assert _current(agent, "Iris Vale", "works_at") == {"Crumb Theory"}
+    current = Fact.objects.current().filter(agent=agent).values_list("text", flat=True)
+    assert not any("dental nurse" in t for t in current)

@@ -86,9 +86,20 @@ def split_clauses(body: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
+# "I live in ⟨city⟩ and work as an engineer at ⟨org⟩": a second verb of the first person keeps its
+# base form after the rewrite, and still opens a clause when a preposition follows
+_BASE_VERB = re.compile(r"^(?:work|live|teach|study|lecture|volunteer)\s+(?:as|at|for|in|with|from)\b", re.I)
+
+
+# "— she's a registrar at ⟨org⟩ now": "'s" before an article is "is", not a possessive
+_CONTRACTED_IS = re.compile(rf"^{PH}'s\s+(?:(?:now|also|still|just)\s+)?(?:an?|the|been|gone)\s", re.I)
+
+
 def _opens_clause(rest: str) -> bool:
     if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩", "..., starting Monday I'm ..."
         rest = rest[lead.end() :]
+    if _BASE_VERB.match(rest) or _CONTRACTED_IS.match(rest):
+        return True
     head = _SUBJECT_HEAD.match(rest)
     word = _first_non_adverb(rest[head.end() :] if head else rest)
     if not word:
@@ -114,6 +125,8 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
     lead = _LEAD.match(text)
     rest = text[lead.end() :] if lead else text
     if inherited and not _SUBJECT_HEAD.match(rest) and _opens_clause(text) and not addresses_listener(text):
+        if _BASE_VERB.match(text) and len(inherited) == 1:  # "... and work as" → "works as"
+            text = singular_predicate(text)
         return Clause(text, inherited, text, "elided")
     clause = _explicit_subject(text, rest)
     if clause is None and first and not lead and _implicit_speaker(rest):

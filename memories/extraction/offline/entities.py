@@ -71,10 +71,17 @@ _ORG_STRONG = _phrases_before(
     "hired by,job at,job with,intern at,internship at,position at,role at,interview at,interview with,"
     "studies at,study at,studying at,student at,enrolled at,graduated from,joined,join,joining,founded,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
-    "employee of,started at,started working at,engineer at,manager at,designer at,developer at,"
+    "employee of,started at,started working at,notice at,resignation at,engineer at,manager at,designer at,"
+    "developer at,"
     "teacher at,nurse at,head of engineering at,company,startup,firm"
 )
-_ORG_WEAK = _phrases_before("left,quit,leaving,leave")
+_ORG_WEAK = _phrases_before("left,quit,leaving,leave,accepted")
+# Where someone lives or moved to is a place, whatever a stored type or the parser's label said
+# ("phoned from X" may have stored it as an organization; "I moved to X" retypes it).
+_RESIDENCE_BEFORE = _phrases_before(
+    "lives in,live in,living in,resides in,relocated to,relocating to,moved to,move to,moving to,moved back to,"
+    "settled in,home is now,home is now in,home is in,we're now in,we are now in"
+)
 _PLACE_STRONG = _phrases_before(
     "lives in,live in,living in,lived in,resides in,based in,born in,raised in,grew up in,stay in,"
     "staying in,located in,moved to,move to,moving to,moved back to,relocated to,relocating to,moved from,"
@@ -104,6 +111,8 @@ _ORG_NAMED_BEFORE = re.compile(
     rf"\b(?:{_alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?)?\s*(?:,\s*)?"
     r"(?:called|named)\s*$"
 )  # "a startup called X", "a startup in Austin called X"
+# "my own catering company, X": what one runs, named in apposition
+_OWN_ORG_BEFORE = re.compile(rf"\bown\s+(?:[\w-]+\s+){{0,2}}?(?:{_alternation(ORG_NOUNS)})\s*,\s*$")
 # What only a person does or is, said right after a one-word name: "Guili is coming to visit",
 # "Guili is an architect", "Guili got married", "Guili is 34".
 _HUMAN_AFTER = re.compile(
@@ -415,7 +424,7 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     if _PET_NAMED_BEFORE.search(before):
         entity.vote("pet", 100)
         return
-    if _ORG_NAMED_BEFORE.search(before):
+    if _ORG_NAMED_BEFORE.search(before) or _OWN_ORG_BEFORE.search(before):
         entity.vote("organization", 100)
         return
     match = _KIN_BEFORE.search(before) or _KIN_AFTER.match(after)
@@ -450,7 +459,9 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):
         entity.vote("organization", 35)
-    if _PLACE_STRONG.search(before):
+    if _RESIDENCE_BEFORE.search(before):
+        entity.vote("place", 100)
+    elif _PLACE_STRONG.search(before):
         entity.vote("place", 70)
     elif _PLACE_WEAK.search(before):
         entity.vote("place", 30)

@@ -23,6 +23,7 @@ from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_firs
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
 from memories.extraction.offline.parse import is_fragment, is_headline
 from memories.extraction.offline.patterns import (
+    LAST_DAY,
     LEFT_UNNAMED,
     SLOT_TEMPLATES,
     WORKPLACE_RULE,
@@ -178,6 +179,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     _partners_said_around(text, out)
     _taken_up(sentence.text, text, out, base)
     _dismissals(text, out, base)
+    _job_endings(text, out, base)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
     for person, org in scan_employment(text, out.registry):
@@ -187,6 +189,13 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     body = strip_discourse(text)
     if not _WORDS.search(body):
         return
+    _home_is(body, out, base)
+    if aged := _AGE_INTRO.match(body):  # "I'm 66, a librarian at ⟨org⟩" → "I'm 66" + "I'm a librarian at ⟨org⟩"
+        subject = int(aged.group("s")) if aged.group("s") else SPEAKER
+        out.fact(subject, f"{ph(subject)} is {aged.group('age')}", confidence=base, category="biographical_milestone")
+        if aged.group("s") is None and _descriptors(subject, aged.group("rest"), out, base):
+            return  # "27, frontend dev at ⟨org⟩, living in ⟨city⟩": the writer, left out
+        body = f"{aged.group('lead') or ''}{ph(subject)} is {aged.group('rest')}"
     if intro := _SELF_INTRO.match(body):
         if intro.group("rest").startswith("\x02"):  # "I'm Hannah, I live in ⟨city⟩ ..."
             body = intro.group("lead") + intro.group("rest")
@@ -205,7 +214,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     for clause, _ in clauses:
         if clause is not None:
             _reciprocal(clause, out)
-    if any(hits for _, hits in clauses):
+    if any(hits or (clause is not None and LEFT_UNNAMED.match(clause.predicate)) for clause, hits in clauses):
         for clause, hits in clauses:
             if clause is not None:
                 if group and hits and clause.subjects == [SPEAKER]:
@@ -239,6 +248,29 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
                     for owner in owners:
                         out.relation(owner, "has_pet", idx)
                     owned.add(idx)
+
+
+# "⟨0⟩ is 66, a reference librarian at ⟨org⟩", or a fragment that opens with the writer's age: "27,
+# frontend dev at ⟨org⟩, living in ⟨city⟩"
+_AGE_INTRO = re.compile(
+    r"^(?:(?P<lead>.*?)\x02(?P<s>\d+)\x03 is |(?=\d))(?P<age>\d{1,2}|1[01]\d)\s*,\s*"
+    r"(?P<rest>(?:an?\s+)?[a-z][\w-]*\s.+)$"
+)
+# "Home is now ⟨town⟩", "⟨0⟩'s new home is in ⟨town⟩"
+_HOME_IS = re.compile(
+    rf"^(?:{PH}'s\s+)?(?:new\s+)?home\s+(?:is|'s)\s+(?:(?:now|officially|finally)\s+)*(?:in\s+)?(?=\x02)", re.I
+)
+
+
+def _home_is(body: str, out: Collector, base: float) -> None:
+    """Where one's home is, said of the home: its owner (the writer when none is said) lives there."""
+    if not (match := _HOME_IS.match(body)):
+        return
+    subject = int(match.group(1)) if match.group(1) else SPEAKER
+    predicate = "lives in " + body[match.end() :]
+    hits = [h for h in match_rules(predicate, out.registry) if h.rule.group == "residence"]
+    if hits:
+        _clause_facts(Clause(body, [subject], predicate, "direct"), hits, out, base)
 
 
 _SELF_INTRO = re.compile(r"^(?P<lead>.*?)\x02(?P<s>\d+)\x03 is \x02(?P=s)\x03\s*,\s*(?P<rest>.+)$")
@@ -437,6 +469,35 @@ def _dismissals(text: str, out: Collector, base: float) -> None:
             continue
         out.relation(person, "former_employee_of", org)
         _slot_fact(person, "works_at", org, True, "relationship_change", out, base)
+
+
+# "⟨0⟩ is officially retired", "Heather retired at Christmas" (not "a retired teacher", and "retired
+# from ⟨org⟩" is the rule that names the employer)
+_RETIRED = re.compile(
+    rf"{PH}\s+(?:(?:has|had|is|was|'s|just|finally|officially|now|recently|also|fully|happily)\s+)*retired\b"
+    r"(?!\s+(?:from\b|[\w-]+(?:er|or|ist|ian|ant|eer)\b))",
+    re.I,
+)
+
+
+def _job_endings(text: str, out: Collector, base: float) -> None:
+    """A job ends without a leaving verb: "today was ⟨0⟩'s last day at the library", "⟨0⟩ is
+    officially retired". With the employer named, it is a cessation of that job; without, the
+    current employer's slot is retracted (whichever it is)."""
+    ended: dict[int, int | None] = {}
+    for match in LAST_DAY.finditer(text):
+        ended[int(match.group("s"))] = int(match.group("org")) if match.group("org") else None
+    for match in _RETIRED.finditer(text):
+        ended.setdefault(int(match.group(1)), None)
+    for person, org in ended.items():
+        if not out.registry.is_person(person):
+            continue
+        if org is not None and out.registry.entities[org].type in _DISMISSED_NOUNS:
+            out.relation(person, "former_employee_of", org)
+            _slot_fact(person, "works_at", org, True, "relationship_change", out, base)
+        elif org is None:  # a retraction of its own: the sentence's fact stays as it was said
+            out.fact(person, f"{ph(person)} left {ph(person)}'s job", confidence=base, category="relationship_change",
+                     slot="works_at", negated=True)
 
 
 def _who_clauses(text: str, out: Collector, base: float) -> None:

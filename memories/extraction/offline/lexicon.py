@@ -79,6 +79,7 @@ ORG_NOUNS = word_set("""
 startup start-up company firm business agency brand band restaurant bar cafe café shop store studio
 practice clinic school app platform nonprofit charity organization organisation outfit installer
 consultancy lab team label publisher bakery gym chain franchise brewery manufacturer supplier retailer
+roastery winery distillery salon workshop club choir league society orchestra
 """)
 
 ORG_PREFIXES = word_set("university bank institute college school academy department ministry")
@@ -273,7 +274,8 @@ singer songwriter guitarist drummer pianist dancer actor actress writer author p
 photographer filmmaker chef cook baker waiter waitress bartender barista farmer mechanic electrician
 plumber carpenter pilot firefighter officer cop soldier veteran athlete player coach trainer scientist
 researcher biologist chemist physicist analyst librarian pastor priest nun worker volunteer
-activist vet veterinarian midwife paramedic caregiver nanny realtor cashier clerk driver
+activist vet veterinarian midwife paramedic caregiver nanny realtor cashier clerk driver dev hygienist
+paralegal
 solicitor controller coordinator specialist associate administrator executive intern supervisor technician
 tech receptionist secretary assistant registrar auditor lead head partner president
 """)

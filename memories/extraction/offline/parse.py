@@ -96,7 +96,9 @@ _EVENT_VERBS = frozenset({"see", "hear", "talk", "speak", "meet", "visit", "call
 def _terms(tokens) -> list[str]:
     out = []
     for tok in tokens:
-        for part in [*(c for c in tok.children if c.dep_ == "compound"), tok]:
+        # an office is named by whose it is: "left the public defender's office" ends "defender" too
+        owner = [c for c in tok.children if c.dep_ == "poss" and c.pos_ == "NOUN"] if tok.lemma_ == "office" else []
+        for part in [*(c for c in tok.children if c.dep_ == "compound"), *owner, tok]:
             lemma = part.lemma_.lower()
             if part.pos_ in ("NOUN", "VERB") and lemma not in _VAGUE and len(lemma) >= 3:
                 out.append(lemma)
@@ -183,6 +185,24 @@ def _used_to(verb, kids) -> bool:
     )
 
 
+_NOTICE_VERBS = frozenset({"hand", "give", "put", "tender", "submit"})
+_NOTICE_NOUNS = frozenset({"notice", "resignation"})
+
+
+def _notice_given_at(verb, kids) -> list:
+    """"handed in my notice at the clinic", "gave notice at the bakery": the workplace being left
+    (the noun after at/to/with, on the verb or on "notice")."""
+    if verb.lemma_.lower() not in _NOTICE_VERBS:
+        return []
+    # "handed in my notice": the parser makes "notice" the object of the verb or of "in"
+    objects = [*kids, *(g for c in kids if c.dep_ in ("prep", "prt") and c.lower_ == "in" for g in c.children)]
+    notice = next((c for c in objects if c.dep_ in ("dobj", "pobj") and c.lemma_.lower() in _NOTICE_NOUNS), None)
+    if notice is None:
+        return []
+    preps = [c for c in [*kids, *notice.children] if c.dep_ == "prep" and c.lower_ in ("at", "to", "with")]
+    return [g for p in preps for g in p.children if g.dep_ == "pobj"]
+
+
 def cessations(text: str) -> list[tuple[str, list[str]]]:
     """What a sentence says someone stopped doing or having, as (subject text, words): "I quit
     coffee" → ("I", ["coffee"]); "gave up on guitar" → ("", ["guitar"]); "Tom doesn't play tennis
@@ -202,6 +222,8 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
             if _negated(tok, kids):
                 continue  # "can't stop writing", "won't quit on my dreams", "not gonna give up"
             terms = _terms(objects)
+        elif workplaces := _notice_given_at(tok, kids):
+            terms = _terms(workplaces)  # what is said of the job there ends with it
         elif _no_longer(tok, kids):
             terms = [tok.lemma_.lower(), *_terms(objects)] if tok.pos_ == "VERB" else _terms(objects)
         elif tok.lemma_ in _SWITCH_VERBS and (switched := _switched_from(kids)):

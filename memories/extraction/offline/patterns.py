@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
 from memories.extraction.offline.grammar import is_past
-from memories.extraction.offline.lexicon import KIN_MODIFIERS, KINSHIP, PET_TERMS
+from memories.extraction.offline.lexicon import KIN_MODIFIERS, KINSHIP, ORG_NOUNS, PET_TERMS
 from memories.roles import REPORTS_TO, role_of_term, role_slot
 
 _ADV = (
@@ -27,11 +27,16 @@ _PRE = rf"^(?P<pre>{_ADV}{{0,3}}{_AUX}{{0,4}}{_ADV}{{0,3}})"
 # Words that say which one, between the owner and a kin term: "her college boyfriend", "my high
 # school sweetheart"; the term itself stays the kin word.
 _DESCRIBED = r"(?:(?!(?:an?|the|is|was)\s)[a-z]+\s+){0,2}?"  # not "⟨1⟩'s a scruffy terrier": "'s" is "is"
+# "at ⟨org⟩'s ⟨city⟩ campus", "at ⟨org⟩'s headquarters": a site of the organization is the organization
+_SITE = (
+    r"(?:\x02\d+\x03\s+|[A-Z][\w-]+\s+)?(?:campus|offices?|headquarters|hq|branch|site|plant|factory|"
+    r"store|warehouse|location|lab)\b"
+)
 # The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
 _OBJ = (
     r"(?:(?:an?|the)\s+(?:[\w-]+\s+|(?:in|from)\s+\x02\d+\x03\s+){0,4}?(?:called|named)\s+)?"
     rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_DESCRIBED}(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
-    r"\x02(?P<obj>\d+)\x03(?!')"
+    r"\x02(?P<obj>\d+)\x03(?!'(?!s\s+" + _SITE + r"))"
 )
 _NEG = r"(?:no\s+longer|doesn't|does\s+not|don't|do\s+not|isn't|is\s+not|not)\s+"
 _FUTURE = re.compile(
@@ -90,6 +95,11 @@ _WORK_VERBS = (
     r"lectures?|lecturing|(?:does|do|doing)(?=\s+(?:[\w'-]+\s+){0,3}?(?:support|work|research|consulting|admin|"
     r"marketing|sales|design|engineering|accounting|nursing|training|recruiting|development)\b)"
 )
+# "handed in my notice", "gave notice", "put in her resignation": a job is ending
+_NOTICE = (
+    r"(?:hand(?:ed|s|ing)?\s+in|g[ai]ve[ns]?|giving|put(?:s|ting)?\s+in|tender(?:ed|s|ing)?|submit(?:ted|s|ting)?)"
+    r"\s+(?:\x02\d+\x03's\s+|(?:his|her|their|a|the)\s+)?(?:(?:two|four|\w+)\s+weeks'?\s+)?(?:notice|resignation)"
+)
 _WORK_NEG = dict(
     slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
 )
@@ -106,7 +116,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "left_job",
         r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off)\s+"
-        r"(?:from|by)|(?:the\s+)?last\s+day\s+at)",
+        r"(?:from|by)|(?:the\s+)?last\s+day\s+at|" + _NOTICE + r"\s+(?:at|to|with))",
         "work",
         retract="works_at",
         rel="former_employee_of",
@@ -136,7 +146,9 @@ RULES: tuple[Rule, ...] = (
         r"(?:\s+(?:back|over|out|away|up|down|here|there))?"
         r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+(?:in)?to|"
         r"(?:moved|moves|moving)\s+in(?:to|\s+to)?\s+(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?in|"
-        r"(?:moved|moves|moving)\s+(?:out|away|back)?\s*to\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?in)",
+        r"(?:moved|moves|moving|c[ao]mes?|coming)(?:\s+(?:out|away|back|over|here|there))?"
+        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*to\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
+        r"(?:(?:here|there)\s+)?in)",
         "residence",
         slot="lives_in",
         rel="lives_in",
@@ -145,8 +157,39 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "lives_in",
-        r"(?:(?:ended|end|ending)\s+up\s+)?(?:lives?|living|resides?|residing|(?:has|have)\s+(?:been\s+)?"
-        r"(?:lived|living)|based|settled)\s+in",
+        r"(?:(?:ended|end|ending)\s+up\s+)?(?:an?\s+(?:[\w-]+\s+|\x02\d+\x03\s+){1,3}?(?=living|based))?(?:lives?|living|resides?|"
+        r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled)\s+in"
+        # "living in a share house in ⟨city⟩": the dwelling, then where it is
+        r"(?:\s+(?:an?|the|\x02\d+\x03's)\s+(?:[\w-]+\s+){0,3}?(?:house|flat|apartment|condo|home|place|cottage|"
+        r"bungalow|studio|room|houseboat|dorm|townhouse|terrace)\s+(?:in|near|outside(?:\s+of)?))?",
+        "residence",
+        slot="lives_in",
+        rel="lives_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(  # "we're now in ⟨city⟩!" (a move said by where one is now; not "now in Paris for the week")
+        "now_in",
+        r"(?<=\bnow\s)in(?!(?:\s+\S+){1,4}?\s+(?:for|until|on\s+(?:a|the|our|my)\s+(?:trip|vacation|holiday))\b)",
+        "residence",
+        slot="lives_in",
+        rel="lives_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(  # "my sister is here from ⟨city⟩ for two weeks": a visitor lives where they came from
+        "visiting_from",
+        r"(?:here|over|visiting|in\s+town)\s+(?:(?:on\s+a\s+)?(?:visit|holiday|vacation)\s+)?from",
+        "residence",
+        slot="lives_in",
+        rel="lives_in",
+        category="biographical_milestone",
+        objects=_PLACE,
+    ),
+    _rule(  # "run a sheep farm just outside ⟨town⟩": a farm is where one lives
+        "farm_in",
+        r"(?:runs?|running|ran|owns?|owned|ha(?:ve|s|d)|live\s+on|lives\s+on|living\s+on)\s+an?\s+(?:[\w-]+\s+){0,4}?"
+        r"(?:farm|ranch|vineyard|orchard|homestead|smallholding)\s+(?:(?:just|right)\s+)?(?:in|near|outside(?:\s+of)?)",
         "residence",
         slot="lives_in",
         rel="lives_in",
@@ -183,7 +226,9 @@ RULES: tuple[Rule, ...] = (
         "joined",
         r"(?:joined|joins|joining|join|started\s+(?:a\s+(?:new\s+)?job\s+|working\s+|work\s+)?(?:at|with)|"
         r"got\s+(?:a\s+|the\s+)?(?:new\s+)?job\s+(?:at|with)|(?:got\s+)?hired\s+(?:by|at)|signed\s+with|"
-        r"employed\s+(?:by|at)|start(?:ed|ing|s)\s+at|took\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role)\s+"
+        r"employed\s+(?:by|at)|start(?:ed|ing|s)?\s+(?:as\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,6}?)?at|"
+        r"(?:took|taken|take|takes|taking|found|finds|landed|lands|got|gotten|secured|accepted|started)\s+"
+        r"(?:a|the|an)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?(?:job|position|role|post|gig|contract)\s+"
         r"(?:[\w-]+\s+){0,5}?(?:at|with)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
         r"(?:at|from|with))",
         "work",
@@ -191,6 +236,15 @@ RULES: tuple[Rule, ...] = (
         rel="works_at",
         category="relationship_change",
         objects=frozenset({"organization", "concept"}),
+    ),
+    _rule(  # "I accepted ⟨org⟩" (of the offers one had)
+        "accepted_org",
+        r"accepted",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="relationship_change",
+        objects=frozenset({"organization"}),
     ),
     _rule(
         "own_business",
@@ -389,6 +443,21 @@ WORKPLACE_RULE = Rule(
 )
 
 
+# What one joins as a member, not an employer: "joined ⟨Charm City Roller Derby⟩", "joined a community
+# choir called ⟨X⟩", "joined the ⟨Riverside Tennis Club⟩".
+_CLUB = re.compile(
+    r"\b(?:club|choir|chorus|league|society|derby|orchestra|band|troupe|ensemble|guild|association|"
+    r"congregation|church|group|circle|crew|squad|team|fc|rfc|gym|lodge|collective|meetup)s?\b",
+    re.I,
+)
+MEMBER_RULE = Rule("member_of", _CLUB, "membership", rel="member_of", category="biographical_milestone")
+
+
+def _is_club(said: str, name: str) -> bool:
+    """The joined organization is a club: its name or the words that introduce it say so."""
+    return bool(_CLUB.search(name) or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)))
+
+
 def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
     """Every rule (at most one per group) whose pattern opens the predicate."""
     if "\x02" not in predicate:  # every rule needs an entity as its object
@@ -412,10 +481,13 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
+        if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name):
+            hits.append(RuleMatch(MEMBER_RULE, obj, future))
+            continue
         hits.append(RuleMatch(rule, obj, future))
         if rule.retract and (then := _THEN_JOINED.match(text[match.end() :])):
             hits += match_rules(text[match.end() + then.end() :], registry)  # "left A to join B"
-        if rule.name in ("works_at", "role_at", "with_org") and not future and "residence" not in groups:
+        if rule.name in ("works_at", "role_at", "with_org", "joined") and not future and "residence" not in groups:
             city = _WORKPLACE_CITY.match(text[match.end() :])
             if city and registry.entities[int(city.group("obj"))].type in _NOT_PERSON:
                 registry.entities[int(city.group("obj"))].vote("place", 60)  # "⟨org⟩ in ⟨X⟩": X is a place
@@ -428,6 +500,7 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
 
 # --- employment said around the job rather than the verb -----------------------------------------
 
+_ORG_NOUN_ALT = "|".join(sorted(ORG_NOUNS, key=len, reverse=True))
 _EMPLOYMENT = (
     # ⟨org⟩ is ⟨0⟩'s full-time job now
     re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
@@ -435,15 +508,33 @@ _EMPLOYMENT = (
     # ⟨org⟩ let ⟨0⟩ keep ⟨0⟩'s job
     re.compile(rf"{_E.format('org')}\s+(?:let|lets|allowed|allows|is\s+letting)\s+{_E.format('s')}\s+(?:to\s+)?"
                r"keep\s+\x02\d+\x03's\s+job\b", re.I),
+    # ⟨0⟩'s own catering company, ⟨org⟩ / ⟨0⟩'s very own bakery called ⟨org⟩
+    re.compile(rf"{_E.format('s')}'s\s+(?:very\s+)?own\s+(?:[\w-]+\s+){{0,2}}?(?:{_ORG_NOUN_ALT})\s*(?:,\s*)?"
+               rf"(?:called\s+|named\s+)?{_E.format('org')}", re.I),
     # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
     re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
 )
 # "left ⟨0⟩'s firm", "quit the clinic": a job ends without naming the employer
+# "left the clinic", "handed in my notice at the library", "quit the public defender's office",
+# "gave my notice" (no place said): a job ends without naming the employer
+WORKPLACE_NOUNS = (
+    r"(?:job|firm|company|employer|practice|clinic|agency|startup|lab|store|restaurant|bank|library|school|"
+    r"hospital|newsroom|paper|museum|studio|shop|salon|bakery|cafe|plant|factory|warehouse)"
+)
+_UNNAMED_WORKPLACE = (
+    rf"(?:\x02\d+\x03's|the|that)\s+(?:(?:[\w-]+\s+)?{WORKPLACE_NOUNS}|(?:[\w-]+\s+)?[\w-]+'s\s+office)\b"
+)
 LEFT_UNNAMED = re.compile(
-    rf"^{_PRE}(?:left|quit|quits|leaving|leaves|resigned\s+from|retired\s+from)\s+(?:\x02\d+\x03's|the|that)\s+"
-    r"(?:[\w-]+\s+)?(?:job|firm|company|employer|practice|clinic|agency|startup|lab|store|restaurant|bank)\b"
-    r"(?!\s+(?:early|late|for\s+the\s+day|at\s+\d))",
+    rf"^{_PRE}(?:(?:left|quit|quits|leaving|leaves|resigned\s+from|retired\s+from)\s+{_UNNAMED_WORKPLACE}"
+    rf"(?!\s+(?:early|late|for\s+the\s+day|at\s+\d))|{_NOTICE}(?:\s+(?:at|to|with)\s+{_UNNAMED_WORKPLACE}|"
+    r"(?!\s+(?:at|to|with)\s+\x02)))",
+    re.I,
+)
+# "today was my last day at the library", "Friday is Ana's last day at ⟨org⟩"
+LAST_DAY = re.compile(
+    rf"{_E.format('s')}'s\s+(?:very\s+)?(?:last|final)\s+(?:day|shift)\s+(?:of\s+work\s+)?(?:at|with)\s+"
+    rf"(?:{_E.format('org')}(?!')|{_UNNAMED_WORKPLACE})",
     re.I,
 )
 
