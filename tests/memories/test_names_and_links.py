@@ -229,3 +229,13 @@ def test_children_listed_with_their_ages_are_the_writers_children():
         rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
         assert {(SPEAKER, "parent_of", "Ilse"), (SPEAKER, "parent_of", "Bram")} <= rels, (message, rels)
         assert {e.name: e.type for e in ex.entities}["Ilse"] == "person", message
+
+
+def test_a_parent_named_after_the_writers_word_for_them():
+    ex = extract_offline("Dad — Henrik Vos — still fixes clocks in Delft. Mom, Greet Vos, was at the market. "
+                         "oma (Truus Vos) turned ninety.", speaker=SPEAKER)
+    rels = {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert {("Henrik Vos", "parent_of", SPEAKER), ("Greet Vos", "parent_of", SPEAKER)} <= rels, rels
+    for vocative_or_list in ["Dad, Lena says hi.", "Mom, Tom, and I went to Rome."]:
+        assert not [r for r in extract_offline(vocative_or_list, speaker=SPEAKER).relations
+                    if r.rel_type == "parent_of"], vocative_or_list

@@ -587,6 +587,14 @@ _KIN_PATTERNS = (
         rf"{_E.format('name')}(?!'s\b)",
         re.I,
     ),
+    # a sentence opening with the writer's word for a parent, then the name: "Dad — ⟨1⟩ — has
+    # carried mail for 34 years", "Mom, ⟨2⟩, was on a night shift", "mam (⟨3⟩) had another fall"
+    re.compile(
+        r"^\W*(?P<own>)(?P<mods>)(?P<kin>dad|daddy|papa|mom|mum|mam|mama|mommy|mummy|grandma|grandpa|granny)"
+        rf"(?:\s*[—–]\s*{_E.format('name')}\s*[—–,]|\s*\(\s*{_E.format('name2')}\s*\)"
+        rf"|\s*,\s*{_E.format('name3')}\s*,(?!\s*(?:and|or|&)\b))",  # closed: no list, no "Dad, Lena says hi"
+        re.I,
+    ),
     # ⟨0⟩ has a son named ⟨1⟩ and a daughter named ⟨2⟩ (the second one)
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+[^.;]{{0,60}}?\s+and\s+an?\s+{_MODS}"
@@ -663,7 +671,9 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
     hits, seen = [], set()
     for pattern in _KIN_PATTERNS:
         for match in pattern.finditer(tagged):
-            owner, name = int(match.group("own")), int(match.group("name"))
+            # no owner said: the writer's; a pattern may name the person in one of several places
+            named = next(g for g in ("name", "name2", "name3") if match.groupdict().get(g))
+            owner, name = int(match.group("own") or 0), int(match.group(named))
             kin = match.group("kin").lower()
             if owner == name or (owner, name) in seen:
                 continue
