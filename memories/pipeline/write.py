@@ -208,9 +208,23 @@ _SELF_INTRODUCTION = re.compile(
 )
 
 
+# "hi, this is Ren Mori, Haruka's son": someone writes on the account and says whose relative
+_RELATIVE_WRITES = re.compile(
+    r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?i:it's|it\s+is|this\s+is)\s+"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s*[,—–-]\s*(?P<owner>[A-ZÀ-Þ][\w'’-]+)['’]s\s+\w+",
+)
+
+
 def _speaker_introduced(ctx: WriteContext, step: StepRecord) -> None:
     """A message that opens by naming its writer ("Hi, Julia here") is in that person's first
-    person, when the name is a person the agent knows (or an unambiguous new first name)."""
+    person, when the name is a person the agent knows (or an unambiguous new first name). So is
+    one where someone says whose relative they are ("this is Ren Mori, Haruka's son")."""
+    relative = _RELATIVE_WRITES.match(ctx.message)
+    if relative and normalize_alias(relative.group("owner")) == normalize_alias(ctx.speaker).split()[0]:
+        name = relative.group("name")
+        step.data["speaker"] = ctx.known_aliases.get(name) or name
+        ctx.speaker = step.data["speaker"]
+        return
     match = _SELF_INTRODUCTION.match(ctx.message)
     if not match:
         return

@@ -100,6 +100,10 @@ class Resolution:
 
 def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
     entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).defer("name_embedding").first()
+    if entity is None:  # "Ren" the agent knows by that full name too ("this is Ren Mori, Haruka's son")
+        known = {a.entity.survivor() for a in EntityAlias.objects.filter(
+            agent=agent, alias=normalize_alias(speaker), entity__type="person").select_related("entity")}
+        entity = known.pop() if len(known) == 1 else None
     if entity is None:
         entity = entity_get_or_create(agent=agent, name=speaker, entity_type="person",
                                       name_embedding=embed([speaker])[0])

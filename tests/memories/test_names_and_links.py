@@ -239,3 +239,12 @@ def test_a_parent_named_after_the_writers_word_for_them():
     for vocative_or_list in ["Dad, Lena says hi.", "Mom, Tom, and I went to Rome."]:
         assert not [r for r in extract_offline(vocative_or_list, speaker=SPEAKER).relations
                     if r.rel_type == "parent_of"], vocative_or_list
+
+
+def test_a_child_who_writes_under_their_full_name_is_the_child_the_agent_knows(agent):
+    _write(agent, "Our kids are Joris (16) and Fenna (12).", speaker="Marit Smit")
+    _write(agent, "hi, this is Joris Smit, Marit's son. I got into Delft University of Technology!",
+           speaker="Marit Smit", start=T0 + timedelta(days=30))
+    assert _people(agent, "Joris") == ["Joris"]  # one person, known by both names
+    assert "joris smit" in _aliases(agent, "Joris")
+    assert _linked(agent, "Joris", "Delft University of Technology")

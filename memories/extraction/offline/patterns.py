@@ -287,6 +287,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "studies_at",
         r"(?:(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+(?:(?!at\b|in\b)[\w-]+\s+){0,4}?(?:at|in)|"
+        # "got into ⟨University of X⟩", "was accepted to ⟨X⟩", "got admitted to ⟨X⟩"
+        r"got\s+into|(?:(?:was|been|got|is|am|are)\s+)?(?:accepted\s+(?:in)?to|admitted\s+to)|"
         r"(?:back\s+)?(?:in|at|to)\s+(?:school|college|uni|university|grad\s+school|(?:law|med|medical|nursing)\s+school)"
         r"\s+(?:(?!at\b)[\w-]+\s+){0,4}?at)",
         "study",
