@@ -21,7 +21,7 @@ from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP
+from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP
 from memories.extraction.offline.parse import is_common_word
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
@@ -125,6 +125,7 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         if entity is not None:
             _know(ctx, entity, surface)
     _unnamed_relatives(ctx)
+    _named_relatives(ctx)
     if _lower_case_writing(ctx.message):  # "freya and i split up": first names without capitals
         words = {w for w in re.findall(r"[a-z]{3,}", ctx.message) if w not in matched and not is_common_word(w)}
         for word, entity in entity_services.people_by_first_name(agent=ctx.agent, words=words).items():
@@ -172,6 +173,26 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
         if relative is not None:
             _know(ctx, relative, surface)
+
+
+_KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, reverse=True))
+# "my cousin Emeka", "Cousin Emeka", "Uncle Tunde": a first name said with the writer's kin word
+_KIN_NAMED = re.compile(
+    rf"(?:\b(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\s*,?\s+|(?<![\w'’])(?P<title>(?i:{_KIN_TITLE_WORDS}))\s+)"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+)(?!\s+[A-ZÀ-Þ])")
+
+
+def _named_relatives(ctx: WriteContext) -> None:
+    """"my cousin Emeka" when the agent knows two Emekas: the one who is the writer's cousin. The
+    first name stands for that relative in this message (and "Cousin Emeka" too)."""
+    for match in _KIN_NAMED.finditer(ctx.message):
+        kin = (match.group("kin") or match.group("title")).lower()
+        if match.group("title") and not match.group("title")[0].isupper():
+            continue
+        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin,
+                                               name=match.group("name"))
+        if relative is not None:
+            _know(ctx, relative, match.group("name"))
 
 
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
