@@ -26,7 +26,14 @@ from memories.extraction.offline.parse import is_common_word
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
-from memories.naming import entity_key, is_speaker_reference, mentions, ngrams, normalize_alias
+from memories.naming import (
+    entity_key,
+    is_speaker_reference,
+    mentions,
+    ngrams,
+    normalize_alias,
+    person_names_compatible,
+)
 from memories.pipeline.limits import extraction_within_limits
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
@@ -58,7 +65,7 @@ from memories.reconcile import (
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
-from memories.services import maintenance
+from memories.services import maintenance, operator
 from memories.services.agents import agent_graph_bump
 from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
@@ -596,8 +603,20 @@ def _apply_corrections(ctx: WriteContext, step: StepRecord) -> None:
                 valid_from=edge.valid_from, evidence=restated.get(edge.evidence_fact_id), source_event=ctx.event,
                 learned_at=ctx.occurred_at, initial_strength=edge.strength,
             )
+        _merge_misnamed(ctx, wrong, right, reason)
         step.data.setdefault("corrections", []).append(
             {"wrong": wrong.key, "right": right.key, "facts": sorted(plan.facts), "edges": sorted(plan.edges)})
+
+
+def _merge_misnamed(ctx: WriteContext, wrong: Entity, right: Entity, reason: str) -> None:
+    """"Her surname is Akhtar, not Ahmed": a person first stored under a wrong name and now named
+    right for the first time is one person; the wrong entity merges into the right one (an
+    operator can unmerge it), so her first name alone ("Zara") leads to her and no one else."""
+    created = any(r["id"] == right.id and r["method"] == "created" for r in ctx.result.entities_resolved)
+    if (wrong.type == right.type == "person" and created and wrong.merged_into_id is None
+            and person_names_compatible(right.display_name.split()[0], wrong.display_name, either_way=False)):
+        operator.entity_merge(agent=ctx.agent, survivor_id=right.id, merged_id=wrong.id,
+                              actor="pipeline:correction", reason=reason)
 
 
 def _restate_facts(ctx: WriteContext, facts: list[Fact], plan, wrong: Entity, right: Entity,

@@ -220,3 +220,51 @@ def test_a_message_that_names_its_writer_is_in_that_persons_first_person(agent):
     _write(agent, "I live in Porto with my girlfriend Ilse Varga.",
            "Hi, Ilse here — borrowing the account. I have two rabbits, Nutmeg and Fennel.")
     assert _linked(agent, "Ilse Varga", "Nutmeg") and not _linked(agent, SPEAKER, "Nutmeg")
+
+
+def test_a_letter_without_an_accent_mark_is_folded_too(agent):
+    _write(agent, "My old flatmate Bogusław Zając now lives in Gdańsk.", "Boguslaw Zajac says hello from the coast.")
+    assert _people(agent, "Bogus") == ["Bogusław Zając"]
+    _write(agent, "My colleague Søren Dahl fixed the build again.", "Soren is off to Aarhus next week.")
+    assert _people(agent, "Dahl") == ["Søren Dahl"] and not _people(agent, "Soren")
+    assert "soren" in _aliases(agent, "Søren Dahl")
+
+
+def test_a_bare_first_name_two_people_share_is_neither_persons_alias(agent):
+    _write(agent, "Two Ngozis in my life now: Ngozi Eze runs the bakery downstairs, and my cousin Ngozi Okafor "
+                  "just started at a law firm.",
+           "Cousin Ngozi passed her bar exam!")
+    assert _people(agent, "Ngozi") == ["Ngozi Eze", "Ngozi Okafor"]
+    assert "ngozi" not in _aliases(agent, "Ngozi Eze")
+    assert any("bar exam" in t for t in _entity(agent, "Ngozi Okafor").facts.values_list("text", flat=True))
+
+
+def test_a_full_name_with_another_family_name_is_another_person(agent):
+    _write(agent, "My brother-in-law Tobias Renner is visiting.", "Tobias fixed our fence.",
+           "Tobias Krull from the running club beat his best time.")
+    assert _people(agent, "Tobias") == ["Tobias Krull", "Tobias Renner"]
+
+
+def test_a_quoted_nickname_in_brackets_is_the_persons_alias(agent):
+    _write(agent, 'The twins at work are Ewan Baird on the tills ("Tall Ewan") and Ewan Fyfe in stock ("Wee Ewan").',
+           "Tall Ewan is leaving for a job at the harbour.")
+    assert "tall ewan" in _aliases(agent, "Ewan Baird") and "wee ewan" in _aliases(agent, "Ewan Fyfe")
+    assert not Entity.objects.filter(agent=agent, display_name__in=["Tall Ewan", "Wee Ewan"]).exists()
+
+
+def test_a_given_name_said_after_the_family_name_is_the_person(agent):
+    _write(agent, "My flatmate Park Seo-yeon is a nurse in Busan.", "Seo-yeon made kimchi for the whole building.")
+    assert _people(agent, "Seo-yeon") == ["Park Seo-yeon"]
+    _write(agent, "My niece Anna-Lena Vogt starts school in August.", "Anna-Lena already has a new backpack.")
+    assert _people(agent, "Anna-Lena") == ["Anna-Lena Vogt"]
+
+
+def test_a_clipped_abbreviation_is_the_organization(agent):
+    assert is_acronym_of("UPenn", "University of Pennsylvania")
+    assert is_acronym_of("UMass", "University of Massachusetts")
+    assert not is_acronym_of("UPenn", "University of Pittsburgh")
+    _write(agent, "My son got into UWash — the University of Washington — for biology!",
+           "He'll live in the dorms at UWash for the first year.")
+    orgs = Entity.objects.filter(agent=agent, merged_into__isnull=True, display_name__icontains="wash")
+    assert [e.display_name for e in orgs] == ["University of Washington"]
+    assert "uwash" in _aliases(agent, "University of Washington")
