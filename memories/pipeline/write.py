@@ -21,7 +21,7 @@ from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP
+from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP, ORG_SUFFIXES, PLACES
 from memories.extraction.offline.parse import is_common_word
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
@@ -129,6 +129,10 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         if norm in matched or len(norm) < 3:
             continue
         entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
+        if entity is None and " " not in surface and not is_common_word(surface.lower()) and (
+                surface.lower() not in PLACES):  # "Boston" is no short name of Boston University
+            entity = entity_services.organization_opening_with(agent=ctx.agent, word=surface,
+                                                               generic_tails=ORG_SUFFIXES)
         if entity is not None:
             _know(ctx, entity, surface)
     _unnamed_relatives(ctx)

@@ -172,6 +172,17 @@ def entity_for_other_name(*, agent: Agent, name: str) -> Entity | None:
     return None
 
 
+def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozenset[str]) -> Entity | None:
+    """The one organization whose several-word name is `word` and then generic words ending in
+    one of `generic_tails` ("Huron" → Huron Realty Group, "Stanford" → Stanford University): the
+    short name people use for it. None when none or several do."""
+    rows = list(Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True,
+                                      display_name__istartswith=f"{word.strip()} ").defer("name_embedding")[:2])
+    if len(rows) != 1 or normalize_alias(rows[0].display_name).split()[-1] not in generic_tails:
+        return None
+    return rows[0]
+
+
 def _may_be_acronym(name: str, entity_type: str) -> bool:
     word = name.strip()
     return (normalize_type(entity_type) in ("organization", "concept", "place") and 2 <= len(word) <= 8

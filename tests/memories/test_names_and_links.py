@@ -268,3 +268,11 @@ def test_a_clipped_abbreviation_is_the_organization(agent):
     orgs = Entity.objects.filter(agent=agent, merged_into__isnull=True, display_name__icontains="wash")
     assert [e.display_name for e in orgs] == ["University of Washington"]
     assert "uwash" in _aliases(agent, "University of Washington")
+
+
+def test_an_organization_joined_by_a_plus_is_one_name_and_its_first_word_its_short_name(agent):
+    _write(agent, "I just joined Hollis + Crane as a junior architect.", "Second week at Hollis + Crane and I love it.")
+    orgs = [e.display_name for e in Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True)]
+    assert orgs == ["Hollis + Crane"]
+    _write(agent, "My wife works at Larkspur Realty Group downtown.", "Larkspur just gave her a raise.")
+    assert "larkspur" in _aliases(agent, "Larkspur Realty Group")

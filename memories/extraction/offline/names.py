@@ -249,7 +249,7 @@ def _connector(text: str, previous: str) -> bool:
 
 def _joined(sentence: str, previous: tuple, start: int) -> bool:
     gap = sentence[previous[1] : start]
-    if gap in (" ", " & "):
+    if gap in (" ", " & ", " + "):  # "Marks & Spencer", "Foster + Partners"
         return True
     prev = previous[2]
     return gap == ". " and (prev.lower() in HONORIFICS or (len(prev) == 1 and prev.isupper()))
