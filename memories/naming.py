@@ -18,10 +18,19 @@ _NON_WORD = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
 
+# Letters that are no base letter plus a mark, so decomposing leaves them whole: a writer without
+# the key types "Lukasz" for "Łukasz", "Soren" for "Søren", "Aeron" for "Æron". Folded like accents.
+# (A data migration, 0009_fold_letters, folds the aliases and keys stored before this table.)
+LETTER_FOLDS = {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "æ": "ae",
+                "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ß": "ss", "þ": "th", "Þ": "Th", "ħ": "h", "Ħ": "H", "ı": "i"}
+_LETTER_TABLE = str.maketrans(LETTER_FOLDS)
+
+
 def strip_accents(text: str) -> str:
+    """"Łukasz Wójcik" → "Lukasz Wojcik": marks dropped and mark-less letters folded."""
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return _strip_marks(text.translate(_LETTER_TABLE))
 
 
 def normalize_alias(name: str) -> str:
@@ -35,10 +44,20 @@ def _normalize_cached(name: str) -> str:
     return _normalize(name)
 
 
-def _normalize(name: str) -> str:
-    text = strip_accents(name).casefold()
+def _normalize(name: str, fold_letters: bool = True) -> str:
+    text = (strip_accents(name) if fold_letters else _strip_marks(name)).casefold()
     text = _NON_WORD.sub(" ", text.replace("'s ", " ").replace("’s ", " "))
     return _SPACES.sub(" ", text).strip()
+
+
+def unfolded_alias(name: str) -> str:
+    """The normal form before mark-less letters were folded ("łukasz", not "lukasz"): the form a
+    forget tombstone written then digested, so it must keep matching."""
+    return normalize_alias(name) if name.isascii() else _normalize(name, fold_letters=False)
+
+
+def _strip_marks(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def slugify(name: str) -> str:
@@ -179,11 +198,23 @@ def person_names_compatible(a: str, b: str, either_way: bool = True) -> bool:
     ta, tb = person_words(a), person_words(b)
     if not ta or not tb:
         return False
+    ja, jb = _joined_words(a), _joined_words(b)
+    if len(jb) > len(ja) and ja == jb[1:] and (len(ja) > 1 or len(ta) > 1):
+        return True  # "Jun-ho" / "Bee Hoon": the given name of "Seo Jun-ho", "Lim Bee Hoon" said family name first
+    return _words_compatible(ta, tb, either_way) or (ja != ta or jb != tb) and _words_compatible(ja, jb, either_way)
+
+
+def _words_compatible(ta: list[str], tb: list[str], either_way: bool) -> bool:
     if len(ta) > 1 and len(tb) > 1:
         if ta[-1] != tb[-1]:
             return False
         either_way = True
     return first_names_compatible(ta[0], tb[0], either_way)
+
+
+def _joined_words(name: str) -> list[str]:
+    """person_words with a hyphenated name kept one word: "Mary-Jane Whitaker" → maryjane, whitaker."""
+    return person_words(re.sub(r"(?<=\w)[-‐‑](?=\w)", "", name))
 
 
 def surname_of(name: str) -> str:
@@ -239,4 +270,22 @@ def is_acronym_of(short: str, full: str) -> bool:
     token = strip_accents(short.strip()).casefold().replace(".", "").replace("&", "")
     if not token or " " in token or not token.isalnum() or len(token) < 2:
         return False
-    return token in acronym_forms(full)
+    return token in acronym_forms(full) or _clipped_form_of(short.strip(), full)
+
+
+def _clipped_form_of(short: str, full: str) -> bool:
+    """"UMich" / "University of Michigan", "UPenn" / "University of Pennsylvania": each
+    capitalized part of the short name begins the next word of the full one (a small word
+    may be skipped), and every other word is covered."""
+    parts = [p.casefold() for p in re.findall(r"[A-Z][a-z]*", strip_accents(short))]
+    if len(parts) < 2 or "".join(parts) != strip_accents(short).casefold() or all(len(p) == 1 for p in parts):
+        return False
+    words = [w for w in re.split(r"[\s\-/,]+", strip_accents(full).casefold()) if w]
+
+    def covers(i: int, j: int) -> bool:
+        if i == len(parts):
+            return all(w in _SMALL_WORDS for w in words[j:])
+        return j < len(words) and (words[j].startswith(parts[i]) and covers(i + 1, j + 1)
+                                   or words[j] in _SMALL_WORDS and covers(i, j + 1))
+
+    return len(words) >= 2 and covers(0, 0)

@@ -14,7 +14,7 @@ import hmac
 import re
 from collections.abc import Iterable
 
-from memories.naming import normalize_alias
+from memories.naming import normalize_alias, unfolded_alias
 
 REDACTED = "[redacted]"
 MAX_NAME_WORDS = 8
@@ -53,13 +53,13 @@ class NameMatcher:
         """(start, end) of each name occurrence, longest first at each position, not overlapping."""
         if not self.digests or not text:
             return []
-        words = [(m.start(), m.end(), normalize_alias(m.group())) for m in _WORD.finditer(text)]
+        words = [(m.start(), m.end(), normalize_alias(m.group()), unfolded_alias(m.group()))
+                 for m in _WORD.finditer(text)]
         found, i = [], 0
         while i < len(words):
             hit = 0
             for size in range(min(self.max_words, len(words) - i), 0, -1):
-                candidate = " ".join(w[2] for w in words[i:i + size] if w[2])
-                if candidate and name_digest(candidate, key=self.key) in self.digests:
+                if self._known(words[i:i + size]):
                     hit = size
                     break
             if hit:
@@ -68,6 +68,15 @@ class NameMatcher:
             else:
                 i += 1
         return found
+
+    def _known(self, words: list[tuple]) -> bool:
+        """One of the names, in today's normal form or in the unfolded one a tombstone written
+        before "ł" folded to "l" digested."""
+        candidate = " ".join(w[2] for w in words if w[2])
+        if candidate and name_digest(candidate, key=self.key) in self.digests:
+            return True
+        unfolded = " ".join(w[3] for w in words if w[3])
+        return unfolded != candidate and bool(unfolded) and name_digest(unfolded, key=self.key) in self.digests
 
     def search(self, text: str | None) -> bool:
         return bool(text) and bool(self.spans(text))

@@ -21,12 +21,19 @@ from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP
+from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP, ORG_SUFFIXES, PLACES
 from memories.extraction.offline.parse import is_common_word, without_ended_item
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
-from memories.naming import entity_key, is_speaker_reference, mentions, ngrams, normalize_alias
+from memories.naming import (
+    entity_key,
+    is_speaker_reference,
+    mentions,
+    ngrams,
+    normalize_alias,
+    person_names_compatible,
+)
 from memories.pipeline.limits import extraction_within_limits
 from memories.pipeline.results import FactChange, WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
@@ -59,7 +66,7 @@ from memories.roles import PARTNER_SLOT
 from memories.selectors import aliases_matching
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
-from memories.services import maintenance
+from memories.services import maintenance, operator
 from memories.services.agents import agent_graph_bump
 from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
@@ -124,9 +131,14 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
         if norm in matched or len(norm) < 3:
             continue
         entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
+        if entity is None and " " not in surface and not is_common_word(surface.lower()) and (
+                surface.lower() not in PLACES):  # "Boston" is no short name of Boston University
+            entity = entity_services.organization_opening_with(agent=ctx.agent, word=surface,
+                                                               generic_tails=ORG_SUFFIXES)
         if entity is not None:
             _know(ctx, entity, surface)
     _unnamed_relatives(ctx)
+    _named_relatives(ctx)
     if _lower_case_writing(ctx.message):  # "freya and i split up": first names without capitals
         words = {w for w in re.findall(r"[a-z]{3,}", ctx.message) if w not in matched and not is_common_word(w)}
         for word, entity in entity_services.people_by_first_name(agent=ctx.agent, words=words).items():
@@ -190,6 +202,26 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         if relative is not None and word.lower() not in {normalize_alias(a) for a in ctx.known_aliases}:
             _know(ctx, relative, word)
             ctx.kin_words.add(word.lower())
+
+
+_KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, reverse=True))
+# "my cousin Emeka", "Cousin Emeka", "Uncle Tunde": a first name said with the writer's kin word
+_KIN_NAMED = re.compile(
+    rf"(?:\b(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\s*,?\s+|(?<![\w'’])(?P<title>(?i:{_KIN_TITLE_WORDS}))\s+)"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+)(?!\s+[A-ZÀ-Þ])")
+
+
+def _named_relatives(ctx: WriteContext) -> None:
+    """"my cousin Emeka" when the agent knows two Emekas: the one who is the writer's cousin. The
+    first name stands for that relative in this message (and "Cousin Emeka" too)."""
+    for match in _KIN_NAMED.finditer(ctx.message):
+        kin = (match.group("kin") or match.group("title")).lower()
+        if match.group("title") and not match.group("title")[0].isupper():
+            continue
+        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin,
+                                               name=match.group("name"))
+        if relative is not None:
+            _know(ctx, relative, match.group("name"))
 
 
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
@@ -623,8 +655,20 @@ def _apply_corrections(ctx: WriteContext, step: StepRecord) -> None:
                 valid_from=edge.valid_from, evidence=restated.get(edge.evidence_fact_id), source_event=ctx.event,
                 learned_at=ctx.occurred_at, initial_strength=edge.strength,
             )
+        _merge_misnamed(ctx, wrong, right, reason)
         step.data.setdefault("corrections", []).append(
             {"wrong": wrong.key, "right": right.key, "facts": sorted(plan.facts), "edges": sorted(plan.edges)})
+
+
+def _merge_misnamed(ctx: WriteContext, wrong: Entity, right: Entity, reason: str) -> None:
+    """"Her surname is Akhtar, not Ahmed": a person first stored under a wrong name and now named
+    right for the first time is one person; the wrong entity merges into the right one (an
+    operator can unmerge it), so her first name alone ("Zara") leads to her and no one else."""
+    created = any(r["id"] == right.id and r["method"] == "created" for r in ctx.result.entities_resolved)
+    if (wrong.type == right.type == "person" and created and wrong.merged_into_id is None
+            and person_names_compatible(right.display_name.split()[0], wrong.display_name, either_way=False)):
+        operator.entity_merge(agent=ctx.agent, survivor_id=right.id, merged_id=wrong.id,
+                              actor="pipeline:correction", reason=reason)
 
 
 def _restate_facts(ctx: WriteContext, facts: list[Fact], plan, wrong: Entity, right: Entity,

@@ -176,6 +176,17 @@ def entity_for_other_name(*, agent: Agent, name: str) -> Entity | None:
     return None
 
 
+def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozenset[str]) -> Entity | None:
+    """The one organization whose several-word name is `word` and then generic words ending in
+    one of `generic_tails` ("Huron" → Huron Realty Group, "Stanford" → Stanford University): the
+    short name people use for it. None when none or several do."""
+    rows = list(Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True,
+                                      display_name__istartswith=f"{word.strip()} ").defer("name_embedding")[:2])
+    if len(rows) != 1 or normalize_alias(rows[0].display_name).split()[-1] not in generic_tails:
+        return None
+    return rows[0]
+
+
 def _may_be_acronym(name: str, entity_type: str) -> bool:
     word = name.strip()
     return (normalize_type(entity_type) in ("organization", "concept", "place") and 2 <= len(word) <= 8
@@ -218,7 +229,7 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
         .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
     )
     found = {}
-    own_surname = surname_of(name)
+    own_surname = surname_of(name) if len(name.split()) > 1 else ""  # "Mary-Jane" is a first name
     for entity in rows:
         names = [entity.display_name, *(a.alias for a in entity.aliases.all())]
         surnames = {surname_of(n) for n in names} - {""}
@@ -244,10 +255,12 @@ def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) ->
     return {word: people[0] for word, people in by_first.items() if len(people) == 1}
 
 
-def relative_of(*, agent: Agent, owner: str, term: str) -> Entity | None:
+def relative_of(*, agent: Agent, owner: str, term: str, name: str = "") -> Entity | None:
     """The one person the agent knows as `owner`'s `term` ("Hannah Brooks", "brother" → Daniel,
     through their current kinship edge whose evidence says "brother"), or None when there is none
-    or more than one. Reads the owner's few kinship edges, not the agent's facts."""
+    or more than one. With `name`, only a relative that name can denote counts ("my cousin Emeka"
+    among several Emekas, or several cousins). Reads the owner's few kinship edges, not the agent's
+    facts."""
     rel_type = KINSHIP.get(term.lower(), ("",))[0]
     owner_entity = Entity.objects.filter(agent=agent, key=entity_key("person", owner)).only("id").first()
     if not rel_type or owner_entity is None:
@@ -258,10 +271,12 @@ def relative_of(*, agent: Agent, owner: str, term: str) -> Entity | None:
              .filter(Q(source=owner_entity) | Q(target=owner_entity)).select_related("evidence_fact"))
     ids = {e.target_id if e.source_id == owner_entity.id else e.source_id for e in edges
            if e.evidence_fact is not None and says_term.search(e.evidence_fact.text)}
-    if len(ids) != 1:
-        return None
-    entity = Entity.objects.filter(agent=agent, pk=ids.pop(), type="person").defer("name_embedding").first()
-    return entity.survivor() if entity is not None else None
+    people = [e.survivor() for e in Entity.objects.filter(agent=agent, pk__in=ids, type="person")
+              .defer("name_embedding").prefetch_related("aliases")]
+    if name:
+        people = [e for e in people if any(person_names_compatible(name, n, either_way=False)
+                                           for n in [e.display_name, *(a.alias for a in e.aliases.all())])]
+    return people[0] if len(people) == 1 else None
 
 
 def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]:
@@ -336,7 +351,7 @@ def entity_resolve(
     for candidate_name in [name, *aliases]:
         entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type)
         if entity:
-            alias_register(agent=agent, entity=entity, names=[name, *aliases])
+            alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
             return Resolution(name, entity, method)
     vector = vector if vector is not None else embed([name])[0]
     candidates = resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
@@ -355,5 +370,30 @@ def entity_resolve(
             alias_register(agent=agent, entity=chosen, names=[name, *aliases])
             return Resolution(name, chosen, "llm", dict((e.id, s) for e, s in ambiguous)[chosen.id])
     entity = entity_get_or_create(agent=agent, name=name, entity_type=entity_type, name_embedding=vector)
-    alias_register(agent=agent, entity=entity, names=[name, *aliases])
+    _first_name_now_shared(agent, entity)
+    alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
     return Resolution(name, entity, "created", 1.0, [e.key for e, _ in ambiguous])
+
+
+def _others_with_first_name(agent: Agent, entity: Entity, first: str):
+    return (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
+                                  display_name__istartswith=f"{first} ").exclude(pk=entity.pk))
+
+
+def _unshared_names(agent: Agent, entity: Entity, names: list[str]) -> list[str]:
+    """The names to register for a person, less a bare first name another known person also
+    opens with: "Emeka" said of Emeka Nwosu is no name of his alone when Emeka Obi exists too."""
+    if entity.type != "person":
+        return names
+    return [n for n in names if len(n.split()) != 1 or not n[:1].isupper() or normalize_alias(n) in (
+        normalize_alias(entity.display_name),) or not _others_with_first_name(agent, entity, n.strip()).exists()]
+
+
+def _first_name_now_shared(agent: Agent, entity: Entity) -> None:
+    """A new person "Emeka Obi" makes the bare "Emeka" another person held ambiguous: that alias
+    no longer points at anyone."""
+    words = entity.display_name.split()
+    if entity.type != "person" or len(words) < 2:
+        return
+    EntityAlias.objects.filter(agent=agent, alias=normalize_alias(words[0]), entity__type="person").exclude(
+        entity=entity).filter(entity__display_name__istartswith=f"{words[0]} ").delete()

@@ -248,3 +248,59 @@ def test_a_child_who_writes_under_their_full_name_is_the_child_the_agent_knows(a
     assert _people(agent, "Joris") == ["Joris"]  # one person, known by both names
     assert "joris smit" in _aliases(agent, "Joris")
     assert _linked(agent, "Joris", "Delft University of Technology")
+
+
+def test_a_letter_without_an_accent_mark_is_folded_too(agent):
+    _write(agent, "My old flatmate Bogusław Zając now lives in Gdańsk.", "Boguslaw Zajac says hello from the coast.")
+    assert _people(agent, "Bogus") == ["Bogusław Zając"]
+    _write(agent, "My colleague Søren Dahl fixed the build again.", "Soren is off to Aarhus next week.")
+    assert _people(agent, "Dahl") == ["Søren Dahl"] and not _people(agent, "Soren")
+    assert "soren" in _aliases(agent, "Søren Dahl")
+
+
+def test_a_bare_first_name_two_people_share_is_neither_persons_alias(agent):
+    _write(agent, "Two Ngozis in my life now: Ngozi Eze runs the bakery downstairs, and my cousin Ngozi Okafor "
+                  "just started at a law firm.",
+           "Cousin Ngozi passed her bar exam!")
+    assert _people(agent, "Ngozi") == ["Ngozi Eze", "Ngozi Okafor"]
+    assert "ngozi" not in _aliases(agent, "Ngozi Eze")
+    assert any("bar exam" in t for t in _entity(agent, "Ngozi Okafor").facts.values_list("text", flat=True))
+
+
+def test_a_full_name_with_another_family_name_is_another_person(agent):
+    _write(agent, "My brother-in-law Tobias Renner is visiting.", "Tobias fixed our fence.",
+           "Tobias Krull from the running club beat his best time.")
+    assert _people(agent, "Tobias") == ["Tobias Krull", "Tobias Renner"]
+
+
+def test_a_quoted_nickname_in_brackets_is_the_persons_alias(agent):
+    _write(agent, 'The twins at work are Ewan Baird on the tills ("Tall Ewan") and Ewan Fyfe in stock ("Wee Ewan").',
+           "Tall Ewan is leaving for a job at the harbour.")
+    assert "tall ewan" in _aliases(agent, "Ewan Baird") and "wee ewan" in _aliases(agent, "Ewan Fyfe")
+    assert not Entity.objects.filter(agent=agent, display_name__in=["Tall Ewan", "Wee Ewan"]).exists()
+
+
+def test_a_given_name_said_after_the_family_name_is_the_person(agent):
+    _write(agent, "My flatmate Park Seo-yeon is a nurse in Busan.", "Seo-yeon made kimchi for the whole building.")
+    assert _people(agent, "Seo-yeon") == ["Park Seo-yeon"]
+    _write(agent, "My niece Anna-Lena Vogt starts school in August.", "Anna-Lena already has a new backpack.")
+    assert _people(agent, "Anna-Lena") == ["Anna-Lena Vogt"]
+
+
+def test_a_clipped_abbreviation_is_the_organization(agent):
+    assert is_acronym_of("UPenn", "University of Pennsylvania")
+    assert is_acronym_of("UMass", "University of Massachusetts")
+    assert not is_acronym_of("UPenn", "University of Pittsburgh")
+    _write(agent, "My son got into UWash — the University of Washington — for biology!",
+           "He'll live in the dorms at UWash for the first year.")
+    orgs = Entity.objects.filter(agent=agent, merged_into__isnull=True, display_name__icontains="wash")
+    assert [e.display_name for e in orgs] == ["University of Washington"]
+    assert "uwash" in _aliases(agent, "University of Washington")
+
+
+def test_an_organization_joined_by_a_plus_is_one_name_and_its_first_word_its_short_name(agent):
+    _write(agent, "I just joined Hollis + Crane as a junior architect.", "Second week at Hollis + Crane and I love it.")
+    orgs = [e.display_name for e in Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True)]
+    assert orgs == ["Hollis + Crane"]
+    _write(agent, "My wife works at Larkspur Realty Group downtown.", "Larkspur just gave her a raise.")
+    assert "larkspur" in _aliases(agent, "Larkspur Realty Group")

@@ -182,3 +182,24 @@ def test_a_correction_leaves_older_messages_alone(agent):
     _write_all(agent, ["I moved to Ridgeway last weekend.", "Sorry, I meant Riverside, not Ridgeway."],
                step=timedelta(days=30))
     assert ("Wren Adler", "lives_in", "Ridgeway") in _current_edges(agent)
+
+
+def test_a_correction_said_in_two_short_sentences(agent):
+    _write_all(agent, ["My sister Ottilie Brandt is moving to Antwerp in June.",
+                       "Argh, tired. It's Ghent. Not Antwerp. I have no idea why I wrote that."],
+               step=timedelta(hours=2))
+    current = _current_texts(agent)
+    assert any("Ghent" in t for t in current) and not any("moving to Antwerp" in t for t in current)
+    assert Entity.objects.filter(agent=agent, display_name="Ghent", type="place").exists()
+
+
+def test_a_corrected_family_name_renames_the_person(agent):
+    _write_all(agent, ["My nephew Caspar Lindqvist is dating Marisol Quintero from his choir.",
+                       "Whoops, her surname is Quintana, not Quintero. Marisol Quintana.",
+                       "Caspar and Marisol went to Bruges for the weekend."], step=timedelta(hours=5))
+    current = _current_texts(agent)
+    assert any("Marisol Quintana" in t for t in current)
+    assert not any("Quintero" in t for t in current)
+    people = Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
+                                   display_name__startswith="Marisol")
+    assert [p.display_name for p in people] == ["Marisol Quintana"]  # "Marisol" alone is her, no one new

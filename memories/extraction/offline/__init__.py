@@ -18,10 +18,11 @@ and small word lists, fast enough to run on every message of a large import. The
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from memories.extraction.offline.corrections import correction_in
+from memories.extraction.offline.corrections import correction_in, split_correction
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
 from memories.extraction.offline.parse import cessations, deaths
@@ -68,12 +69,22 @@ def extract_offline(
     day = occurred_at.date() if isinstance(occurred_at, datetime) else occurred_at
     out = Collector(registry, day)
     corrections: list[ExtractedCorrection] = []
-    for sentence in sentences:
+    denials: set[int] = set()
+    for k, sentence in enumerate(sentences):
+        if k in denials:
+            continue  # the "Not Braga." of "It's Porto. Not Braga."
         tag_sentence(sentence, state)
-        if pair := correction_in(sentence.tagged):
-            right, wrong = pair
+        pair = correction_in(sentence.tagged)
+        if pair is None and k + 1 < len(sentences):
+            following = sentences[k + 1]
+            pair = split_correction(sentence.tagged, following.text,
+                                    [(m.text, i) for m, i in zip(following.mentions, following.ids, strict=True)])
+            if pair is not None:
+                denials.add(k + 1)
+        if pair:
+            right, wrong = _whole_names(registry, *pair, known_names)
             corrections.append(ExtractedCorrection(wrong=registry.names()[wrong], right=registry.names()[right]))
-            out.used.update(pair)
+            out.used.update((right, wrong))
             continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
         process_sentence(sentence, out)
         _attach_cessations(sentence.text, registry, out)
@@ -89,6 +100,25 @@ def extract_offline(
         entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values()),
         corrections=corrections,
     )
+
+
+def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -> tuple[int, int]:
+    """"Her surname is Akhtar, not Ahmed": a corrected word of the one full name that carries it
+    ("Zara Ahmed") corrects that name, to the same name with the right word ("Zara Akhtar")."""
+    names = registry.names()
+    right_word, wrong_word = names[right], names[wrong]
+    if len(right_word.split()) != 1 or len(wrong_word.split()) != 1:
+        return right, wrong
+    has_word = re.compile(rf"(?<![\w'’-]){re.escape(wrong_word)}(?![\w'’-])", re.I)
+    full = {n for n in [*known_names, *names[1:]] if len(n.split()) > 1 and has_word.search(n)}
+    if len(full) != 1:
+        return right, wrong
+    wrong_full = full.pop()
+    wrong_idx = registry.ensure(wrong_full)
+    right_idx = registry.ensure(has_word.sub(right_word, wrong_full))
+    if registry.entities[wrong_idx].type != "concept":
+        registry.entities[right_idx].forced = registry.entities[wrong_idx].type
+    return right_idx, wrong_idx
 
 
 _FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})

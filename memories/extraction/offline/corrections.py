@@ -1,5 +1,6 @@
 """Corrections of a name said earlier: "Sorry, I meant Oak Lawn, not Elmhurst.", "Wait — it's
-Lyft, not Uber.", "Correction: Riverside, not Ridgeway." → (right, wrong) entity indices.
+Lyft, not Uber.", "Correction: Riverside, not Ridgeway.", "It's Porto. Not Braga." → (right, wrong)
+entity indices.
 
 Only names count (both sides must be entities of the message), and the sentence must be a
 correction: a cue ("sorry", "wait", "correction", "oops", "actually", "my bad") or "I meant". What
@@ -14,7 +15,10 @@ _E = r"\x02(?P<{}>\d+)\x03"
 _CUE = r"(?:sorry|oops|whoops|wait|actually|correction|my\s+bad|scratch\s+that|no|typo|erratum)"
 _LEAD = rf"^(?:{_CUE}\b[\s,:;!.—–-]*)*"
 _SAYS = (r"(?:i\s+meant(?:\s+to\s+say)?|i\s+mean|it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+should\s+be|"
-         r"should\s+be|make\s+that)")
+         r"should\s+be|make\s+that|"
+         # "her surname is Akhtar, not Ahmed": one part of a name corrected
+         r"(?:\x02\d+\x03's|his|her|their|my)\s+(?:sur|last\s+|family\s+|first\s+|middle\s+|full\s+)?name\s+"
+         r"(?:is|was|'s))")
 _DET = r"(?:(?:the|at|in|to|from|with)\s+)?"
 _PATTERNS = (
     # I meant ⟨X⟩, not ⟨Y⟩ / it's ⟨X⟩ not ⟨Y⟩ / Correction: ⟨X⟩, not ⟨Y⟩
@@ -46,3 +50,22 @@ def correction_in(tagged: str) -> tuple[int, int] | None:
 
 def _has_cue(text: str) -> bool:
     return re.match(rf"^{_CUE}\b", text, re.I) is not None
+
+
+_SAID_ALONE = re.compile(rf"{_LEAD}(?:{_SAYS})\s+{_DET}{_E.format('right')}\s*[.!]*\s*$", re.I)
+_NOT_ALONE = re.compile(rf"^\W*(?:and\s+)?not\s+{_DET}(?P<name>.+?)\s*[.!]*\s*$", re.I)
+
+
+def split_correction(tagged: str, following: str,
+                     following_names: list[tuple[str, int | None]]) -> tuple[int, int] | None:
+    """"It's Porto. Not Braga.": the right name said on its own, then a sentence that is only "Not
+    ⟨wrong⟩" — the bare denial is the correction cue. `following_names` are the (text, entity
+    index) mentions of that next sentence."""
+    said, denied = _SAID_ALONE.match(tagged.strip()), _NOT_ALONE.match(following.strip())
+    if said is None or denied is None or len(following_names) != 1:
+        return None
+    text, wrong = following_names[0]
+    right = int(said.group("right"))
+    if wrong is None or wrong == right or denied.group("name").strip().lower() != text.lower():
+        return None
+    return right, wrong

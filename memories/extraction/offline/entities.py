@@ -340,8 +340,22 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                     entity.scores["known"] = 0
     for entity in registry.entities:
         entity.scores.pop("known", None)
+    _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+def _vote_shared_first_names(registry: Registry, known_people: Sequence[str]) -> None:
+    """"Emeka Obi … my cousin Emeka Nwosu": a full name that opens with the first name of a
+    person the message or the agent knows is a person too, whatever the parser made of it."""
+    firsts = {e.name.split()[0].lower() for e in registry.entities[1:]
+              if e.type == "person" and len(e.name.split()) > 1}
+    firsts |= {n.split()[0] for n in [registry.entities[SPEAKER].name.lower(), *known_people] if len(n.split()) > 1}
+    for entity in registry.entities[1:]:
+        words = entity.name.split()
+        if (len(words) in (2, 3) and all(w[:1].isupper() for w in words) and words[0].lower() in firsts
+                and words[0].lower() not in HONORIFICS and entity.type in ("concept", "place")):
+            entity.vote("person", 50)
 
 
 def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> None:

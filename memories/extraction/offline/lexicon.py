@@ -265,6 +265,10 @@ MALE_KIN = word_set(
     "brother bro grandpa grandfather grandson uncle nephew"
 )
 
+# Kin words said as a title before a first name ("Cousin Emeka", "Uncle Tunde", "Auntie Grace"):
+# no part of the name, but a sure sign of a person.
+KIN_TITLES = word_set("cousin uncle aunt auntie aunty grandma grandpa granny grandad granddad nana")
+
 # Jobs and roles a person is ("Guili is an architect" makes Guili a person).
 OCCUPATIONS = word_set("""
 architect nurse doctor physician surgeon dentist pharmacist therapist psychologist psychiatrist counselor

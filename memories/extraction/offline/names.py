@@ -21,6 +21,7 @@ from memories.extraction.offline.lexicon import (
     GREETING_WORDS,
     HONORIFICS,
     IRREGULAR_PAST,
+    KIN_TITLES,
     KINSHIP,
     NAME_CONNECTORS,
     OF_HEADS,
@@ -28,6 +29,7 @@ from memories.extraction.offline.lexicon import (
     STOP_CAPS,
 )
 from memories.extraction.offline.parse import is_common_word, parse
+from memories.naming import first_names_compatible, is_acronym_of
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -128,6 +130,9 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
             mentions.append(mention)
     mentions += _lower_places(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
+    for before, mention in zip(mentions, mentions[1:], strict=False):
+        if mention.title and bracketed_nickname(sentence, before, mention):
+            mention.title = False  # quoted as a nickname, not as the title of a work
     for mention in mentions:
         mention.vocative = _is_vocative(sentence, mention, mentions)
     return mentions
@@ -244,7 +249,7 @@ def _connector(text: str, previous: str) -> bool:
 
 def _joined(sentence: str, previous: tuple, start: int) -> bool:
     gap = sentence[previous[1] : start]
-    if gap in (" ", " & "):
+    if gap in (" ", " & ", " + "):  # "Marks & Spencer", "Foster + Partners"
         return True
     prev = previous[2]
     return gap == ". " and (prev.lower() in HONORIFICS or (len(prev) == 1 and prev.isupper()))
@@ -275,11 +280,14 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         last -= 1
     if first >= last or _calendar_phrase(sentence, tokens, run, words, first, last):
         return None
-    honorific = first > 0 and words[first - 1].lower() in HONORIFICS
+    # "Cousin Emeka", "Uncle Tunde": a kin title is no part of the name but marks a person, like "Dr."
+    kin_title = last - first > 1 and words[first].lower() in KIN_TITLES
+    first += kin_title
+    honorific = first > 0 and words[first - 1].lower() in HONORIFICS or kin_title
     kept = run[first:last]
     # The span covers "Dr."; the name keeps it only when nothing else is left ("Dr. Silva").
     start = tokens[run[first - 1]][0] if honorific else tokens[kept[0]][0]
-    name_start = start if len(kept) == 1 else tokens[kept[0]][0]
+    name_start = start if len(kept) == 1 and not kin_title else tokens[kept[0]][0]
     end = tokens[kept[-1]][0] + len(words[last - 1])
     if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
         return None
@@ -361,14 +369,18 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
 
 
 def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
-    """Adjacent mentions where the second is parenthesized: "Guili (Guilherme Maturana)"."""
+    """Adjacent mentions where the second is parenthesized: "Guili (Guilherme Maturana)"; or set
+    off as an apposition and abbreviated by the other: "UMich — the University of Michigan"."""
     pairs = []
     for first, second in zip(mentions, mentions[1:], strict=False):
-        if _ALIAS_GAP.match(sentence[first.end : second.start]) and _ALIAS_CLOSE.match(
-            sentence[second.end :]
-        ):
+        gap = sentence[first.end : second.start]
+        if _ALIAS_GAP.match(gap) and _ALIAS_CLOSE.match(sentence[second.end :]) or _APPOSITION_GAP.match(gap) and (
+                is_acronym_of(first.text, second.text) or is_acronym_of(second.text, first.text)):
             pairs.append((first, second))
     return pairs
+
+
+_APPOSITION_GAP = re.compile(r"^\s*[—–,(-]\s*(?:the\s+|aka\s+|i\.e\.,?\s+)?$", re.I)
 
 
 # "Sasha — that's what everyone calls Alexander", "Alexander, who everyone calls Sasha",
@@ -398,9 +410,26 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
             pairs.append((first, second))
         elif _FULL_FIRST.match(gap) or (
                 _SHORT_AFTER_GAP.match(gap) and _SHORT_AFTER_USE.match(sentence[second.end :])
-                and len(second.text.split()) < len(first.text.split())):
+                and len(second.text.split()) < len(first.text.split())) or bracketed_nickname(sentence, first, second):
             pairs.append((second, first))
     return pairs
+
+
+# 'Rhys Morgan on cameras ("Big Rhys")', "Robert Hale (“Bobby”)": a quoted name in brackets
+# after a person, a few words on at most.
+_NICK_OPEN = re.compile(r"^[^()\"“”.!?;:]{0,40}\(\s*[\"“']$")
+_NICK_CLOSE = re.compile(r"^[\"”']\s*\)")
+
+
+def bracketed_nickname(sentence: str, full: Mention, nick: Mention) -> bool:
+    """`nick` is the quoted, bracketed nickname of the person `full` names: it carries his first
+    name or a short form of it ("Big Rhys", "Little Rhys", "Bobby")."""
+    if full.title or len(full.text.split()) < 2 or not _NICK_OPEN.match(sentence[full.end : nick.start]):
+        return False
+    if not _NICK_CLOSE.match(sentence[nick.end :]) or len(nick.text.split()) > 3:
+        return False
+    first = full.text.split()[0]
+    return any(first_names_compatible(word, first) for word in nick.text.split())
 
 
 # A nickname declared for the writer ("call me Aga", "I go by Quino") or for the person a
