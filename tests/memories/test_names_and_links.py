@@ -304,3 +304,11 @@ def test_an_organization_joined_by_a_plus_is_one_name_and_its_first_word_its_sho
     assert orgs == ["Hollis + Crane"]
     _write(agent, "My wife works at Larkspur Realty Group downtown.", "Larkspur just gave her a raise.")
     assert "larkspur" in _aliases(agent, "Larkspur Realty Group")
+
+
+def test_she_after_an_unnamed_relative_is_that_relative_not_someone_named_before():
+    ex = extract_offline("Mum is pretending she isn't upset.", speaker=SPEAKER,
+                         recent_messages=["My aunt Frieda Haas retired from the post office last spring."])
+    assert not [f for f in ex.facts if "Frieda" in f.text], [f.text for f in ex.facts]
+    ex = extract_offline("My sister Ada moved to Rome. She loves the food there.", speaker=SPEAKER)
+    assert any(f.text.startswith("Ada loves the food") for f in ex.facts), [f.text for f in ex.facts]

@@ -20,11 +20,16 @@ _PRONOUN = re.compile(
     rf"{PH}|\b(he|she|him|her|his|hers)\b|\b(?:a|an|the|this|that|some|another)\s+(?:[\w-]+\s+){{0,2}}?"
     r"(girl|boy|woman|man|lady|guy|kid|child|baby|teen|teenager|student|veteran|teacher|doctor|nurse|neighbor|"
     r"stranger|person|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|girlfriend|boyfriend|"
-    r"actress|actor|singer|author|writer|artist|player|coach)\b",
+    r"actress|actor|singer|author|writer|artist|player|coach)\b"
+    # a relative the message does not name ("Mum is pretending she isn't upset", "my sister says
+    # she's fine", "Tom's wife … she"): she is that relative, no one named before
+    r"|\b(?:(?:my|our)\s+)?(mum|mom|mam|mommy|mummy|mama|dad|daddy|papa|mother|father|sister|brother|wife|husband|"
+    r"girlfriend|boyfriend|fiancee?|son|daughter|grandma|grandpa|granny|aunt|auntie|uncle|niece|nephew)\b(?!['’]s)",
     re.I,
 )
-_FEMALE_NOUNS = word_set("girl woman lady mom mother sister daughter wife girlfriend actress")
-_MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor")
+_FEMALE_NOUNS = word_set("""girl woman lady mom mother sister daughter wife girlfriend actress mum mam mommy mummy
+mama grandma granny aunt auntie niece fiancee""")
+_MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor daddy papa grandpa uncle nephew")
 BLOCKERS = {"f": -1, "m": -2, "": -3}
 _LY_NOUNS = word_set("family belly jelly lily bully ally rally folly assembly supply reply monopoly")
 _LEADING_SUBJECT = re.compile(rf"^\W*(?:[A-Za-z]+,\s*)?{PH}")
@@ -120,6 +125,8 @@ def _resolve_pronouns(tagged: str, state: PronounState) -> str:
             _note_mention(int(match.group(1)), state)
         elif match.group(3) is not None:
             _note_unnamed_person(match.group(3).lower(), state)
+        elif match.group(4) is not None:
+            _note_unnamed_person(match.group(4).lower(), state)
         else:
             return _pronoun(match, tagged, subject, state)
         return match.group()
