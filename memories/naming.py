@@ -101,9 +101,10 @@ def mentions(text: str, name: str, min_length: int = 3) -> bool:
 
 # --- first names, short forms and diminutives --------------------------------------------------
 
-# Common English short forms that no spelling rule derives (a rule covers "Dan"/"Daniel",
-# "Danny"/"Daniel", "Kate"/"Katherine", "Becca"/"Rebecca", "Liz"/"Elizabeth"). A general lexicon of
-# given-name diminutives: short form → the full names it can stand for.
+# Common short forms that no spelling rule derives, English and the best-known of other languages
+# (a rule covers "Dan"/"Daniel", "Danny"/"Daniel", "Kate"/"Katherine", "Becca"/"Rebecca",
+# "Liz"/"Elizabeth"). A general lexicon of given-name diminutives: short form → the full names it
+# can stand for.
 _NICKNAME_LIST = """
 liz lizzie lisa betty bess beth bessie betsy elsie libby eliza:elizabeth
 tom tommy:thomas  bill billy will willy liam:william  bob bobby rob robbie bert:robert
@@ -130,6 +131,13 @@ jackie:jacqueline  ginny:virginia  lottie:charlotte  mitch:mitchell  stu:stuart 
 hattie:harriet  jules:julian,julia  max:maximilian,maxwell  izzy:isabel,isabella  bella:isabella
 sid:sidney  tim timmy:timothy  phil:philip,phillip  pete:peter  percy:percival  reggie:reginald
 ray:raymond  ricky:ricardo  sophie:sophia  tilly:matilda
+kasia:katarzyna  gosia:malgorzata  ola:aleksandra  basia:barbara  asia:joanna  kuba:jakub
+bartek:bartlomiej  tomek:tomasz  wojtek:wojciech  staszek:stanislaw  zosia:zofia  marysia:maria
+katya:ekaterina,yekaterina  natasha:natalia,natalya  masha:maria  dasha:daria  tanya:tatiana,tatyana
+sveta:svetlana  kolya:nikolai  lyosha:alexei,aleksei  volodya:vladimir  zhenya:evgeny,evgenia
+nastya:anastasia  olya:olga  lola:dolores  charo:rosario  pili:pilar  quique:enrique  chus:jesus
+pancho:francisco  memo:guillermo  lalo:eduardo  beto:alberto,roberto  beppe peppe:giuseppe
+gigi:luigi  sepp:josef  hannes:johannes
 """
 
 

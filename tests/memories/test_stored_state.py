@@ -64,7 +64,8 @@ def test_a_cessation_ends_the_facts_that_name_what_stopped():
 
 def test_first_names_short_forms_diminutives_and_accents():
     for short, full in [("Rob", "Robert"), ("Robbie", "Robert"), ("Josie", "Josephine"), ("Nell", "Nell"),
-                        ("Zoe", "Zoë"), ("Bartek", "Bartek"), ("Bill", "William")]:
+                        ("Zoe", "Zoë"), ("Bartek", "Bartek"), ("Bill", "William"), ("Gosia", "Małgorzata"),
+                        ("Katya", "Yekaterina"), ("Memo", "Guillermo")]:
         assert first_names_compatible(short, full), (short, full)
     assert not first_names_compatible("Ivy", "Irene")
     assert person_names_compatible("Rob", "Robert Nakamura")
