@@ -167,6 +167,10 @@ _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=T
 _MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))?(?!'s)", re.I)
 
 
+# "Tess's husband" said without his name (no name follows)
+_THEIR_KIN = re.compile(
+    rf"(?P<owner>[A-ZÀ-Þ][\w-]+(?:\s+[A-ZÀ-Þ][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"
+    r"(?!\s*,?\s*\(?[A-ZÀ-Þ])(?!['’]s)")
 # "Dad sold his hives", "mam moved into sheltered housing": the word for a parent used as a name
 _PARENT_CALLED = re.compile(r"(?<![\w'’])(?P<word>dad|daddy|papa|mum|mom|mam|mammy|mummy|mommy|mama)(?![\w'’])", re.I)
 # … but not when something says whose parent it is ("my dad" is _MY_KIN's, "Tom's mum" is Tom's)
@@ -193,6 +197,13 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
         if relative is not None:
             _know(ctx, relative, surface)
+    for match in _THEIR_KIN.finditer(ctx.message):  # "Tess's husband landed a job": Tess's one husband
+        owner = ctx.known_aliases.get(match.group("owner"), match.group("owner"))
+        if owner not in {e.display_name for e in ctx.known.values() if e.type == "person"}:
+            continue
+        relative = entity_services.relative_of(agent=ctx.agent, owner=owner, term=match.group("kin").lower())
+        if relative is not None:
+            _know(ctx, relative, match.group(0))
     lower_case = _lower_case_writing(ctx.message)
     for match in _PARENT_CALLED.finditer(ctx.message):
         word = match.group("word")

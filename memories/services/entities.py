@@ -269,8 +269,10 @@ def relative_of(*, agent: Agent, owner: str, term: str, name: str = "") -> Entit
     says_term = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)", re.I)
     edges = (Relationship.objects.current().filter(agent=agent, rel_type=rel_type)
              .filter(Q(source=owner_entity) | Q(target=owner_entity)).select_related("evidence_fact"))
+    # a couple has one current partner or spouse: "her husband" needs no evidence saying "husband"
+    couple = rel_type in ("spouse_of", "partner_of")
     ids = {e.target_id if e.source_id == owner_entity.id else e.source_id for e in edges
-           if e.evidence_fact is not None and says_term.search(e.evidence_fact.text)}
+           if couple or (e.evidence_fact is not None and says_term.search(e.evidence_fact.text))}
     people = [e.survivor() for e in Entity.objects.filter(agent=agent, pk__in=ids, type="person")
               .defer("name_embedding").prefetch_related("aliases")]
     if name:

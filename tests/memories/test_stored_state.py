@@ -262,3 +262,10 @@ def test_dropping_one_of_two_pastimes_keeps_the_other(agent):
     assert without_ended_item("Ivo plays chess, golf and tennis every week", ["golf"]) == \
         "Ivo plays chess and tennis every week"
     assert without_ended_item("Ivo plays golf every week", ["golf"]) is None  # the whole statement ends
+
+
+def test_someones_husband_unnamed_is_the_husband_the_agent_knows(agent):
+    _write(agent, "My friend Liesel Brandt married Jonas Weber last summer. They live in Graz.", T0)
+    _write(agent, "Liesel's husband got a job at Andritz in Linz.", T1)
+    assert ("Jonas Weber", "works_at", "Andritz") in _current_links(agent, "Jonas Weber")
+    assert not any(link[1] == "works_at" for link in _current_links(agent, "Liesel Brandt"))
