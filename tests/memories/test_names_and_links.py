@@ -312,3 +312,10 @@ def test_she_after_an_unnamed_relative_is_that_relative_not_someone_named_before
     assert not [f for f in ex.facts if "Frieda" in f.text], [f.text for f in ex.facts]
     ex = extract_offline("My sister Ada moved to Rome. She loves the food there.", speaker=SPEAKER)
     assert any(f.text.startswith("Ada loves the food") for f in ex.facts), [f.text for f in ex.facts]
+
+
+def test_a_new_role_said_without_my_is_the_writers(agent):
+    _write(agent, "My manager is Hedda Lund, sharp and calm.")
+    _write(agent, "New manager is Piet Claes. He seems fair.", start=T0 + timedelta(days=60))
+    assert _linked(agent, "Piet Claes", SPEAKER)
+    assert not _linked(agent, "Hedda Lund", SPEAKER)

@@ -597,6 +597,11 @@ _KIN_PATTERNS = (
         rf"|\s*,\s*{_E.format('name3')}\s*,(?!\s*(?:and|or|&)\b))",  # closed: no list, no "Dad, Lena says hi"
         re.I,
     ),
+    # a note without an owner, the writer's: "New manager is ⟨1⟩.", "New dentist is Dr. ⟨2⟩"
+    re.compile(
+        rf"^\W*(?P<own>){_MODS}(?P<kin>{KIN_ALT})\s+(?:is|'s)\s+(?:now\s+)?{_HON}{_E.format('name')}(?!'s\b)",
+        re.I,
+    ),
     # ⟨0⟩ has a son named ⟨1⟩ and a daughter named ⟨2⟩ (the second one)
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+[^.;]{{0,60}}?\s+and\s+an?\s+{_MODS}"
