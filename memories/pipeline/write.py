@@ -91,6 +91,7 @@ class WriteContext:
     known_aliases: dict[str, str] = field(default_factory=dict)  # surface in the message → canonical name
     known_types: dict[str, str] = field(default_factory=dict)  # canonical name → stored type
     kin_words: set[str] = field(default_factory=set)  # "Dad" said for the writer's father: no name of his
+    companions: dict[int, list[Entity]] = field(default_factory=dict)  # "my parents" → the other parent
     knowledge: str = ""
     extraction: Extraction = field(default_factory=Extraction)
     extraction_path: str = ""
@@ -167,6 +168,7 @@ _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=T
 _MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))?(?!'s)", re.I)
 
 
+_MY_PARENTS = re.compile(r"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[A-ZÀ-Þ])")
 # "Tess's husband" said without his name (no name follows)
 _THEIR_KIN = re.compile(
     rf"(?P<owner>[A-ZÀ-Þ][\w-]+(?:\s+[A-ZÀ-Þ][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"
@@ -197,6 +199,12 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
         if relative is not None:
             _know(ctx, relative, surface)
+    if (said := _MY_PARENTS.search(ctx.message)) and len(parents := entity_services.parents_of(
+            agent=ctx.agent, child=ctx.speaker)) == 2:
+        # "my parents relocated to Henderson": what the message says of one, it says of both
+        _know(ctx, parents[0], said.group(0))
+        ctx.kin_words.add(said.group(0).lower())
+        ctx.companions[parents[0].id] = [parents[1]]
     for match in _THEIR_KIN.finditer(ctx.message):  # "Tess's husband landed a job": Tess's one husband
         owner = ctx.known_aliases.get(match.group("owner"), match.group("owner"))
         if owner not in {e.display_name for e in ctx.known.values() if e.type == "person"}:
@@ -726,6 +734,10 @@ def _evidence(ctx: WriteContext, persisted: list[Fact], source: Entity, target: 
     return max(matches, key=lambda f: (f.slot == rel_type, f.confidence), default=None)
 
 
+# what "my parents" do together: one home
+_SHARED_BY_COMPANIONS = frozenset({"lives_in"})
+
+
 def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -> None:
     household = []
     for rel in ctx.extraction.relations:
@@ -736,6 +748,11 @@ def _relationships(ctx: WriteContext, step: StepRecord, persisted: list[Fact]) -
         edge = _relationship(ctx, step, persisted, source, rel.rel_type, target)
         if rel.household and edge is not None:
             household.append((source, rel.rel_type, target, edge))
+        if edge is not None and rel.rel_type in _SHARED_BY_COMPANIONS:
+            evidence = Fact.objects.filter(pk=edge.evidence_fact_id).first()
+            for companion in ctx.companions.get(source.id, []):
+                _relationship(ctx, step, [], companion, rel.rel_type, target, evidence=evidence,
+                              valid_from=edge.valid_from)
     for source, rel_type, target, edge in household:
         _household(ctx, step, source, rel_type, target, edge)
     step.data["relationships"] = ctx.result.relationships

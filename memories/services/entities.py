@@ -255,6 +255,17 @@ def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) ->
     return {word: people[0] for word, people in by_first.items() if len(people) == 1}
 
 
+def parents_of(*, agent: Agent, child: str) -> list[Entity]:
+    """The people the agent knows as `child`'s parents (current parent_of edges into them)."""
+    child_entity = Entity.objects.filter(agent=agent, key=entity_key("person", child)).only("id").first()
+    if child_entity is None:
+        return []
+    ids = list(Relationship.objects.current().filter(agent=agent, rel_type="parent_of", target=child_entity)
+               .order_by("id").values_list("source_id", flat=True))
+    rows = {e.id: e for e in Entity.objects.filter(agent=agent, pk__in=ids, type="person").defer("name_embedding")}
+    return list(dict.fromkeys(rows[i].survivor() for i in ids if i in rows))
+
+
 def relative_of(*, agent: Agent, owner: str, term: str, name: str = "") -> Entity | None:
     """The one person the agent knows as `owner`'s `term` ("Hannah Brooks", "brother" → Daniel,
     through their current kinship edge whose evidence says "brother"), or None when there is none

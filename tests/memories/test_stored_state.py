@@ -269,3 +269,12 @@ def test_someones_husband_unnamed_is_the_husband_the_agent_knows(agent):
     _write(agent, "Liesel's husband got a job at Andritz in Linz.", T1)
     assert ("Jonas Weber", "works_at", "Andritz") in _current_links(agent, "Jonas Weber")
     assert not any(link[1] == "works_at" for link in _current_links(agent, "Liesel Brandt"))
+
+
+def test_my_parents_moving_moves_both_parents(agent):
+    _write(agent, "My dad, Aurelio Conti, and my mum, Bruna Conti, live in Modena.", T0)
+    _write(agent, "My parents sold the house and relocated to Parma last month.", T1)
+    for parent in ("Aurelio Conti", "Bruna Conti"):
+        assert (parent, "lives_in", "Parma") in _current_links(agent, parent), parent
+        assert (parent, "lives_in", "Modena") not in _current_links(agent, parent), parent
+    assert not any(link[1] == "lives_in" for link in _current_links(agent, "Wren Adler"))
