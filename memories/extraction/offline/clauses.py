@@ -18,7 +18,8 @@ from memories.extraction.offline.text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
 _JOINER = re.compile(
-    r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+"
+    r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+|"
+    r",\s+(?=(?:now|these\s+days)\s+at\s)"
 )
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
@@ -92,10 +93,17 @@ _BASE_VERB = re.compile(r"^(?:work|live|teach|study|lecture|volunteer)\s+(?:as|a
 
 
 # "— she's a registrar at ⟨org⟩ now": "'s" before an article is "is", not a possessive
-_CONTRACTED_IS = re.compile(rf"^{PH}'s\s+(?:(?:now|also|still|just)\s+)?(?:an?|the|been|gone)\s", re.I)
+# and "he's at ⟨org⟩ now" ("'s" before "at ⟨entity⟩" is "is" too)
+_CONTRACTED_IS = re.compile(
+    rf"^{PH}'s\s+(?:(?:now|also|still|just)\s+)?(?:(?:an?|the|been|gone)\s|at\s+\x02)", re.I
+)
+# "left ⟨org⟩ after 15 yrs, now at ⟨org⟩": a fragment that says where the same subject is now
+_NOW_AT = re.compile(r"^(?:now|these\s+days)\s+at\s+(?:the\s+)?\x02", re.I)
 
 
 def _opens_clause(rest: str) -> bool:
+    if _NOW_AT.match(rest):
+        return True
     if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩", "..., starting Monday I'm ..."
         rest = rest[lead.end() :]
     if _BASE_VERB.match(rest) or _CONTRACTED_IS.match(rest):
