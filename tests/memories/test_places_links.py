@@ -325,3 +325,39 @@ def test_a_pronoun_after_a_pair_follows_the_gender_an_earlier_message_gave():
     links = {(r.source, r.rel_type, r.target) for r in ex.relations}
     assert ("Jonas Berg", "works_at", "Telvane") in links
     assert ("Tali Roth", "works_at", "Telvane") not in links
+
+
+def test_still_on_her_own_in_a_town_is_where_she_lives():
+    links = _links("My gran Maeve Doyle had another fall. She's 81, still on her own in Carlow.")
+    assert ("Maeve Doyle", "lives_in", "Carlow") in links
+
+
+def test_moving_into_care_housing_in_a_town():
+    links = _links("My aunt Orla Keane moved into sheltered housing in Tullamore last week.")
+    assert ("Orla Keane", "lives_in", "Tullamore") in links
+
+
+def test_a_now_at_fragment_after_leaving_is_the_writers():
+    links = _links("left Brevik after 12 yrs. now at Halden Instruments Ltd, still in Cork.",
+                   known=("Brevik",))
+    assert {("Oskar Lind", "former_employee_of", "Brevik"),
+            ("Oskar Lind", "works_at", "Halden Instruments Ltd")} <= links
+
+
+def test_an_aside_after_a_name_leaves_it_the_subject():
+    links = _links("My brother is Piet Smit. Piet (my brother, not Ana's husband) joined Veldhuis Engineering "
+                   "as a junior engineer.", known=("Piet Smit",))
+    assert ("Piet Smit", "works_at", "Veldhuis Engineering") in links
+
+
+def test_saying_yes_to_an_employer():
+    assert ("Oskar Lind", "works_at", "Kovalo Labs") in _links("I said yes to Kovalo Labs!! Starting in June.")
+
+
+def test_a_bare_working_for_after_a_sentence_about_someone_is_theirs():
+    links = _links("My daughter Sara Lind is done at uni. working for the Kelso Trust in Leeds now, health policy",
+                   known=("Kelso Trust",))
+    assert ("Sara Lind", "works_at", "Kelso Trust") in links
+    assert ("Oskar Lind", "works_at", "Kelso Trust") not in links
+    assert ("Oskar Lind", "works_at", "Kelso Trust") in _links(
+        "Finally finished the course. Working for the Kelso Trust now.", known=("Kelso Trust",))

@@ -148,6 +148,8 @@ RULES: tuple[Rule, ...] = (
         r"(?:moved|moves|moving)\s+in(?:to|\s+to)?\s+(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?in|"
         # "moved in with us in ⟨city⟩"
         r"(?:moved|moves|moving)\s+in\s+with\s+(?:us|me|him|her|them|\x02\d+\x03)(?:\s+(?:here|there))?\s+in|"
+        # "moved into sheltered housing in ⟨town⟩"
+        r"(?:moved|moves|moving)\s+into\s+(?:[\w-]+\s+){1,3}?in|"
         r"(?:moved|moves|moving|c[ao]mes?|coming)(?:\s+(?:out|away|back|over|here|there))?"
         r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*to\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
         r"(?:(?:here|there)\s+)?in)",
@@ -160,7 +162,9 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "lives_in",
         r"(?:(?:ended|end|ending)\s+up\s+)?(?:an?\s+(?:[\w-]+\s+|\x02\d+\x03\s+){1,3}?(?=living|based))?(?:lives?|living|resides?|"
-        r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled)\s+in"
+        r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled|"
+        # "still on her own in ⟨town⟩", "alone in ⟨town⟩"
+        r"on\s+(?:\x02\d+\x03's|his|her|their|my)\s+own|alone)\s+in"
         # "living in a share house in ⟨city⟩": the dwelling, then where it is
         r"(?:\s+(?:an?|the|\x02\d+\x03's)\s+(?:[\w-]+\s+){0,3}?(?:house|flat|apartment|condo|home|place|cottage|"
         r"bungalow|studio|room|houseboat|dorm|townhouse|terrace)\s+(?:in|near|outside(?:\s+of)?))?",
@@ -270,7 +274,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(  # "I accepted ⟨org⟩" (of the offers one had)
         "accepted_org",
-        r"accepted",
+        r"(?:accepted|said\s+yes\s+to)",
         "work",
         slot="works_at",
         rel="works_at",

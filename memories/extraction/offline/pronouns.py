@@ -134,6 +134,9 @@ def tag_sentence(sentence: Sentence, state: PronounState) -> str:
 _SUBJECTLESS_PAST = re.compile(r"^(?:(?:just|finally|actually|then|also|and)\s+)*(?P<verb>[A-Z][a-z]+)\b")
 # "My younger brother ⟨1⟩ ...": the named person is the subject
 _OWN_PERSON_SUBJECT = re.compile(rf"^\W*(?:my|our)\s+(?:[\w-]+\s+){{1,3}}?(?:,\s*)?{PH}(?!')", re.I)
+_SUBJECTLESS_WHERE = re.compile(
+    r"^(?P<verb>working|living|studying|based)\s+(?:for|at|in|with)\s+(?:the\s+)?\x02", re.I
+)
 _THIRD_POSSESSIVE = re.compile(r"\b(?:his|her)\b", re.I)
 
 
@@ -141,19 +144,24 @@ def carry_subject(sentence: Sentence, previous: Sentence | None, registry: Regis
     """"Lukasz actually did it!! Handed in his notice at ⟨org⟩ and moved to ⟨city⟩": a subjectless
     sentence right after one whose subject is a third person, speaking of his/her own things, is that
     person's (chat drops the subject it just named), not the writer's. Without the his/her ("Went
-    hiking with Tom") the dropped subject stays the writer."""
+    hiking with Tom") the dropped subject stays the writer. A bare participle of where one works or
+    lives ("Sara done at uni. working for ⟨org⟩ in ⟨city⟩ now") continues the person named too."""
     if previous is None or not previous.tagged:
         return
     lead = _LEADING_SUBJECT.match(previous.tagged) or _OWN_PERSON_SUBJECT.match(previous.tagged)
-    opening = _SUBJECTLESS_PAST.match(sentence.tagged)
-    if not lead or not opening or not is_past(opening.group("verb").lower()):
+    if not lead or (idx := int(lead.group(1))) == SPEAKER or not registry.is_person(idx):
         return
-    idx = int(lead.group(1))
-    if idx == SPEAKER or not registry.is_person(idx) or not _THIRD_POSSESSIVE.search(sentence.text):
+    tagged = sentence.tagged
+    if opening := _SUBJECTLESS_WHERE.match(tagged):
+        start = opening.start("verb")
+    elif (opening := _SUBJECTLESS_PAST.match(tagged)) and is_past(opening.group("verb").lower()):
+        if not _THIRD_POSSESSIVE.search(sentence.text) or f"{ph(idx)}'s" not in tagged:
+            return  # no his/her, or the his/her is someone else's
+        if re.search(rf"{re.escape(ph(idx))}(?!'s)", tagged):
+            return  # the person is the object ("Helped her with her move")
+        start = opening.start("verb")
+    else:
         return
-    if f"{ph(idx)}'s" not in sentence.tagged or re.search(rf"{re.escape(ph(idx))}(?!'s)", sentence.tagged):
-        return  # the his/her is someone else's, or the person is the object ("Helped her with her move")
-    start, tagged = opening.start("verb"), sentence.tagged
     sentence.tagged = f"{tagged[:start]}{ph(idx)} {tagged[start].lower()}{tagged[start + 1:]}"
 
 
