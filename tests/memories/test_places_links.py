@@ -361,3 +361,14 @@ def test_a_bare_working_for_after_a_sentence_about_someone_is_theirs():
     assert ("Oskar Lind", "works_at", "Kelso Trust") not in links
     assert ("Oskar Lind", "works_at", "Kelso Trust") in _links(
         "Finally finished the course. Working for the Kelso Trust now.", known=("Kelso Trust",))
+
+
+def test_coming_to_live_with_the_writer_in_a_city():
+    links = _links("My mother Lan Tran has finally agreed to come and live with us in Launceston.")
+    assert ("Lan Tran", "lives_in", "Launceston") in links
+
+
+def test_an_employer_transferring_someone_moves_their_home():
+    links = _links("Petrova Energy transferred my husband Luka Horvat to Split, so we followed him.",
+                   known=("Petrova Energy",))
+    assert ("Luka Horvat", "lives_in", "Split") in links

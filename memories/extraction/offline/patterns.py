@@ -150,8 +150,10 @@ RULES: tuple[Rule, ...] = (
         r"(?:moved|moves|moving)\s+in\s+with\s+(?:us|me|him|her|them|\x02\d+\x03)(?:\s+(?:here|there))?\s+in|"
         # "moved into sheltered housing in ⟨town⟩"
         r"(?:moved|moves|moving)\s+into\s+(?:[\w-]+\s+){1,3}?in|"
+        # "(agreed to) come and live with us in ⟨city⟩"
+        r"(?:(?:agreed|decided|offered)\s+to\s+)?"
         r"(?:moved|moves|moving|c[ao]mes?|coming)(?:\s+(?:out|away|back|over|here|there))?"
-        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*to\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
+        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*(?:to|and)\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
         r"(?:(?:here|there)\s+)?in)",
         "residence",
         slot="lives_in",
@@ -164,7 +166,9 @@ RULES: tuple[Rule, ...] = (
         r"(?:(?:ended|end|ending)\s+up\s+)?(?:an?\s+(?:[\w-]+\s+|\x02\d+\x03\s+){1,3}?(?=living|based))?(?:lives?|living|resides?|"
         r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled|"
         # "still on her own in ⟨town⟩", "alone in ⟨town⟩"
-        r"on\s+(?:\x02\d+\x03's|his|her|their|my)\s+own|alone)\s+in"
+        r"on\s+(?:\x02\d+\x03's|his|her|their|my)\s+own|alone|"
+        # "(come and) live with us in ⟨city⟩"
+        r"(?:lives?|living)\s+with\s+(?:\x02\d+\x03|us|me|him|her|them))\s+in"
         # "living in a share house in ⟨city⟩": the dwelling, then where it is
         r"(?:\s+(?:an?|the|\x02\d+\x03's)\s+(?:[\w-]+\s+){0,3}?(?:house|flat|apartment|condo|home|place|cottage|"
         r"bungalow|studio|room|houseboat|dorm|townhouse|terrace)\s+(?:in|near|outside(?:\s+of)?))?",
@@ -590,6 +594,25 @@ LAST_DAY = re.compile(
     rf"(?:{_E.format('org')}(?!')|{_UNNAMED_WORKPLACE})",
     re.I,
 )
+
+
+# "⟨org⟩ transferred ⟨person⟩ to ⟨city⟩": an employer moving someone moves their home
+_TRANSFERRED = re.compile(
+    rf"{_E.format('org')}\s+(?:has\s+|had\s+|just\s+)?(?:transferred|relocated|posted|moved|sent)\s+"
+    rf"(?:\x02\d+\x03's\s+(?:[\w-]+\s+){{1,2}}?)?{_E.format('s')}\s+(?:over\s+|back\s+)?to\s+{_E.format('place')}(?!')",
+    re.I,
+)
+
+
+def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
+    """(person, place) pairs of an employer moving someone: "⟨org⟩ transferred ⟨1⟩ to ⟨city⟩"."""
+    out = []
+    for match in _TRANSFERRED.finditer(tagged):
+        org, person, place = (int(match.group(k)) for k in ("org", "s", "place"))
+        if (registry.entities[org].type in ("organization", "concept") and registry.is_person(person)
+                and registry.entities[place].type in _PLACE and (person, place) not in out):
+            out.append((person, place))
+    return out
 
 
 def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
