@@ -264,3 +264,111 @@ def test_notice_at_an_unnamed_workplace_ends_what_was_said_of_the_job(agent):
     assert _current(agent, "Iris Vale", "works_at") == {"Crumb Theory"}
     current = Fact.objects.current().filter(agent=agent).values_list("text", flat=True)
     assert not any("dental nurse" in t for t in current)
+
+
+# --- other people's moves and jobs, said by the writer ---------------------------------------------
+
+def test_a_subjectless_sentence_about_his_things_belongs_to_the_person_just_named():
+    links = _links("My cousin Teodor Marek finally did it!! Handed in his notice at Brevik and moved to Cork "
+                   "for a job at Olvana.")
+    assert {("Teodor Marek", "former_employee_of", "Brevik"), ("Teodor Marek", "lives_in", "Cork"),
+            ("Teodor Marek", "works_at", "Olvana")} <= links
+    assert not any(src == "Oskar Lind" and rel in ("lives_in", "works_at", "former_employee_of")
+                   for src, rel, _ in links)
+
+
+def test_a_subjectless_sentence_that_helps_the_person_stays_the_writers():
+    links = _links("My sister Hana Kral called. Helped her with her move to Brno.")
+    assert ("Hana Kral", "lives_in", "Brno") not in links or ("Oskar Lind", "lives_in", "Brno") not in links
+    assert not any(src == "Hana Kral" and tgt == "Hana Kral" for src, _, tgt in links)
+
+
+def test_someone_at_an_employer_now_still_in_a_city():
+    links = _links("My brother Jonas Berg changed jobs again: he left Quorvo and he's at Telvane now, "
+                   "still in Aarhus.", known=("Telvane",))
+    assert {("Jonas Berg", "former_employee_of", "Quorvo"), ("Jonas Berg", "works_at", "Telvane"),
+            ("Jonas Berg", "lives_in", "Aarhus")} <= links
+
+
+def test_a_fragment_after_leaving_says_where_the_same_person_is_now():
+    links = _links("My uncle Jerzy Nowak left Orbis after 15 yrs, now at Tellmark Systems, still Krakow.")
+    assert {("Jerzy Nowak", "former_employee_of", "Orbis"), ("Jerzy Nowak", "works_at", "Tellmark Systems"),
+            ("Jerzy Nowak", "lives_in", "Krakow")} <= links
+
+
+def test_an_employer_named_after_a_description_of_it():
+    links = _links("My wife Elin Holm accepted a position at a law firm there, Varga Doyle LLP.")
+    assert ("Elin Holm", "works_at", "Varga Doyle LLP") in links
+
+
+def test_leaving_the_team_for_an_employer_and_being_made_a_role_there():
+    assert ("Gwen Harris", "works_at", "Channel Nine") in _links(
+        "Gwen Harris has left us for Channel Nine. Says the pay is better.", known=("Channel Nine",))
+    assert ("Gwen Harris", "works_at", "Radio Kestrel") in _links(
+        "Gwen Harris has been made head of news at Radio Kestrel, so she is off too.", known=("Radio Kestrel",))
+
+
+def test_moving_in_with_the_writer_in_a_city():
+    links = _links("My mother Ilse Brandt has moved in with us in Dortmund.")
+    assert ("Ilse Brandt", "lives_in", "Dortmund") in links
+
+
+def test_an_acronym_can_be_a_word_of_the_role():
+    links = _links("My friend Nils Aho is a QA tester at Solvent Labs in Espoo.")
+    assert {("Nils Aho", "works_at", "Solvent Labs"), ("Nils Aho", "lives_in", "Espoo")} <= links
+
+
+def test_a_pronoun_after_a_pair_follows_the_gender_an_earlier_message_gave():
+    ex = extract_offline("Jonas and Tali got engaged! He's at Telvane now.", speaker="Oskar Lind",
+                         known_names=["Jonas Berg", "Tali Roth", "Telvane"], occurred_at=AT,
+                         recent_messages=["My brother Jonas Berg has a girlfriend now, Tali Roth."])
+    links = {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert ("Jonas Berg", "works_at", "Telvane") in links
+    assert ("Tali Roth", "works_at", "Telvane") not in links
+
+
+def test_still_on_her_own_in_a_town_is_where_she_lives():
+    links = _links("My gran Maeve Doyle had another fall. She's 81, still on her own in Carlow.")
+    assert ("Maeve Doyle", "lives_in", "Carlow") in links
+
+
+def test_moving_into_care_housing_in_a_town():
+    links = _links("My aunt Orla Keane moved into sheltered housing in Tullamore last week.")
+    assert ("Orla Keane", "lives_in", "Tullamore") in links
+
+
+def test_a_now_at_fragment_after_leaving_is_the_writers():
+    links = _links("left Brevik after 12 yrs. now at Halden Instruments Ltd, still in Cork.",
+                   known=("Brevik",))
+    assert {("Oskar Lind", "former_employee_of", "Brevik"),
+            ("Oskar Lind", "works_at", "Halden Instruments Ltd")} <= links
+
+
+def test_an_aside_after_a_name_leaves_it_the_subject():
+    links = _links("My brother is Piet Smit. Piet (my brother, not Ana's husband) joined Veldhuis Engineering "
+                   "as a junior engineer.", known=("Piet Smit",))
+    assert ("Piet Smit", "works_at", "Veldhuis Engineering") in links
+
+
+def test_saying_yes_to_an_employer():
+    assert ("Oskar Lind", "works_at", "Kovalo Labs") in _links("I said yes to Kovalo Labs!! Starting in June.")
+
+
+def test_a_bare_working_for_after_a_sentence_about_someone_is_theirs():
+    links = _links("My daughter Sara Lind is done at uni. working for the Kelso Trust in Leeds now, health policy",
+                   known=("Kelso Trust",))
+    assert ("Sara Lind", "works_at", "Kelso Trust") in links
+    assert ("Oskar Lind", "works_at", "Kelso Trust") not in links
+    assert ("Oskar Lind", "works_at", "Kelso Trust") in _links(
+        "Finally finished the course. Working for the Kelso Trust now.", known=("Kelso Trust",))
+
+
+def test_coming_to_live_with_the_writer_in_a_city():
+    links = _links("My mother Lan Tran has finally agreed to come and live with us in Launceston.")
+    assert ("Lan Tran", "lives_in", "Launceston") in links
+
+
+def test_an_employer_transferring_someone_moves_their_home():
+    links = _links("Petrova Energy transferred my husband Luka Horvat to Split, so we followed him.",
+                   known=("Petrova Energy",))
+    assert ("Luka Horvat", "lives_in", "Split") in links

@@ -26,7 +26,7 @@ from memories.extraction.offline.corrections import correction_in, split_correct
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
 from memories.extraction.offline.parse import cessations, deaths
-from memories.extraction.offline.pronouns import PronounState, tag_sentence
+from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 from memories.naming import mentions
@@ -74,6 +74,7 @@ def extract_offline(
         if k in denials:
             continue  # the "Not Braga." of "It's Porto. Not Braga."
         tag_sentence(sentence, state)
+        carry_subject(sentence, sentences[k - 1] if k else None, registry)
         pair = correction_in(sentence.tagged)
         if pair is None and k + 1 < len(sentences):
             following = sentences[k + 1]

@@ -18,7 +18,8 @@ from memories.extraction.offline.text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
 _JOINER = re.compile(
-    r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+"
+    r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+|"
+    r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s)"
 )
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
@@ -44,8 +45,10 @@ _COMPOUND = re.compile(rf"^{_UNIT}(?:\s*,\s*{_UNIT})*(?:\s*,)?\s+(?:and|&)\s+{_U
 _UNITS_ONLY = re.compile(rf"^{_UNIT}(?:\s*(?:,|and|&)\s*{_UNIT})*$", re.I)
 _IS_CONTRACTION = re.compile(
     rf"^{_E.format('s')}'s\s+(?=(?:been|got|gone|going|moving|moved|leaving|left|working|living|not|now|also|an?|"
-    r"the|so|very|really|from|married|engaged|in|at|here|there|always|never|still|just|[a-z]+ing)\b)"
+    r"the|so|very|really|from|married|engaged|in|at|here|there|always|never|still|just|[a-z]+ing|\d+)\b)"
 )
+# "⟨1⟩ (my brother, not Ana's husband) joined ⟨2⟩": an aside after the name leaves it the subject
+_ASIDE_SUBJECT = re.compile(rf"^{_E.format('s')}\s*\([^()]{{1,80}}\)\s+(?=[a-z])")
 _OWNER = re.compile(rf"^{_E.format('s')}'s\s+")
 _DIRECT = re.compile(rf"^{_E.format('s')}\s+")
 _IMPLICIT_VERB = re.compile(
@@ -92,10 +95,19 @@ _BASE_VERB = re.compile(r"^(?:work|live|teach|study|lecture|volunteer)\s+(?:as|a
 
 
 # "— she's a registrar at ⟨org⟩ now": "'s" before an article is "is", not a possessive
-_CONTRACTED_IS = re.compile(rf"^{PH}'s\s+(?:(?:now|also|still|just)\s+)?(?:an?|the|been|gone)\s", re.I)
+# and "he's at ⟨org⟩ now" ("'s" before "at ⟨entity⟩" is "is" too)
+_CONTRACTED_IS = re.compile(
+    rf"^{PH}'s\s+(?:(?:now|also|still|just)\s+)?(?:(?:an?|the|been|gone)\s|at\s+\x02)", re.I
+)
+# "left ⟨org⟩ after 15 yrs, now at ⟨org⟩": a fragment that says where the same subject is now
+_NOW_AT = re.compile(
+    r"^(?:(?:now|these\s+days)\s+at\s+(?:the\s+)?\x02|still\s+(?:on\s+\S+\s+own|alone)\s+in\s+\x02)", re.I
+)
 
 
 def _opens_clause(rest: str) -> bool:
+    if _NOW_AT.match(rest):
+        return True
     if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩", "..., starting Monday I'm ..."
         rest = rest[lead.end() :]
     if _BASE_VERB.match(rest) or _CONTRACTED_IS.match(rest):
@@ -129,6 +141,8 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
             text = singular_predicate(text)
         return Clause(text, inherited, text, "elided")
     clause = _explicit_subject(text, rest)
+    if clause is None and first and not inherited and _NOW_AT.match(text):  # "Now at ⟨org⟩, still ⟨city⟩."
+        return Clause(text, [SPEAKER], text[:1].lower() + text[1:], "implicit")
     if clause is None and first and not lead and _implicit_speaker(rest):
         predicate = rest[:1].lower() + rest[1:]
         if _IMPLICIT_VERB.match(rest).group(1).lower() == "been":  # "Always been into art" → has always been
@@ -160,6 +174,8 @@ def _explicit_subject(text: str, rest: str) -> Clause | None:
         after = rest[match.end() :]
         verb = "has " if after.split(" ", 1)[0] in ("been", "got", "gone") else "is "
         return Clause(text, [int(match.group("s"))], verb + after, "direct")
+    if match := _ASIDE_SUBJECT.match(rest):
+        return Clause(text, [int(match.group("s"))], rest[match.end() :], "direct")
     if match := _OWNER.match(rest):
         return Clause(text, [int(match.group("s"))], rest[match.end() :], "owner")
     if match := _DIRECT.match(rest):

@@ -32,6 +32,7 @@ from memories.extraction.offline.patterns import (
     scan_employment,
     scan_kinship,
     scan_located_in,
+    scan_transfers,
 )
 from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
@@ -185,6 +186,9 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     for person, org in scan_employment(text, out.registry):
         out.relation(person, "works_at", org)
         _slot_fact(person, "works_at", org, False, "biographical_milestone", out, base)
+    for person, place in scan_transfers(text, out.registry):
+        out.relation(person, "lives_in", place)
+        _slot_fact(person, "lives_in", place, False, "biographical_milestone", out, base)
     _who_clauses(text, out, base)
     body = strip_discourse(text)
     if not _WORDS.search(body):

@@ -146,8 +146,14 @@ RULES: tuple[Rule, ...] = (
         r"(?:\s+(?:back|over|out|away|up|down|here|there))?"
         r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s+(?:in)?to|"
         r"(?:moved|moves|moving)\s+in(?:to|\s+to)?\s+(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?in|"
+        # "moved in with us in ⟨city⟩"
+        r"(?:moved|moves|moving)\s+in\s+with\s+(?:us|me|him|her|them|\x02\d+\x03)(?:\s+(?:here|there))?\s+in|"
+        # "moved into sheltered housing in ⟨town⟩"
+        r"(?:moved|moves|moving)\s+into\s+(?:[\w-]+\s+){1,3}?in|"
+        # "(agreed to) come and live with us in ⟨city⟩"
+        r"(?:(?:agreed|decided|offered)\s+to\s+)?"
         r"(?:moved|moves|moving|c[ao]mes?|coming)(?:\s+(?:out|away|back|over|here|there))?"
-        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*to\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
+        r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*(?:to|and)\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
         r"(?:(?:here|there)\s+)?in)",
         "residence",
         slot="lives_in",
@@ -158,7 +164,11 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "lives_in",
         r"(?:(?:ended|end|ending)\s+up\s+)?(?:an?\s+(?:[\w-]+\s+|\x02\d+\x03\s+){1,3}?(?=living|based))?(?:lives?|living|resides?|"
-        r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled)\s+in"
+        r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled|"
+        # "still on her own in ⟨town⟩", "alone in ⟨town⟩"
+        r"on\s+(?:\x02\d+\x03's|his|her|their|my)\s+own|alone|"
+        # "(come and) live with us in ⟨city⟩"
+        r"(?:lives?|living)\s+with\s+(?:\x02\d+\x03|us|me|him|her|them))\s+in"
         # "living in a share house in ⟨city⟩": the dwelling, then where it is
         r"(?:\s+(?:an?|the|\x02\d+\x03's)\s+(?:[\w-]+\s+){0,3}?(?:house|flat|apartment|condo|home|place|cottage|"
         r"bungalow|studio|room|houseboat|dorm|townhouse|terrace)\s+(?:in|near|outside(?:\s+of)?))?",
@@ -230,16 +240,45 @@ RULES: tuple[Rule, ...] = (
         r"(?:took|taken|take|takes|taking|found|finds|landed|lands|got|gotten|secured|accepted|started)\s+"
         r"(?:a|the|an)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?(?:job|position|role|post|gig|contract)\s+"
         r"(?:[\w-]+\s+){0,5}?(?:at|with)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
-        r"(?:at|from|with))",
+        r"(?:at|from|with))"
+        # "... a position at a brokerage there, ⟨org⟩": the employer named after a description
+        r"(?:\s+an?\s+(?:[\w-]+\s+){0,2}?[\w-]+(?:\s+(?:there|here))?\s*,)?",
         "work",
         slot="works_at",
         rel="works_at",
         category="relationship_change",
         objects=frozenset({"organization", "concept"}),
     ),
+    _rule(  # "he's at ⟨org⟩ now", "she's now at ⟨org⟩": where someone is now, said of an employer
+        "at_org_now",
+        r"(?:(?<=\bnow\s)at|at(?=\s+(?:the\s+)?\x02\d+\x03\s*(?:now|these\s+days)\b))",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="relationship_change",
+        objects=frozenset({"organization"}),
+    ),
+    _rule(  # "has left us for ⟨org⟩": gone to work there
+        "left_for",
+        r"(?:left|leaving|leaves)\s+(?:us|me|\x020\x03|the\s+(?:team|company|firm|office|department|newsroom|practice))\s+for",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="relationship_change",
+        objects=frozenset({"organization"}),
+    ),
+    _rule(  # "has been made head of audio at ⟨org⟩", "was appointed director of ⟨org⟩"
+        "appointed",
+        r"(?:made|appointed|named|promoted\s+to)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,5}?(?:at|of|for)",
+        "work",
+        slot="works_at",
+        rel="works_at",
+        category="relationship_change",
+        objects=frozenset({"organization"}),
+    ),
     _rule(  # "I accepted ⟨org⟩" (of the offers one had)
         "accepted_org",
-        r"accepted",
+        r"(?:accepted|said\s+yes\s+to)",
         "work",
         slot="works_at",
         rel="works_at",
@@ -276,8 +315,8 @@ RULES: tuple[Rule, ...] = (
         objects=_ORG,
     ),
     _rule(
-        "role_at",
-        r"(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,4}?(?:at|for|with)",
+        "role_at",  # "a ⟨QA⟩ tester at ⟨org⟩": a name may be a word of the role
+        r"(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
         "work",
         slot="works_at",
         rel="works_at",
@@ -438,10 +477,21 @@ _ROLE_PREFIX = re.compile(r"^(?:(?:now|currently|also)\s+)?(?:is|'s)\s+")
 # "dropped out of the program to join ⟨org⟩": a past action whose purpose was joining.
 _PURPOSE_JOIN = re.compile(r"^(?P<verb>[a-z]+)\s+(?:[\w'-]+\s+){0,6}?to\s+(?=join|start\s+at|work\s+(?:at|for))", re.I)
 # "a solicitor at ⟨org⟩ in ⟨city⟩": where the job is, is where the person lives.
-_WORKPLACE_CITY = re.compile(r"^\s*(?:,\s*)?(?:in|near|outside)\s+\x02(?P<obj>\d+)\x03(?!')")
+# "at ⟨org⟩ now, still in ⟨city⟩" / "now at ⟨org⟩, still ⟨city⟩": the job kept the person there.
+_WORKPLACE_CITY = re.compile(
+    r"^\s*(?:(?:now|these\s+days)\b\s*)?(?:,\s*)?(?:still\s+(?:in\s+)?|in\s+|near\s+|outside\s+)\x02(?P<obj>\d+)\x03(?!')"
+)
 WORKPLACE_RULE = Rule(
     "workplace_city", _WORKPLACE_CITY, "residence", rel="lives_in", slot="lives_in",
     category="biographical_milestone", objects=_NOT_PERSON,
+)
+
+
+_JOB_RULES = frozenset({"works_at", "role_at", "with_org", "joined", "at_org_now", "left_for", "appointed"})
+_JOINED_RULE = next(rule for rule in RULES if rule.name == "joined")
+_FOR_A_JOB = re.compile(
+    r"^\s*(?:,\s*)?(?:for|to\s+(?:take|start)|to\s+start)\s+(?:a|an|the|\x02\d+\x03's)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:job|position|role|post)\s+(?:at|with)\s+\x02(?P<obj>\d+)\x03"
 )
 
 
@@ -489,7 +539,12 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         hits.append(RuleMatch(rule, obj, future))
         if rule.retract and (then := _THEN_JOINED.match(text[match.end() :])):
             hits += match_rules(text[match.end() + then.end() :], registry)  # "left A to join B"
-        if rule.name in ("works_at", "role_at", "with_org", "joined") and not future and "residence" not in groups:
+        if rule.name == "moved_to" and "work" not in groups and (job := _FOR_A_JOB.match(text[match.end() :])):
+            org = int(job.group("obj"))  # "moved to ⟨city⟩ for a job at ⟨org⟩"
+            if registry.entities[org].type == "organization":
+                groups.add("work")
+                hits.append(RuleMatch(_JOINED_RULE, org, future))
+        if rule.name in _JOB_RULES and not future and "residence" not in groups:
             city = _WORKPLACE_CITY.match(text[match.end() :])
             if city and registry.entities[int(city.group("obj"))].type in _NOT_PERSON:
                 registry.entities[int(city.group("obj"))].vote("place", 60)  # "⟨org⟩ in ⟨X⟩": X is a place
@@ -539,6 +594,25 @@ LAST_DAY = re.compile(
     rf"(?:{_E.format('org')}(?!')|{_UNNAMED_WORKPLACE})",
     re.I,
 )
+
+
+# "⟨org⟩ transferred ⟨person⟩ to ⟨city⟩": an employer moving someone moves their home
+_TRANSFERRED = re.compile(
+    rf"{_E.format('org')}\s+(?:has\s+|had\s+|just\s+)?(?:transferred|relocated|posted|moved|sent)\s+"
+    rf"(?:\x02\d+\x03's\s+(?:[\w-]+\s+){{1,2}}?)?{_E.format('s')}\s+(?:over\s+|back\s+)?to\s+{_E.format('place')}(?!')",
+    re.I,
+)
+
+
+def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
+    """(person, place) pairs of an employer moving someone: "⟨org⟩ transferred ⟨1⟩ to ⟨city⟩"."""
+    out = []
+    for match in _TRANSFERRED.finditer(tagged):
+        org, person, place = (int(match.group(k)) for k in ("org", "s", "place"))
+        if (registry.entities[org].type in ("organization", "concept") and registry.is_person(person)
+                and registry.entities[place].type in _PLACE and (person, place) not in out):
+            out.append((person, place))
+    return out
 
 
 def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from memories.extraction.offline.entities import MessageEntity, Registry, Sentence, gender_of, vote_from_context
+from memories.extraction.offline.grammar import is_past
 from memories.extraction.offline.lexicon import FIRST_NAMES, word_set
 from memories.extraction.offline.names import NameContext, find_mentions
 from memories.extraction.offline.parse import entity_labels
@@ -30,6 +31,11 @@ _PRONOUN = re.compile(
 _FEMALE_NOUNS = word_set("""girl woman lady mom mother sister daughter wife girlfriend actress mum mam mommy mummy
 mama grandma granny aunt auntie niece fiancee""")
 _MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor daddy papa grandpa uncle nephew")
+# a gendered word for a person just before a name: "my younger brother Ren", "a girlfriend over there now, Tali"
+_GENDERED_BEFORE_NAME = (
+    r"\b(" + "|".join(sorted(_FEMALE_NOUNS | _MALE_NOUNS - {"man", "guy", "boy", "girl", "woman", "lady"}))
+    + r")\s+(?:[a-z]+,?\s+){{0,3}}?(?:,\s*)?{name}\b"
+)
 BLOCKERS = {"f": -1, "m": -2, "": -3}
 _LY_NOUNS = word_set("family belly jelly lily bully ally rally folly assembly supply reply monopoly")
 _LEADING_SUBJECT = re.compile(rf"^\W*(?:[A-Za-z]+,\s*)?{PH}")
@@ -60,7 +66,7 @@ class PronounState:
                 if idx in (BLOCKERS[gender], BLOCKERS[""]):
                     return None
                 continue
-            if idx != exclude and self.registry.entities[idx].gender in ("", gender):
+            if idx != exclude and self._gender(idx) in ("", gender):
                 return idx
         for name, name_gender in self._people_in_recent():
             if name_gender in ("", gender):
@@ -70,6 +76,19 @@ class PronounState:
                     entity.forced, entity.gender = "person", entity.gender or name_gender
                     return idx
         return None
+
+    def _gender(self, idx: int) -> str:
+        """The entity's gender, or the one an earlier message gave it ("my brother Ren", "a girlfriend
+        now, Tali Berg"): in "Ren and Tali got engaged! He's changed jobs", "he" is Ren."""
+        entity = self.registry.entities[idx]
+        if entity.gender or not self._recent:
+            return entity.gender
+        first = re.escape(entity.name.split()[0])
+        said = _GENDERED_BEFORE_NAME.format(name=first)
+        for text in reversed(self._recent[-3:]):
+            for match in re.finditer(said, text, re.I):
+                return "f" if match.group(1).lower() in _FEMALE_NOUNS else "m"
+        return ""
 
     def _people_in_recent(self) -> list[tuple[str, str]]:
         if self._recent_people is None:
@@ -114,6 +133,41 @@ def tag_sentence(sentence: Sentence, state: PronounState) -> str:
     tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
     sentence.tagged = _resolve_pronouns(tagged.strip(), state)
     return sentence.tagged
+
+
+# "Handed in his notice ...": a sentence that opens with a past verb and has no subject of its own
+_SUBJECTLESS_PAST = re.compile(r"^(?:(?:just|finally|actually|then|also|and)\s+)*(?P<verb>[A-Z][a-z]+)\b")
+# "My younger brother ⟨1⟩ ...": the named person is the subject
+_OWN_PERSON_SUBJECT = re.compile(rf"^\W*(?:my|our)\s+(?:[\w-]+\s+){{1,3}}?(?:,\s*)?{PH}(?!')", re.I)
+_SUBJECTLESS_WHERE = re.compile(
+    r"^(?P<verb>working|living|studying|based)\s+(?:for|at|in|with)\s+(?:the\s+)?\x02", re.I
+)
+_THIRD_POSSESSIVE = re.compile(r"\b(?:his|her)\b", re.I)
+
+
+def carry_subject(sentence: Sentence, previous: Sentence | None, registry: Registry) -> None:
+    """"Lukasz actually did it!! Handed in his notice at ⟨org⟩ and moved to ⟨city⟩": a subjectless
+    sentence right after one whose subject is a third person, speaking of his/her own things, is that
+    person's (chat drops the subject it just named), not the writer's. Without the his/her ("Went
+    hiking with Tom") the dropped subject stays the writer. A bare participle of where one works or
+    lives ("Sara done at uni. working for ⟨org⟩ in ⟨city⟩ now") continues the person named too."""
+    if previous is None or not previous.tagged:
+        return
+    lead = _LEADING_SUBJECT.match(previous.tagged) or _OWN_PERSON_SUBJECT.match(previous.tagged)
+    if not lead or (idx := int(lead.group(1))) == SPEAKER or not registry.is_person(idx):
+        return
+    tagged = sentence.tagged
+    if opening := _SUBJECTLESS_WHERE.match(tagged):
+        start = opening.start("verb")
+    elif (opening := _SUBJECTLESS_PAST.match(tagged)) and is_past(opening.group("verb").lower()):
+        if not _THIRD_POSSESSIVE.search(sentence.text) or f"{ph(idx)}'s" not in tagged:
+            return  # no his/her, or the his/her is someone else's
+        if re.search(rf"{re.escape(ph(idx))}(?!'s)", tagged):
+            return  # the person is the object ("Helped her with her move")
+        start = opening.start("verb")
+    else:
+        return
+    sentence.tagged = f"{tagged[:start]}{ph(idx)} {tagged[start].lower()}{tagged[start + 1:]}"
 
 
 def _resolve_pronouns(tagged: str, state: PronounState) -> str:
