@@ -212,6 +212,7 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         relative = entity_services.relative_of(agent=ctx.agent, owner=owner, term=match.group("kin").lower())
         if relative is not None:
             _know(ctx, relative, match.group(0))
+            ctx.kin_words.add(match.group(0).lower())  # "Liesel's husband" is no name of his
     lower_case = _lower_case_writing(ctx.message)
     for match in _PARENT_CALLED.finditer(ctx.message):
         word = match.group("word")

@@ -100,7 +100,7 @@ class Resolution:
 
 def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
     entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).defer("name_embedding").first()
-    if entity is None:  # "Ren" the agent knows by that full name too ("this is Ren Mori, Haruka's son")
+    if entity is None and len(speaker.split()) > 1:  # "Ren", known by this full name too ("this is Ren Mori")
         known = {a.entity.survivor() for a in EntityAlias.objects.filter(
             agent=agent, alias=normalize_alias(speaker), entity__type="person").select_related("entity")}
         entity = known.pop() if len(known) == 1 else None

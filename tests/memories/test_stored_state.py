@@ -262,6 +262,7 @@ def test_dropping_one_of_two_pastimes_keeps_the_other(agent):
     assert without_ended_item("Ivo plays chess, golf and tennis every week", ["golf"]) == \
         "Ivo plays chess and tennis every week"
     assert without_ended_item("Ivo plays golf every week", ["golf"]) is None  # the whole statement ends
+    assert without_ended_item("Ivo plays chess and runs marathons", ["play"]) is None  # verbs are no list items
 
 
 def test_someones_husband_unnamed_is_the_husband_the_agent_knows(agent):
@@ -269,6 +270,7 @@ def test_someones_husband_unnamed_is_the_husband_the_agent_knows(agent):
     _write(agent, "Liesel's husband got a job at Andritz in Linz.", T1)
     assert ("Jonas Weber", "works_at", "Andritz") in _current_links(agent, "Jonas Weber")
     assert not any(link[1] == "works_at" for link in _current_links(agent, "Liesel Brandt"))
+    assert not EntityAlias.objects.filter(agent=agent, alias__contains="husband").exists()  # no name of his
 
 
 def test_my_parents_moving_moves_both_parents(agent):

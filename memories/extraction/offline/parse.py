@@ -412,6 +412,9 @@ def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
         head = tok
         while head.dep_ in ("compound", "amod") and head.head is not head:
             head = head.head  # "tin" of "the tin whistle": the item is the whistle
+        if head.dep_ == "ROOT" or (head.dep_ == "conj" and head.pos_ in ("VERB", "AUX")
+                                    and head.head.dep_ == "ROOT"):
+            continue  # the sentence's verb ("plays chess and runs marathons"): no item of a list
         conjuncts = [c for c in head.children if c.dep_ == "conj"]
         if head.dep_ == "conj":  # a later item: drop it with the "and" / comma before it
             start = head.left_edge.i
