@@ -272,7 +272,7 @@ def _speaker_introduced(ctx: WriteContext, step: StepRecord) -> None:
     person, when the name is a person the agent knows (or an unambiguous new first name). So is
     one where someone says whose relative they are ("this is Ren Mori, Haruka's son")."""
     relative = _RELATIVE_WRITES.match(ctx.message)
-    if relative and normalize_alias(relative.group("owner")) == normalize_alias(ctx.speaker).split()[0]:
+    if relative and [normalize_alias(relative.group("owner"))] == normalize_alias(ctx.speaker).split()[:1]:
         name = relative.group("name")
         step.data["speaker"] = ctx.known_aliases.get(name) or name
         ctx.speaker = step.data["speaker"]
