@@ -283,7 +283,9 @@ def facts_naming_ended(group: str, names: list[str], existing: list[tuple[int, s
 
 # --- cessations: "I quit coffee" ends the current facts about coffee ---------------------------
 
-def _stem(term: str) -> str:
+def word_stem(term: str) -> str:
+    """What a cessation's word begins its matches with: lower case, a final e dropped ("smoke"
+    finds "smoking")."""
     term = term.lower().strip()
     return term[:-1] if len(term) > 4 and term.endswith("e") else term
 
@@ -292,7 +294,7 @@ def cessation_pattern(terms: list[str]) -> str:
     """A word-start regex (PostgreSQL `\\m`) for the words a cessation ends ("teach" finds
     teaches, teacher, teaching)."""
 
-    stems = sorted({re.escape(_stem(w)) for t in terms for w in t.split()[:1] if len(_stem(w)) >= 3})
+    stems = sorted({re.escape(word_stem(w)) for t in terms for w in t.split()[:1] if len(word_stem(w)) >= 3})
     return rf"\m({'|'.join(stems)})" if stems else ""
 
 
@@ -301,7 +303,7 @@ def facts_ended_by(terms: list[str], existing: list[tuple[int, str]]) -> list[in
     beginning like one of the terms."""
 
     # a term of several words ("oat milk") ends the facts that have every one of them
-    phrases = [stems for t in terms if (stems := [_stem(w) for w in t.split() if len(_stem(w)) >= 3])]
+    phrases = [stems for t in terms if (stems := [word_stem(w) for w in t.split() if len(word_stem(w)) >= 3])]
     out = []
     for fact_id, text in existing:
         words = re.findall(r"[^\W_]+", text.lower())

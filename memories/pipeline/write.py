@@ -21,7 +21,7 @@ from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP, ORG_SUFFIXES, PLACES
+from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP, ORG_SUFFIXES, PARENT_NAMES, PLACES
 from memories.extraction.offline.parse import is_common_word, without_ended_item
 from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extraction
 from memories.models import Agent, Entity, Event, Fact, Relationship
@@ -174,7 +174,8 @@ _THEIR_KIN = re.compile(
     rf"(?P<owner>[A-ZÀ-Þ][\w-]+(?:\s+[A-ZÀ-Þ][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"
     r"(?!\s*,?\s*\(?[A-ZÀ-Þ])(?!['’]s)")
 # "Dad sold his hives", "mam moved into sheltered housing": the word for a parent used as a name
-_PARENT_CALLED = re.compile(r"(?<![\w'’])(?P<word>dad|daddy|papa|mum|mom|mam|mammy|mummy|mommy|mama)(?![\w'’])", re.I)
+_PARENT_CALLED = re.compile(
+    rf"(?<![\w'’])(?P<word>{'|'.join(sorted(PARENT_NAMES, key=len, reverse=True))})(?![\w'’])", re.I)
 # … but not when something says whose parent it is ("my dad" is _MY_KIN's, "Tom's mum" is Tom's)
 _OWNED_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a|an)|['’]s?)\s+$", re.I)
 
@@ -610,9 +611,7 @@ def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
                     learned_at=ctx.occurred_at, reason=reason, confidence=old.confidence, importance=old.importance,
                     importance_category=old.importance_category, source_context=old.source_context,
                     speaker=old.speaker, source_event=old.source_event, slot=old.slot, slot_value=old.slot_value)
-                fact_services.fact_links_create(fact=new, entities=[(link.entity, []) for link in
-                                                                    old.entity_links.select_related("entity")],
-                                                min_length=ctx.config.min_link_name_length)
+                _carry_links(ctx, old, new)
                 ctx.result.facts_updated.append(FactChange(fact_id=new.id, text=rest, entity=entity.key,
                                                            reason="one item ended by a cessation",
                                                            previous_fact_id=old.id))
@@ -706,13 +705,20 @@ def _restate_facts(ctx: WriteContext, facts: list[Fact], plan, wrong: Entity, ri
             source_context=old.source_context, speaker=old.speaker, source_event=ctx.event, slot=old.slot,
             slot_value=value,
         )
-        linked = [(link.entity, []) for link in old.entity_links.select_related("entity") if link.entity_id != wrong.id]
-        fact_services.fact_links_create(fact=new, entities=[*linked, (right, [])],
-                                        min_length=ctx.config.min_link_name_length)
+        _carry_links(ctx, old, new, drop=wrong, add=right)
         ctx.result.facts_updated.append(FactChange(fact_id=new.id, text=new.text, entity=new.entity.key,
                                                    reason=reason, previous_fact_id=old.id))
         out[old.id] = new
     return out
+
+
+def _carry_links(ctx: WriteContext, old: Fact, new: Fact, *, drop: Entity | None = None,
+                 add: Entity | None = None) -> None:
+    """A new version names what the old one named (less `drop`, plus `add`)."""
+    linked = [(link.entity, []) for link in old.entity_links.select_related("entity")
+              if drop is None or link.entity_id != drop.id]
+    fact_services.fact_links_create(fact=new, entities=[*linked, *([(add, [])] if add else [])],
+                                    min_length=ctx.config.min_link_name_length)
 
 
 def _entities(ctx: WriteContext) -> list[Entity]:

@@ -249,6 +249,10 @@ KINSHIP: dict[str, tuple[str, bool]] = {
     **{term: (ROLE_RELATIONS[role], True) for term, role in ROLE_TERMS.items()},
 }
 
+# The words a writer calls a parent by, as if a name ("Dad sold his hives", "Mom, Lourdes, was …").
+PARENT_NAMES = word_set("dad daddy papa mum mom mam mammy mummy mommy mama")
+GRANDPARENT_NAMES = word_set("grandma grandpa granny")
+
 # Words for the same relative: "Dad" finds the man the writer called "my father".
 SAME_KIN: tuple[frozenset[str], ...] = (
     frozenset({"dad", "father", "papa", "daddy"}),

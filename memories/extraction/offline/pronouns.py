@@ -17,6 +17,11 @@ from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph,
 _VOCATIVE_MARK = "\x04"
 _VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")
 _ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
+_FEMALE_NOUNS = word_set("""girl woman lady mom mother sister daughter wife girlfriend actress mum mam mommy mummy
+mama grandma granny aunt auntie niece fiancee""")
+_MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor daddy papa grandpa uncle nephew")
+# the words for a relative: said without a name, the relative is who a later she/he means
+_RELATIVE_NOUNS = (_FEMALE_NOUNS | _MALE_NOUNS | {"fiance"}) - word_set("girl woman lady boy man guy actress actor")
 _PRONOUN = re.compile(
     rf"{PH}|\b(he|she|him|her|his|hers)\b|\b(?:a|an|the|this|that|some|another)\s+(?:[\w-]+\s+){{0,2}}?"
     r"(girl|boy|woman|man|lady|guy|kid|child|baby|teen|teenager|student|veteran|teacher|doctor|nurse|neighbor|"
@@ -24,13 +29,9 @@ _PRONOUN = re.compile(
     r"actress|actor|singer|author|writer|artist|player|coach)\b"
     # a relative the message does not name ("Mum is pretending she isn't upset", "my sister says
     # she's fine", "Tom's wife … she"): she is that relative, no one named before
-    r"|\b(?:(?:my|our)\s+)?(mum|mom|mam|mommy|mummy|mama|dad|daddy|papa|mother|father|sister|brother|wife|husband|"
-    r"girlfriend|boyfriend|fiancee?|son|daughter|grandma|grandpa|granny|aunt|auntie|uncle|niece|nephew)\b(?!['’]s)",
+    rf"|\b(?:(?:my|our)\s+)?({'|'.join(sorted(_RELATIVE_NOUNS, key=len, reverse=True))})\b(?!['’]s)",
     re.I,
 )
-_FEMALE_NOUNS = word_set("""girl woman lady mom mother sister daughter wife girlfriend actress mum mam mommy mummy
-mama grandma granny aunt auntie niece fiancee""")
-_MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor daddy papa grandpa uncle nephew")
 # a gendered word for a person just before a name: "my younger brother Ren", "a girlfriend over there now, Tali"
 _GENDERED_BEFORE_NAME = (
     r"\b(" + "|".join(sorted(_FEMALE_NOUNS | _MALE_NOUNS - {"man", "guy", "boy", "girl", "woman", "lady"}))
