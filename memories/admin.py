@@ -32,7 +32,10 @@ from memories.models import (
     PipelineStep,
     Relationship,
 )
-from memories.services import operator
+from memories.selectors import facts as fact_selectors
+from memories.services import entities as entity_services
+from memories.services import facts as fact_services
+from memories.services import forget as forget_services
 
 OPERATOR_FORM_TEMPLATE = "admin/memories/operator_form.html"
 
@@ -181,7 +184,7 @@ class AliasInline(ReadOnlyInline):
 class EntityForm(forms.ModelForm):
     class Meta:
         model = Entity
-        fields = operator.ENTITY_DESCRIPTION_FIELDS
+        fields = entity_services.ENTITY_DESCRIPTION_FIELDS
 
     def clean_importance(self):
         value = self.cleaned_data["importance"]
@@ -209,9 +212,9 @@ class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
 
     def save_model(self, request, obj, form, change):
         changes = {name: form.cleaned_data[name] for name in form.changed_data
-                   if name in operator.ENTITY_DESCRIPTION_FIELDS}
+                   if name in entity_services.ENTITY_DESCRIPTION_FIELDS}
         if changes:
-            operator.entity_describe(agent=obj.agent, entity_id=obj.pk, actor=operator_actor(request), **changes)
+            entity_services.entity_describe(agent=obj.agent, entity_id=obj.pk, actor=operator_actor(request), **changes)
         obj.refresh_from_db()
 
     def alias_view(self, request, object_id):
@@ -219,7 +222,7 @@ class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
         form = AliasForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                created = operator.entity_alias_add(agent=entity.agent, entity_id=entity.pk,
+                created = entity_services.entity_alias_add(agent=entity.agent, entity_id=entity.pk,
                                                     alias=form.cleaned_data["alias"], actor=operator_actor(request))
             except (DomainError, NotFound) as exc:
                 form.add_error(None, str(exc))
@@ -234,7 +237,7 @@ class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
         form = MergeForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                report = operator.entity_merge(agent=entity.agent, survivor_id=form.cleaned_data["target"],
+                report = entity_services.entity_merge(agent=entity.agent, survivor_id=form.cleaned_data["target"],
                                                merged_id=entity.pk, actor=operator_actor(request),
                                                reason=form.cleaned_data["reason"])
             except (DomainError, NotFound) as exc:
@@ -254,7 +257,7 @@ class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
         form = ForgetForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                report = operator.entity_forget(agent=entity.agent, entity_id=entity.pk,
+                report = forget_services.entity_forget(agent=entity.agent, entity_id=entity.pk,
                                                 actor=operator_actor(request), reason=form.cleaned_data["reason"])
             except (DomainError, NotFound) as exc:
                 form.add_error(None, str(exc))
@@ -263,7 +266,7 @@ class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
                                            f"facts, {report.relationships_deleted} relationships; "
                                            f"{report.events_redacted} events redacted.")
                 return HttpResponseRedirect(reverse("admin:memories_entity_changelist"))
-        preview = operator.entity_forget_preview(agent=entity.agent, entity_id=entity.pk)
+        preview = forget_services.entity_forget_preview(agent=entity.agent, entity_id=entity.pk)
         return self.render_operator_form(
             request, title=f"Forget {entity.display_name}", form=form, obj=entity, submit="Forget",
             template="admin/memories/entity/forget.html", preview=preview)
@@ -324,7 +327,7 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
     def version_chain(self, obj):
         if obj is None or obj.pk is None:
             return "—"
-        chain = operator.fact_history(agent=obj.agent, fact_id=obj.pk)
+        chain = fact_selectors.fact_history(agent=obj.agent, fact_id=obj.pk)
         rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                                     "<td>{}</td><td>{}</td></tr>", (
             (format_html('<a href="{}">{}</a>', self.change_url(f), f.pk) if f.pk != obj.pk else f"{f.pk} (this)",
@@ -341,7 +344,7 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
         form = CorrectFactForm(request.POST or None, initial={"text": fact.text})
         if request.method == "POST" and form.is_valid():
             try:
-                new = operator.fact_correct(agent=fact.agent, fact_id=fact.pk, text=form.cleaned_data["text"],
+                new = fact_services.fact_correct(agent=fact.agent, fact_id=fact.pk, text=form.cleaned_data["text"],
                                             reason=form.cleaned_data["reason"], actor=operator_actor(request))
             except (DomainError, NotFound) as exc:
                 form.add_error(None, str(exc))
@@ -358,8 +361,9 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
         form = ReasonForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                closed = operator.fact_retract(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
-                                               actor=operator_actor(request)).relationships_closed
+                closed = fact_services.fact_retract(
+                    agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
+                    actor=operator_actor(request)).relationships_closed
             except (DomainError, NotFound) as exc:
                 form.add_error(None, str(exc))
             else:
@@ -374,14 +378,15 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
         form = ReasonForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                new = operator.fact_reinstate(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
-                                              actor=operator_actor(request))
+                new = fact_services.fact_reinstate(
+                    agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
+                    actor=operator_actor(request))
             except (DomainError, NotFound) as exc:
                 form.add_error(None, str(exc))
             else:
                 self.message_user(request, f"Fact {fact.pk} reinstated: version {new.pk} states it again, current.")
                 return HttpResponseRedirect(self.change_url(new))
-        current = operator.fact_current_version(fact)
+        current = fact_selectors.fact_current_version(fact)
         return self.render_operator_form(
             request, title=f"Reinstate fact {fact.pk}", form=form, obj=fact, submit="Reinstate",
             intro=f"“{fact.text}” becomes current again as a new version (known from now, true from "
@@ -395,7 +400,7 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
             retracted, skipped = 0, []
             for fact in queryset.select_related("agent").order_by("id"):
                 try:
-                    operator.fact_retract(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
+                    fact_services.fact_retract(agent=fact.agent, fact_id=fact.pk, reason=form.cleaned_data["reason"],
                                           actor=operator_actor(request))
                     retracted += 1
                 except (DomainError, NotFound):

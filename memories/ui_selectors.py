@@ -29,7 +29,7 @@ from memories.models import (
 )
 from memories.models.visibility import Moment
 from memories.naming import normalize_alias
-from memories.services.operator import fact_current_version, fact_history
+from memories.selectors.facts import fact_current_version, fact_history
 
 
 def _count(model, *conditions: Q, **filters) -> Subquery:

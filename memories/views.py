@@ -25,7 +25,10 @@ from memories.forms import (
     MergeSuggestionDecisionForm,
 )
 from memories.models import RunKind, RunStatus
-from memories.services import maintenance, operator
+from memories.services import entities as entity_services
+from memories.services import facts as fact_services
+from memories.services import forget as forget_services
+from memories.services import maintenance
 from memories.ui import actor_of, render_page, ui_page
 from memories.ui_charts import latency_chart, waterfall
 
@@ -79,8 +82,9 @@ def entity_alias_add(request, agent, entity_id: int):
     form = AliasAddForm(request.POST)
     if form.is_valid():
         try:
-            created = operator.entity_alias_add(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
-                                                actor=actor_of(request), move=form.cleaned_data["move"])
+            created = entity_services.entity_alias_add(
+                agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"], actor=actor_of(request),
+                move=form.cleaned_data["move"])
             verb = ("moved here" if form.cleaned_data["move"] and created
                     else "added" if created else "was already there")
             messages.success(request, f"Alias “{form.cleaned_data['alias']}” {verb}.")
@@ -97,7 +101,7 @@ def entity_alias_remove(request, agent, entity_id: int):
     form = AliasRemoveForm(request.POST)
     if form.is_valid():
         try:
-            operator.entity_alias_remove(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
+            entity_services.entity_alias_remove(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
                                          actor=actor_of(request), reason=form.cleaned_data["reason"])
             messages.success(request, f"Alias “{form.cleaned_data['alias']}” removed.")
         except DomainError as exc:
@@ -120,7 +124,7 @@ def entity_unmerge(request, agent, entity_id: int):
         messages.error(request, f"Entity {merged_id} is not merged into this one.")
         return redirect(_entity_url(agent, entity_id))
     try:
-        report = operator.entity_unmerge(agent=agent, entity_id=merged_id, actor=actor_of(request),
+        report = entity_services.entity_unmerge(agent=agent, entity_id=merged_id, actor=actor_of(request),
                                          reason=form.cleaned_data["reason"])
     except DomainError as exc:
         messages.error(request, str(exc))
@@ -140,7 +144,7 @@ def entity_merge(request, agent, entity_id: int):
         messages.error(request, "Choose the entity to merge into this one.")
         return redirect(_entity_url(agent, entity_id))
     try:
-        report = operator.entity_merge(agent=agent, survivor_id=entity.id, merged_id=form.cleaned_data["merged"],
+        report = entity_services.entity_merge(agent=agent, survivor_id=entity.id, merged_id=form.cleaned_data["merged"],
                                        actor=actor_of(request), reason=form.cleaned_data["reason"])
         messages.success(request, f"Merged: {report.facts_moved} facts, {report.relationships_moved} relationships "
                                   f"and {report.aliases_moved} aliases moved here "
@@ -154,10 +158,10 @@ def entity_merge(request, agent, entity_id: int):
 @ui_page(operate=True)
 def entity_forget(request, agent, entity_id: int):
     """GET: exactly what would be removed; POST with the box ticked: remove it."""
-    preview = _or_404(operator.entity_forget_preview, agent=agent, entity_id=entity_id)
+    preview = _or_404(forget_services.entity_forget_preview, agent=agent, entity_id=entity_id)
     form = EntityForgetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        report = operator.entity_forget(agent=agent, entity_id=entity_id, actor=actor_of(request),
+        report = forget_services.entity_forget(agent=agent, entity_id=entity_id, actor=actor_of(request),
                                         reason=form.cleaned_data["reason"])
         messages.success(request, f"Forgotten: {report.entities_deleted} entities, {report.facts_deleted} facts, "
                                   f"{report.relationships_deleted} relationships, {report.aliases_deleted} aliases; "
@@ -188,7 +192,7 @@ def fact_correct(request, agent, fact_id: int):
         messages.error(request, "A correction needs the new text and a reason.")
         return redirect("ui:fact", agent.slug, fact_id)
     try:
-        new = operator.fact_correct(agent=agent, fact_id=fact_id, text=form.cleaned_data["text"],
+        new = fact_services.fact_correct(agent=agent, fact_id=fact_id, text=form.cleaned_data["text"],
                                     reason=form.cleaned_data["reason"], actor=actor_of(request),
                                     valid_from=form.cleaned_data["valid_from"])
     except DomainError as exc:
@@ -206,7 +210,7 @@ def fact_retract(request, agent, fact_id: int):
         messages.error(request, "A retraction needs a reason.")
         return redirect("ui:fact", agent.slug, fact_id)
     try:
-        report = operator.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
+        report = fact_services.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
                                        actor=actor_of(request), reopen_previous=form.cleaned_data["reopen_previous"])
     except DomainError as exc:
         messages.error(request, str(exc))
@@ -227,7 +231,7 @@ def fact_reinstate(request, agent, fact_id: int):
         messages.error(request, "A reinstatement needs a reason.")
         return redirect("ui:fact", agent.slug, fact_id)
     try:
-        new = operator.fact_reinstate(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
+        new = fact_services.fact_reinstate(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
                                       actor=actor_of(request))
     except DomainError as exc:
         messages.error(request, str(exc))

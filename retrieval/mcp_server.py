@@ -23,7 +23,9 @@ from memories import selectors
 from memories.api.auth import Principal
 from memories.errors import DomainError
 from memories.models import Agent, ApiKeyScope
-from memories.services import operator
+from memories.selectors import facts as fact_selectors
+from memories.services import facts as fact_services
+from memories.services import forget as forget_services
 from memories.services.api_keys import api_key_authenticate
 from memories.services.write import memory_write
 from retrieval.services import memory_retrieve
@@ -151,7 +153,7 @@ async def fact_history(fact_id: int, agent: str | None = None, ctx: Context = No
     """Every version of a fact, oldest first, with its valid window (true in the world), its
     recorded window (known to the memory) and why it was closed. Needs the read scope."""
     return await _call(ctx, agent, ApiKeyScope.READ,
-                       lambda a, p: [_fact(f) for f in operator.fact_history(agent=a, fact_id=fact_id)])
+                       lambda a, p: [_fact(f) for f in fact_selectors.fact_history(agent=a, fact_id=fact_id)])
 
 
 @server.tool()
@@ -176,7 +178,7 @@ async def correct_fact(fact_id: int, text: str, reason: str, agent: str | None =
     """Replace an active fact with corrected text: a new version supersedes it (the old one stays
     in its history) and the change is audited. Needs the write scope."""
     return await _call(ctx, agent, ApiKeyScope.WRITE, lambda a, p: _fact(
-        operator.fact_correct(agent=a, fact_id=fact_id, text=text, reason=reason, actor=p.actor)))
+        fact_services.fact_correct(agent=a, fact_id=fact_id, text=text, reason=reason, actor=p.actor)))
 
 
 @server.tool()
@@ -187,7 +189,7 @@ async def forget_entity(entity: str, reason: str = "", agent: str | None = None,
 
     def run(a, principal):
         target = selectors.entity_by_ref(agent=a, ref=entity)
-        report = operator.entity_forget(agent=a, entity_id=target.id, actor=principal.actor, reason=reason)
+        report = forget_services.entity_forget(agent=a, entity_id=target.id, actor=principal.actor, reason=reason)
         return {k: v for k, v in report.__dict__.items() if k != "names"}
 
     return await _call(ctx, agent, ApiKeyScope.ADMIN, run)

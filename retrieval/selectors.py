@@ -8,12 +8,13 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Max, Q
 
+from memories.extraction.mentions import name_runs
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
 from memories.models.visibility import Moment, event_visible_sql, version_visible
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
 from memories.selectors import aliases_matching
-from memories.services.entities import entity_for_other_name, name_runs
+from memories.selectors.entities import entity_for_other_name
 
 
 def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:

@@ -21,7 +21,8 @@ from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
 from memories.filters import EntityFilterSet, RelationshipFilterSet
 from memories.models import ApiKeyScope, Entity, Relationship
-from memories.services import operator
+from memories.services import entities as entity_services
+from memories.services import forget as forget_services
 
 
 class EntityViewSet(AgentScopedReadViewSet):
@@ -74,8 +75,9 @@ class EntityAliasApi(AgentScopedMixin, APIView):
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        created = operator.entity_alias_add(agent=self.agent, entity_id=int(pk), alias=data.validated_data["alias"],
-                                            actor=self.actor, move=data.validated_data["move"])
+        created = entity_services.entity_alias_add(
+            agent=self.agent, entity_id=int(pk), alias=data.validated_data["alias"], actor=self.actor,
+            move=data.validated_data["move"])
         entity = selectors.entity_get(agent=self.agent, entity_id=int(pk))
         aliases = selectors.entity_detail(agent=self.agent, entity=entity)["aliases"]
         return Response(self.OutputSerializer({"created": created, "aliases": aliases}).data,
@@ -89,7 +91,7 @@ class EntityAliasDeleteApi(AgentScopedMixin, APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, agent, pk, alias):
-        operator.entity_alias_remove(agent=self.agent, entity_id=int(pk), alias=alias, actor=self.actor)
+        entity_services.entity_alias_remove(agent=self.agent, entity_id=int(pk), alias=alias, actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -120,8 +122,8 @@ class EntityMergeApi(AgentScopedMixin, APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         merged_id = data.validated_data["entity_id"]
-        report = operator.entity_merge(agent=self.agent, survivor_id=int(pk), merged_id=merged_id, actor=self.actor,
-                                       reason=data.validated_data["reason"])
+        report = entity_services.entity_merge(agent=self.agent, survivor_id=int(pk), merged_id=merged_id,
+                                              actor=self.actor, reason=data.validated_data["reason"])
         survivor = selectors.entity_get(agent=self.agent, entity_id=int(pk))
         return Response(self.OutputSerializer({"entity": survivor, "merged": merged_id, **asdict(report)}).data)
 
@@ -149,7 +151,7 @@ class EntityUnmergeApi(AgentScopedMixin, APIView):
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        report = operator.entity_unmerge(agent=self.agent, entity_id=int(pk), actor=self.actor,
+        report = entity_services.entity_unmerge(agent=self.agent, entity_id=int(pk), actor=self.actor,
                                          reason=data.validated_data["reason"])
         entity = selectors.entity_get(agent=self.agent, entity_id=int(pk))
         return Response(self.OutputSerializer({"entity": entity, **asdict(report)}).data)
@@ -182,7 +184,7 @@ class EntityForgetApi(AgentScopedMixin, APIView):
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        report = operator.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
+        report = forget_services.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
                                         reason=data.validated_data["reason"])
         return Response(self.OutputSerializer({**asdict(report), "tables": {
             table: dict(counts) for table, counts in report.tables.items()}}).data)

@@ -15,7 +15,8 @@ from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
 from memories.filters import FactFilterSet
 from memories.models import Fact
-from memories.services import operator
+from memories.selectors import facts as fact_selectors
+from memories.services import facts as fact_services
 
 
 class FactViewSet(AgentScopedReadViewSet):
@@ -38,7 +39,7 @@ class FactViewSet(AgentScopedReadViewSet):
     @extend_schema(responses={200: FactDetailSerializer})
     def retrieve(self, request, *args, **kwargs):
         fact = self.get_object()
-        current = operator.fact_current_version(fact)
+        current = fact_selectors.fact_current_version(fact)
         fact.current_version = current.id if current else None
         fact.current_url = (reverse("api:fact-detail", kwargs={"agent": self.agent.slug, "pk": current.id},
                                     request=request) if current else None)
@@ -56,7 +57,7 @@ class FactHistoryApi(AgentScopedMixin, APIView):
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, agent, pk):
-        chain = operator.fact_history(agent=self.agent, fact_id=int(pk))
+        chain = fact_selectors.fact_history(agent=self.agent, fact_id=int(pk))
         return Response(self.OutputSerializer({"fact_id": int(pk), "versions": chain}, context=self.context()).data)
 
 
@@ -78,7 +79,7 @@ class FactCorrectApi(AgentScopedMixin, APIView):
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        new = operator.fact_correct(agent=self.agent, fact_id=int(pk), text=data.validated_data["text"],
+        new = fact_services.fact_correct(agent=self.agent, fact_id=int(pk), text=data.validated_data["text"],
                                     reason=data.validated_data["reason"], actor=self.actor,
                                     valid_from=data.validated_data.get("valid_from"))
         fact = selectors.fact_get(agent=self.agent, fact_id=new.id)
@@ -102,7 +103,7 @@ class FactRetractApi(AgentScopedMixin, APIView):
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        report = operator.fact_retract(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
+        report = fact_services.fact_retract(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
                                        actor=self.actor, reopen_previous=data.validated_data["reopen_previous"])
         fact = selectors.fact_get(agent=self.agent, fact_id=report.fact.id)
         reinstated = selectors.fact_get(agent=self.agent, fact_id=report.reinstated.id) if report.reinstated else None
@@ -126,7 +127,7 @@ class FactReinstateApi(AgentScopedMixin, APIView):
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        new = operator.fact_reinstate(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
+        new = fact_services.fact_reinstate(agent=self.agent, fact_id=int(pk), reason=data.validated_data["reason"],
                                       actor=self.actor)
         fact = selectors.fact_get(agent=self.agent, fact_id=new.id)
         return Response(FactSerializer(fact, context=self.context()).data, status=status.HTTP_201_CREATED)

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from memories.demo.stories import DEMO_MESSAGES, STORIES, Correction, Story, conversation
 from memories.importers.locomo import Turn
 from memories.models import Agent, AuditEntry, Fact
-from memories.services import operator
+from memories.selectors import facts as fact_selectors
+from memories.services import facts as fact_services
 from memories.services.agents import agent_get_or_create
 from memories.services.imports import conversation_import
 from memories.services.write import memory_write
@@ -51,20 +52,20 @@ def apply_correction(agent: Agent, c: Correction) -> bool:
     facts = Fact.objects.filter(agent=agent, text__icontains=c.find).order_by("id")
     if c.action == "reinstate":
         closed = facts.exclude(valid_to__isnull=True, invalidated_at__isnull=True).first()
-        if closed is None or operator.fact_current_version(closed) and c.find.lower() in \
-                operator.fact_current_version(closed).text.lower():
+        if closed is None or fact_selectors.fact_current_version(closed) and c.find.lower() in \
+                fact_selectors.fact_current_version(closed).text.lower():
             return False
-        operator.fact_reinstate(agent=agent, fact_id=closed.id, reason=c.reason, actor=DEMO_OPERATOR)
+        fact_services.fact_reinstate(agent=agent, fact_id=closed.id, reason=c.reason, actor=DEMO_OPERATOR)
         return True
     fact = facts.current().first()
     if fact is None:
         return False
     if c.action == "correct":
-        operator.fact_correct(agent=agent, fact_id=fact.id, text=c.text, reason=c.reason, actor=DEMO_OPERATOR,
+        fact_services.fact_correct(agent=agent, fact_id=fact.id, text=c.text, reason=c.reason, actor=DEMO_OPERATOR,
                               valid_from=datetime.fromisoformat(c.valid_from + "T00:00:00+00:00")
                               if c.valid_from else None)
     else:
-        operator.fact_retract(agent=agent, fact_id=fact.id, reason=c.reason, actor=DEMO_OPERATOR)
+        fact_services.fact_retract(agent=agent, fact_id=fact.id, reason=c.reason, actor=DEMO_OPERATOR)
     return True
 
 

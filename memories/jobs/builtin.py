@@ -23,6 +23,7 @@ from memories.profiles import ProfileFact, profile_text
 from memories.providers.llm import LLMError
 from memories.scoring import DecayPolicy, decay_confidence, dynamic_importance, entity_importance
 from memories.selectors import profile_facts
+from memories.services import entities as entity_services
 from memories.services import maintenance
 from memories.statements import FactRow, duplicate_groups
 
@@ -73,7 +74,7 @@ def consolidate_profiles(ctx: JobContext, agent: Agent, step: StepRecord) -> dic
             text = _llm_profile(ctx, entity, rows, step, counts) if ctx.llm.enabled and rows else None
             text = text or profile_text(name=entity.display_name, entity_type=entity.type, facts=rows)
             if text != entity.profile_text:
-                maintenance.entity_profile_set(entity=entity, text=text)
+                entity_services.entity_profile_set(entity=entity, text=text)
                 counts["profiles_written"] += 1
     step.candidates_out = counts["profiles_written"]
     return counts

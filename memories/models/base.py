@@ -41,6 +41,24 @@ class BiTemporal(models.Model):
     def is_active(self) -> bool:
         return self.valid_to is None and self.invalidated_at is None
 
+    # The one rule for ending a version, used by every service that closes or unlearns one: a
+    # clock never runs backwards within a version (an end is never before its start), so a
+    # backfilled message that ends a version learned later ends it from when it was learned.
+    def mark_closed(self, *, valid_to, learned_at, now) -> list[str]:
+        """The statement stopped being true at `valid_to`, as the agent learned at `learned_at`;
+        the database closes the row `now`. Returns the fields set."""
+        self.valid_to = max(valid_to, self.valid_from)
+        self.valid_to_learned_at = max(learned_at, self.learned_at)
+        self.invalidated_at = max(now, self.recorded_at)
+        return ["valid_to", "valid_to_learned_at", "invalidated_at"]
+
+    def mark_unlearned(self, *, at, now) -> list[str]:
+        """The agent stops believing the statement at all from `at`; the row closes `now` unless
+        it was closed already. Returns the fields set."""
+        self.unlearned_at = max(at, self.learned_at)
+        self.invalidated_at = self.invalidated_at or max(now, self.recorded_at)
+        return ["unlearned_at", "invalidated_at"]
+
 
 def bitemporal_constraints(prefix: str) -> list[models.CheckConstraint]:
     return [

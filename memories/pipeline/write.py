@@ -20,6 +20,7 @@ from pgvector.django import CosineDistance
 from memories import selectors
 from memories.config import WriteConfig
 from memories.extraction import llm_extract
+from memories.extraction.mentions import name_runs
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.lexicon import FIRST_NAMES, KIN_TITLES, KINSHIP, ORG_SUFFIXES, PARENT_NAMES, PLACES
 from memories.extraction.offline.parse import is_common_word, without_ended_item
@@ -27,7 +28,6 @@ from memories.extraction.schema import ExtractedEntity, ExtractedFact, Extractio
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.models.visibility import version_visible_sql
 from memories.naming import (
-    entity_key,
     is_speaker_reference,
     mentions,
     ngrams,
@@ -64,12 +64,13 @@ from memories.reconcile import (
 )
 from memories.roles import PARTNER_SLOT
 from memories.selectors import aliases_matching
+from memories.selectors import entities as entity_selectors
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
-from memories.services import maintenance, operator
 from memories.services.agents import agent_graph_bump
 from memories.services.keyword import keyword_stats_apply
 from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
+from memories.services.resolution import entity_resolve
 from memories.temporal import statement_start
 from memories.tokens import count_tokens
 
@@ -127,14 +128,14 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
     for alias, entity in aliases_matching(agent=ctx.agent, names=grams):
         matched.add(alias)
         _know(ctx, entity, alias.title())
-    for surface in entity_services.name_runs(ctx.message):
+    for surface in name_runs(ctx.message):
         norm = normalize_alias(surface)
         if norm in matched or len(norm) < 3:
             continue
-        entity = entity_services.entity_for_other_name(agent=ctx.agent, name=surface)
+        entity = entity_selectors.entity_for_other_name(agent=ctx.agent, name=surface)
         if entity is None and " " not in surface and not is_common_word(surface.lower()) and (
                 surface.lower() not in PLACES):  # "Boston" is no short name of Boston University
-            entity = entity_services.organization_opening_with(agent=ctx.agent, word=surface,
+            entity = entity_selectors.organization_opening_with(agent=ctx.agent, word=surface,
                                                                generic_tails=ORG_SUFFIXES)
         if entity is not None:
             _know(ctx, entity, surface)
@@ -142,7 +143,7 @@ def alias_lookup(ctx: WriteContext, step: StepRecord) -> None:
     _named_relatives(ctx)
     if _lower_case_writing(ctx.message):  # "freya and i split up": first names without capitals
         words = {w for w in re.findall(r"[a-z]{3,}", ctx.message) if w not in matched and not is_common_word(w)}
-        for word, entity in entity_services.people_by_first_name(agent=ctx.agent, words=words).items():
+        for word, entity in entity_selectors.people_by_first_name(agent=ctx.agent, words=words).items():
             _know(ctx, entity, word)
     _spelling_variants(ctx, grams)
     _speaker_introduced(ctx, step)
@@ -197,10 +198,10 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
     for surface, kin in said.items():
         if kin in named:  # "my brother Tom ... my brother": the message names him itself
             continue
-        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
+        relative = entity_selectors.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin)
         if relative is not None:
             _know(ctx, relative, surface)
-    if (said := _MY_PARENTS.search(ctx.message)) and len(parents := entity_services.parents_of(
+    if (said := _MY_PARENTS.search(ctx.message)) and len(parents := entity_selectors.parents_of(
             agent=ctx.agent, child=ctx.speaker)) == 2:
         # "my parents relocated to Henderson": what the message says of one, it says of both
         _know(ctx, parents[0], said.group(0))
@@ -210,7 +211,7 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         owner = ctx.known_aliases.get(match.group("owner"), match.group("owner"))
         if owner not in {e.display_name for e in ctx.known.values() if e.type == "person"}:
             continue
-        relative = entity_services.relative_of(agent=ctx.agent, owner=owner, term=match.group("kin").lower())
+        relative = entity_selectors.relative_of(agent=ctx.agent, owner=owner, term=match.group("kin").lower())
         if relative is not None:
             _know(ctx, relative, match.group(0))
             ctx.kin_words.add(match.group(0).lower())  # "Liesel's husband" is no name of his
@@ -219,7 +220,7 @@ def _unnamed_relatives(ctx: WriteContext) -> None:
         word = match.group("word")
         if not (word[0].isupper() or lower_case) or _OWNED_BEFORE.search(ctx.message[: match.start()]):
             continue
-        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=word.lower())
+        relative = entity_selectors.relative_of(agent=ctx.agent, owner=ctx.speaker, term=word.lower())
         if relative is not None and word.lower() not in {normalize_alias(a) for a in ctx.known_aliases}:
             _know(ctx, relative, word)
             ctx.kin_words.add(word.lower())
@@ -239,7 +240,7 @@ def _named_relatives(ctx: WriteContext) -> None:
         kin = (match.group("kin") or match.group("title")).lower()
         if match.group("title") and not match.group("title")[0].isupper():
             continue
-        relative = entity_services.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin,
+        relative = entity_selectors.relative_of(agent=ctx.agent, owner=ctx.speaker, term=kin,
                                                name=match.group("name"))
         if relative is not None:
             _know(ctx, relative, match.group("name"))
@@ -436,7 +437,7 @@ def resolve_entities(ctx: WriteContext, step: StepRecord) -> None:
     for entity, vector in zip(todo, vectors, strict=True):
         # "my brother" stood for him in this message only: it is no name of his
         aliases = [a for a in entity.aliases if not _unnamed(a) and a.lower() not in ctx.kin_words]
-        res = entity_services.entity_resolve(
+        res = entity_resolve(
             agent=ctx.agent, name=entity.name, entity_type=entity.type, aliases=aliases,
             speaker=ctx.speaker, message=ctx.message, embed=ctx.embedder.embed, llm=ctx.llm,
             config=ctx.config, usage_sink=ctx.usage_sink(step), vector=vector,
@@ -606,12 +607,9 @@ def _close_ended(ctx: WriteContext, step: StepRecord) -> None:
             reason = f"ended: {fact.text}"[:500]
             if rest := without_ended_item(old.text, fact.ends):
                 # "took up hurling and the whistle", then "dropped the whistle": hurling goes on
-                new = fact_services.fact_supersede(
-                    old=old, new_text=rest, embedding=ctx.embedder.embed([rest])[0], valid_from=_world_start(ctx, fact),
-                    learned_at=ctx.occurred_at, reason=reason, confidence=old.confidence, importance=old.importance,
-                    importance_category=old.importance_category, source_context=old.source_context,
-                    speaker=old.speaker, source_event=old.source_event, slot=old.slot, slot_value=old.slot_value)
-                _carry_links(ctx, old, new)
+                new = fact_services.fact_restate(
+                    old=old, text=rest, embedding=ctx.embedder.embed([rest])[0], valid_from=_world_start(ctx, fact),
+                    learned_at=ctx.occurred_at, reason=reason)
                 ctx.result.facts_updated.append(FactChange(fact_id=new.id, text=rest, entity=entity.key,
                                                            reason="one item ended by a cessation",
                                                            previous_fact_id=old.id))
@@ -657,16 +655,13 @@ def _apply_corrections(ctx: WriteContext, step: StepRecord) -> None:
             continue
         if right.type != wrong.type and any(r["id"] == right.id and r["method"] == "created"
                                             for r in ctx.result.entities_resolved):
-            # it names the same kind of thing; the key carries the type, unless that key is taken
-            key = entity_key(wrong.type, right.display_name)
-            if not Entity.objects.filter(agent=ctx.agent, key=key).exists():
-                Entity.objects.filter(pk=right.id).update(type=wrong.type, key=key)
-                right.type, right.key = wrong.type, key
+            # it names the same kind of thing as the name it corrects
+            entity_services.entity_retype(agent=ctx.agent, entity=right, entity_type=wrong.type)
         reason = f"corrected: {right.display_name}, not {wrong.display_name}"
         restated = _restate_facts(ctx, facts, plan, wrong, right, reason)
-        relationships_close(agent=ctx.agent, ids=list(plan.edges), valid_to=ctx.occurred_at, learned_at=ctx.occurred_at)
         for edge in (e for e in edges if e.id in plan.edges):
-            Relationship.objects.filter(pk=edge.id).update(valid_to=edge.valid_from)  # never true
+            # the corrected edge was never true: it ends where it began
+            relationships_close(agent=ctx.agent, ids=[edge.id], valid_to=edge.valid_from, learned_at=ctx.occurred_at)
             source_id, target_id = plan.edges[edge.id]
             relationship_upsert(
                 agent=ctx.agent, source=right if source_id == right.id else edge.source,
@@ -686,7 +681,7 @@ def _merge_misnamed(ctx: WriteContext, wrong: Entity, right: Entity, reason: str
     created = any(r["id"] == right.id and r["method"] == "created" for r in ctx.result.entities_resolved)
     if (wrong.type == right.type == "person" and created and wrong.merged_into_id is None
             and person_names_compatible(right.display_name.split()[0], wrong.display_name, either_way=False)):
-        operator.entity_merge(agent=ctx.agent, survivor_id=right.id, merged_id=wrong.id,
+        entity_services.entity_merge(agent=ctx.agent, survivor_id=right.id, merged_id=wrong.id,
                               actor="pipeline:correction", reason=reason)
 
 
@@ -698,27 +693,15 @@ def _restate_facts(ctx: WriteContext, facts: list[Fact], plan, wrong: Entity, ri
     out = {}
     for old, vector in zip(todo, vectors, strict=True):
         text, value = plan.facts[old.id]
-        new = fact_services.fact_supersede(
-            old=old, new_text=text, embedding=vector, valid_from=old.valid_from, learned_at=ctx.occurred_at,
-            reason=reason, entity=right if old.entity_id == wrong.id else old.entity, confidence=old.confidence,
-            importance=old.importance, importance_category=old.importance_category,
-            source_context=old.source_context, speaker=old.speaker, source_event=ctx.event, slot=old.slot,
-            slot_value=value,
+        new = fact_services.fact_restate(
+            old=old, text=text, embedding=vector, valid_from=old.valid_from, learned_at=ctx.occurred_at,
+            reason=reason, drop=wrong, link_candidates=[right], source_event=ctx.event, slot_value=value,
+            entity=right if old.entity_id == wrong.id else old.entity,
         )
-        _carry_links(ctx, old, new, drop=wrong, add=right)
         ctx.result.facts_updated.append(FactChange(fact_id=new.id, text=new.text, entity=new.entity.key,
                                                    reason=reason, previous_fact_id=old.id))
         out[old.id] = new
     return out
-
-
-def _carry_links(ctx: WriteContext, old: Fact, new: Fact, *, drop: Entity | None = None,
-                 add: Entity | None = None) -> None:
-    """A new version names what the old one named (less `drop`, plus `add`)."""
-    linked = [(link.entity, []) for link in old.entity_links.select_related("entity")
-              if drop is None or link.entity_id != drop.id]
-    fact_services.fact_links_create(fact=new, entities=[*linked, *([(add, [])] if add else [])],
-                                    min_length=ctx.config.min_link_name_length)
 
 
 def _entities(ctx: WriteContext) -> list[Entity]:
@@ -886,7 +869,7 @@ def _close_replaced_value_facts(ctx: WriteContext, *, holder: Entity, slot: str,
     """A slot fact superseded by a new value ("my new dentist is Dr. Ito") takes along the holder's
     other facts that state the old value ("my dentist Dr. Moss is great")."""
     group = fact_slot_group(slot)
-    ended = entity_services.resolve_exact(agent=ctx.agent, name=old_value, entity_type="")[0] if group else None
+    ended = entity_selectors.resolve_exact(agent=ctx.agent, name=old_value, entity_type="")[0] if group else None
     if ended is not None and ended.id != holder.id:
         _close_facts_naming(ctx, None, holder=holder, ended=ended, group=group, why=f"new value for {slot}")
 
@@ -956,7 +939,7 @@ def _refresh_changed_profiles(ctx: WriteContext, step: StepRecord) -> None:
     for entity in entities:
         text = profile_text(name=entity.display_name, entity_type=entity.type, facts=rows.get(entity.id, []))
         if text and text != entity.profile_text:
-            maintenance.entity_profile_set(entity=entity, text=text)
+            entity_services.entity_profile_set(entity=entity, text=text)
             step.data.setdefault("profiles_refreshed", []).append(entity.id)
 
 

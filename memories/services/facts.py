@@ -1,15 +1,41 @@
-"""Fact versions: add, supersede, reinforce, close (with cascade to relationships), links."""
+"""Fact versions. Every write of a Fact row goes through a function here:
+
+- `fact_add` inserts a version; `fact_supersede` closes one and inserts its successor;
+  `fact_restate` is the successor that says something else and carries the rest of the old
+  version (confidence, importance, source, slot, links) unless told otherwise;
+- `fact_close` ends a statement in world time, `fact_unlearn` stops the agent believing it at
+  all; relationships the fact evidences end with it (services/relationships.py);
+- the operator's actions: `fact_correct`, `fact_retract`, `fact_reinstate` (atomic, audited,
+  notified: `audited_change`);
+- `fact_reinforce`, `fact_links_create`, `facts_mark_accessed`: counters and links.
+
+A version is never edited after the fact: its successor is a new row whose `supersedes` points
+back, so every chain can be walked (`memories.selectors.facts.fact_history`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memories.models import Agent, Entity, Event, Fact, FactEntityLink, Relationship
-from memories.naming import mentions
+from memories.errors import Conflict, DomainError, NotFound
+from memories.extraction.offline import statement_slot
+from memories.models import Agent, Entity, Event, Fact, FactEntityLink, Relationship, SourceContext
+from memories.naming import mentions, ngrams
+from memories.providers.embeddings import EmbedderClient, get_embedder
+from memories.selectors import aliases_matching
+from memories.selectors.facts import fact_current_version, fact_head, fact_history
+from memories.services.changes import audited_change
+from memories.services.keyword import keyword_stats_apply
+from memories.services.relationships import relationship_upsert, relationships_close, relationships_unlearn
+
+# What a new version of a statement inherits from the old one unless the change says otherwise
+CARRIED_FIELDS = ("entity", "confidence", "importance", "importance_category", "source_context", "speaker",
+                  "source_event", "slot", "slot_value")
 
 
 def fact_add(
@@ -34,46 +60,26 @@ def fact_close(*, fact: Fact, valid_to: datetime, reason: str, learned_at: datet
                with_relationships: bool = True) -> int:
     """The statement stopped being true at `valid_to`, as the agent learned at `learned_at`
     (default now). Relationships it evidences end with it (unless `with_relationships` is off:
-    the caller ends the one it means). Returns how many closed."""
+    the caller ends the one it means). Returns how many relationships closed."""
     now = timezone.now()
-    fact.valid_to = max(valid_to, fact.valid_from)
-    fact.valid_to_learned_at = learned_at or now
-    fact.invalidated_at = max(now, fact.recorded_at)
+    fields = fact.mark_closed(valid_to=valid_to, learned_at=learned_at or now, now=now)
     fact.invalidation_reason = reason[:500]
-    fact.save(update_fields=["valid_to", "valid_to_learned_at", "invalidated_at", "invalidation_reason"])
+    fact.save(update_fields=[*fields, "invalidation_reason"])
     if not with_relationships:
         return 0
-    return relationships_close_for_fact(fact=fact, valid_to=fact.valid_to, learned_at=fact.valid_to_learned_at)
+    return relationships_close(agent=fact.agent_id, evidence=fact, valid_to=fact.valid_to,
+                               learned_at=fact.valid_to_learned_at)
 
 
 def fact_unlearn(*, fact: Fact, reason: str, at: datetime | None = None) -> int:
     """The agent stops believing the statement at all from `at` (default now): a retraction,
     also of a version already closed. Relationships it evidences are unlearned with it. Returns
-    how many relationships were closed."""
+    how many current relationships that closed."""
     now = timezone.now()
-    fact.unlearned_at = max(at or now, fact.learned_at)
-    fact.invalidated_at = fact.invalidated_at or max(now, fact.recorded_at)
+    fields = fact.mark_unlearned(at=at or now, now=now)
     fact.invalidation_reason = reason[:500]
-    fact.save(update_fields=["unlearned_at", "invalidated_at", "invalidation_reason"])
-    closed = 0
-    for rel in Relationship.objects.filter(evidence_fact=fact, unlearned_at__isnull=True):
-        rel.unlearned_at = max(fact.unlearned_at, rel.learned_at)
-        closed += rel.invalidated_at is None
-        rel.invalidated_at = rel.invalidated_at or max(now, rel.recorded_at)
-        rel.save(update_fields=["unlearned_at", "invalidated_at"])
-    return closed
-
-
-def relationships_close_for_fact(*, fact: Fact, valid_to: datetime, learned_at: datetime) -> int:
-    now = timezone.now()
-    closed = 0
-    for rel in Relationship.objects.current().filter(evidence_fact=fact):
-        rel.valid_to = max(valid_to, rel.valid_from)
-        rel.valid_to_learned_at = learned_at
-        rel.invalidated_at = max(now, rel.recorded_at)
-        rel.save(update_fields=["valid_to", "valid_to_learned_at", "invalidated_at"])
-        closed += 1
-    return closed
+    fact.save(update_fields=[*fields, "invalidation_reason"])
+    return relationships_unlearn(agent=fact.agent_id, evidence=fact, at=fact.unlearned_at)
 
 
 def fact_supersede(*, old: Fact, new_text: str, embedding: np.ndarray, valid_from: datetime, reason: str,
@@ -88,6 +94,24 @@ def fact_supersede(*, old: Fact, new_text: str, embedding: np.ndarray, valid_fro
     fact_close(fact=old, valid_to=valid_from, reason=reason, learned_at=learned_at)
     return fact_add(agent=old.agent, entity=fields.pop("entity", old.entity), text=new_text, embedding=embedding,
                     valid_from=valid_from, learned_at=learned_at, supersedes=old, **fields)
+
+
+def fact_restate(*, old: Fact, text: str, embedding: np.ndarray, valid_from: datetime, reason: str,
+                 learned_at: datetime | None = None, link_candidates: list[Entity] | None = None,
+                 drop: Entity | None = None, **changes) -> Fact:
+    """`old` said again in other words (`text`): its successor carries the old version's
+    fields (CARRIED_FIELDS) except those in `changes`, and links to what the old one linked
+    (less `drop`) plus `link_candidates`, each only where the new text still names it."""
+    unknown = set(changes) - set(CARRIED_FIELDS)
+    if unknown:
+        raise TypeError(f"fact_restate cannot change {sorted(unknown)}")
+    fields = {name: getattr(old, name) for name in CARRIED_FIELDS} | changes
+    new = fact_supersede(old=old, new_text=text, embedding=embedding, valid_from=valid_from, reason=reason,
+                         learned_at=learned_at, **fields)
+    linked = [link.entity for link in old.entity_links.select_related("entity")
+              if drop is None or link.entity_id != drop.id]
+    fact_links_create(fact=new, entities=[(e, []) for e in [*linked, *(link_candidates or [])]])
+    return new
 
 
 def fact_reinforce(*, fact: Fact) -> None:
@@ -118,3 +142,126 @@ def facts_mark_accessed(*, agent: Agent, fact_ids: list[int]) -> int:
         return 0
     return Fact.objects.filter(agent=agent, id__in=fact_ids).update(
         access_count=F("access_count") + 1, last_accessed_at=timezone.now())
+
+
+# --- the operator's actions ------------------------------------------------------------------------
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def fact_state(fact: Fact) -> dict:
+    """What the audit log keeps of a version, before and after a change."""
+    return {
+        "id": fact.id, "text": fact.text, "entity": fact.entity_id, "confidence": fact.confidence,
+        "valid_from": _iso(fact.valid_from), "valid_to": _iso(fact.valid_to),
+        "learned_at": _iso(fact.learned_at), "unlearned_at": _iso(fact.unlearned_at),
+        "invalidated_at": _iso(fact.invalidated_at),
+    }
+
+
+def _active_fact(agent: Agent, fact_id: int) -> Fact:
+    fact = Fact.objects.select_for_update().filter(agent=agent, pk=fact_id).first()
+    if fact is None:
+        raise NotFound(f"fact {fact_id} not found")
+    if not fact.is_active:
+        current = fact_current_version(fact)
+        if current is None:
+            raise Conflict(f"fact {fact_id} is closed and its chain has no current version; reinstate a version "
+                           "instead", {"fact_id": fact_id, "current": None})
+        raise Conflict(f"fact {fact_id} is a closed version; the current version is {current.id}",
+                       {"fact_id": fact_id, "current": current.id})
+    return fact
+
+
+@transaction.atomic
+def fact_correct(*, agent: Agent, fact_id: int, text: str, reason: str, actor: str,
+                 valid_from: datetime | None = None, embedder: EmbedderClient | None = None) -> Fact:
+    """The stored statement was wrong: a new version with the operator's text supersedes it.
+    The agent knows the correction from now on; in the world it holds from `valid_from`
+    (default: where the corrected version started, i.e. the old text was never true). What the
+    new text says is read again: the slot it fills and its value ("works at Vertix", not the old
+    "Acme"), and the entities it names (known ones, by their names and aliases)."""
+    text = (text or "").strip()
+    if not text:
+        raise DomainError("text is required", {"text": "must be a non-empty string"})
+    old = _active_fact(agent, fact_id)
+    now = timezone.now()
+    if valid_from is not None and valid_from > now:
+        raise DomainError("valid_from must not be in the future", {"valid_from": "after now"})
+    before = fact_state(old)
+    slot, value = statement_slot(text, subject=old.entity.display_name)
+    named = [entity for _, entity in aliases_matching(agent=agent, names=ngrams(text))]
+    new = fact_restate(
+        old=old, text=text, embedding=(embedder or get_embedder()).embed([text])[0],
+        valid_from=max(valid_from or old.valid_from, old.valid_from), learned_at=now,
+        reason=f"corrected by {actor}: {reason}", link_candidates=named, confidence=1.0,
+        source_context=SourceContext.OPERATOR, speaker=actor, source_event=None, slot=slot, slot_value=value,
+    )
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[new.id])
+    audited_change(agent=agent, actor=actor, action="fact_correct", obj=old, before=before, after=fact_state(new),
+                   reason=reason, live=("fact", new.id))
+    return new
+
+
+@dataclass
+class RetractReport:
+    fact: Fact
+    relationships_closed: int = 0
+    reinstated: Fact | None = None  # the predecessor made current again (reopen_previous)
+
+
+@transaction.atomic
+def fact_retract(*, agent: Agent, fact_id: int, reason: str, actor: str,
+                 reopen_previous: bool = False) -> RetractReport:
+    """The agent stops believing the fact from now on (its relationships go with it). With
+    `reopen_previous`, the version it superseded is reinstated: a wrong update undone."""
+    fact = _active_fact(agent, fact_id)
+    before = fact_state(fact)
+    closed = fact_unlearn(fact=fact, reason=f"retracted by {actor}: {reason}")
+    audited_change(agent=agent, actor=actor, action="fact_retract", obj=fact, before=before,
+                   after={**fact_state(fact), "relationships_closed": closed}, reason=reason, live=("fact", fact.id))
+    report = RetractReport(fact=fact, relationships_closed=closed)
+    if reopen_previous:
+        if not fact.supersedes_id:
+            raise DomainError(f"fact {fact_id} superseded no earlier version", {"reopen_previous": "nothing to reopen"})
+        report.reinstated = fact_reinstate(agent=agent, fact_id=fact.supersedes_id, reason=reason, actor=actor)
+    return report
+
+
+@transaction.atomic
+def fact_reinstate(*, agent: Agent, fact_id: int, reason: str, actor: str) -> Fact:
+    """Make a closed version's statement current again, as a new version (known from now, true
+    from where the reinstated one started) that supersedes the chain's latest version. The
+    versions from the reinstated one on stop being believed (the current one was the wrong
+    successor). Relationships the reinstated version evidenced come back with the new one."""
+    old = Fact.objects.select_for_update().filter(agent=agent, pk=fact_id).first()
+    if old is None:
+        raise NotFound(f"fact {fact_id} not found")
+    if old.is_active:
+        raise Conflict(f"fact {fact_id} is already the current version", {"fact_id": fact_id, "current": old.id})
+    head = Fact.objects.select_for_update().get(pk=fact_head(old).pk)
+    now = timezone.now()
+    # From now on the agent believes the reinstated statement from its start: that version (with
+    # the end it was given) and every later one stop being believed, so no two overlap.
+    later = fact_history(agent=agent, fact_id=old.id)
+    for version in later[later.index(old):]:
+        if version.unlearned_at is None:
+            fact_unlearn(fact=version, at=now, reason=(
+                version.invalidation_reason or f"replaced by the reinstated fact {old.id} ({actor}): {reason}"))
+    new = fact_add(agent=agent, text=old.text, embedding=old.embedding, valid_from=old.valid_from, learned_at=now,
+                   supersedes=head, **{name: getattr(old, name) for name in CARRIED_FIELDS})
+    FactEntityLink.objects.bulk_create(
+        [FactEntityLink(fact=new, entity_id=link.entity_id, is_primary=link.is_primary)
+         for link in old.entity_links.all()], ignore_conflicts=True)
+    restored = 0
+    for rel in Relationship.objects.filter(agent=agent, evidence_fact=old).select_related("source", "target"):
+        edge, _ = relationship_upsert(agent=agent, source=rel.source, target=rel.target, rel_type=rel.rel_type,
+                                      valid_from=rel.valid_from, evidence=new, source_event=rel.source_event,
+                                      learned_at=now, initial_strength=rel.strength, reinforcement=0.0)
+        restored += edge is not None
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[new.id])
+    audited_change(agent=agent, actor=actor, action="fact_reinstate", obj=old, before=fact_state(head),
+                   after={**fact_state(new), "relationships_restored": restored}, reason=reason,
+                   live=("fact", new.id))
+    return new

@@ -19,8 +19,8 @@ from memories.models import (
     MergeSuggestionStatus,
     Relationship,
 )
-from memories.services.agents import agent_graph_bump
-from memories.services.operator import audit_record, entity_merge
+from memories.services.changes import audited_change
+from memories.services.entities import entity_merge
 
 JOB_ACTOR = "job:{name}"
 
@@ -52,11 +52,6 @@ def entities_importance_set(*, agent: Agent, values: dict[int, float]) -> int:
         return cursor.rowcount
 
 
-def entity_profile_set(*, entity: Entity, text: str) -> None:
-    """The consolidated profile (the job's is authoritative: the write path only seeds one)."""
-    Entity.objects.filter(pk=entity.pk).update(profile_text=text, profile_refreshed_at=timezone.now())
-
-
 @transaction.atomic
 def facts_duplicates_consolidate(*, agent: Agent, kept_id: int, duplicate_ids: Sequence[int], reason: str,
                                  actor: str) -> int:
@@ -73,10 +68,9 @@ def facts_duplicates_consolidate(*, agent: Agent, kept_id: int, duplicate_ids: S
         return 0
     now = timezone.now()
     dup_ids = [d.id for d in duplicates]
-    for dup in duplicates:
-        Fact.objects.filter(pk=dup.pk).update(invalidated_at=max(now, dup.recorded_at),
-                                              unlearned_at=max(now, dup.learned_at),
-                                              invalidation_reason=f"duplicate of fact {kept.id}: {reason}"[:500])
+    for dup in duplicates:  # unlearned like a retraction, but its relationships move to the kept fact
+        dup.invalidation_reason = f"duplicate of fact {kept.id}: {reason}"[:500]
+        dup.save(update_fields=[*dup.mark_unlearned(at=now, now=now), "invalidation_reason"])
     FactEntityLink.objects.bulk_create(
         [FactEntityLink(fact_id=kept.id, entity_id=e, is_primary=False)
          for e in set(FactEntityLink.objects.filter(fact_id__in=dup_ids).values_list("entity_id", flat=True))],
@@ -85,9 +79,8 @@ def facts_duplicates_consolidate(*, agent: Agent, kept_id: int, duplicate_ids: S
     Fact.objects.filter(pk=kept.pk).update(
         reinforcement_count=F("reinforcement_count") + sum(d.reinforcement_count + 1 for d in duplicates),
         access_count=F("access_count") + sum(d.access_count for d in duplicates), last_confirmed_at=now)
-    audit_record(agent=agent, actor=actor, action="fact_dedupe", obj=kept, before={"duplicates": dup_ids},
-                 after={"kept": kept.id}, reason=reason)
-    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
+    audited_change(agent=agent, actor=actor, action="fact_dedupe", obj=kept, before={"duplicates": dup_ids},
+                   after={"kept": kept.id}, reason=reason)
     return len(duplicates)
 
 
@@ -129,8 +122,9 @@ def merge_suggestion_dismiss(*, agent: Agent, suggestion_id: int, actor: str, re
     suggestion.status, suggestion.decided_at, suggestion.decided_by = (
         MergeSuggestionStatus.DISMISSED, timezone.now(), actor[:200])
     suggestion.save(update_fields=["status", "decided_at", "decided_by", "updated_at"])
-    audit_record(agent=agent, actor=actor, action="merge_suggestion_dismiss", obj=suggestion,
-                 after={"entity_a": suggestion.entity_a_id, "entity_b": suggestion.entity_b_id}, reason=reason)
+    audited_change(agent=agent, actor=actor, action="merge_suggestion_dismiss", obj=suggestion,
+                   after={"entity_a": suggestion.entity_a_id, "entity_b": suggestion.entity_b_id}, reason=reason,
+                   graph_changed=False)
     return suggestion
 
 

@@ -196,11 +196,17 @@ def test_merge_refuses_a_merged_survivor_and_never_forms_a_cycle(agent, make_key
     assert response.json()["error"]["fields"]["merged_into"] == bruno.id
 
 
+def _current_edges(entity) -> set[tuple]:
+    return {(r.rel_type, r.target_id, r.valid_from, r.strength)
+            for r in Relationship.objects.current().filter(source=entity)}
+
+
 def test_unmerge_puts_back_what_the_merge_moved(agent, make_key, client_for):
     api = client_for(make_key(agent, "admin"))
     bruno, nick = _people(agent)
     nick_facts = set(Fact.objects.filter(entity=nick).values_list("id", flat=True))
     nick_rels = set(Relationship.objects.filter(source=nick).values_list("id", flat=True))
+    nick_edges = _current_edges(nick)
     nick_aliases = set(EntityAlias.objects.filter(entity=nick).values_list("alias", flat=True))
     assert nick_facts and nick_rels and nick_aliases
     api.post(url(agent, "entities", bruno.id, "merge"), {"entity_id": nick.id}, format="json")
@@ -211,7 +217,9 @@ def test_unmerge_puts_back_what_the_merge_moved(agent, make_key, client_for):
     nick.refresh_from_db()
     assert nick.merged_into_id is None
     assert set(Fact.objects.filter(entity=nick).values_list("id", flat=True)) == nick_facts
-    assert set(Relationship.objects.filter(source=nick).values_list("id", flat=True)) == nick_rels
+    # the same current edges (as new versions); the versions of before keep their ends throughout
+    assert _current_edges(nick) == nick_edges
+    assert set(Relationship.objects.filter(id__in=nick_rels).values_list("source_id", flat=True)) == {nick.id}
     assert set(EntityAlias.objects.filter(entity=nick).values_list("alias", flat=True)) == nick_aliases
     assert AuditEntry.objects.filter(action="entity_unmerge", object_id=str(nick.id)).exists()
     assert api.post(url(agent, "entities", nick.id, "unmerge"), {}, format="json").status_code == 400

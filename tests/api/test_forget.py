@@ -15,7 +15,7 @@ from django.test import Client
 
 from memories.models import Entity, Event, Fact, ForgetTombstone, KeywordPosting, PipelineRun, RunStatus
 from memories.redaction import NameMatcher
-from memories.services.operator import entity_alias_add
+from memories.services.entities import entity_alias_add
 from memories.services.write import event_process, event_submit, memory_write
 from retrieval.services import memory_retrieve
 from tests.api.conftest import url
@@ -138,7 +138,7 @@ def test_the_admin_shows_no_trace_of_her_after_forget(forgotten_world, admin_use
     from django.contrib import admin
 
     agent, zoe, _, _ = forgotten_world
-    from memories.services.operator import entity_forget
+    from memories.services.forget import entity_forget
 
     entity_forget(agent=agent, entity_id=zoe.id, actor="user:admin", reason="asked")
     site = Client()
@@ -163,7 +163,7 @@ def _visible(page) -> str:
 def test_a_message_logged_before_the_forget_but_processed_after_is_redacted(agent):
     """The race the lock cannot see: an event whose insert committed after the forget scanned the
     log. The tombstone (name digests only) catches it when the worker picks it up."""
-    from memories.services.operator import entity_forget
+    from memories.services.forget import entity_forget
 
     say(agent, "Zoe Kim moved to Lisbon.")
     zoe = Entity.objects.get(agent=agent, display_name="Zoe Kim")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memories.models import Entity, PipelineRun, RunStatus
-from memories.services.operator import entity_forget
+from memories.services.forget import entity_forget
 from memories.services.write import event_submit, memory_write
 from tests.api.test_forget import database_mentions
 from tests.faults.figures import record, wait_for

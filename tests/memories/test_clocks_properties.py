@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from memories.errors import DomainError
 from memories.models import Entity, Fact, Relationship
 from memories.models.visibility import Moment, version_visible, version_visible_sql
-from memories.services import operator
+from memories.services import entities as entity_services
+from memories.services import facts as fact_services
 from memories.services.write import memory_write
 
 START = datetime(2023, 1, 1, tzinfo=UTC)
@@ -42,22 +43,24 @@ def _apply(agent, ops) -> None:
                 memory_write(agent=agent, message=f"{a} moved to {b}.", speaker_name="Ola", occurred_at=clock)
             elif kind == "correct" and facts:
                 fact = facts[a % len(facts)]
-                operator.fact_correct(agent=agent, fact_id=fact.id, text=f"{fact.entity.display_name} lives in {b}.",
-                                      reason="p", actor="t", valid_from=START + timedelta(days=c))
+                fact_services.fact_correct(
+                    agent=agent, fact_id=fact.id, text=f"{fact.entity.display_name} lives in {b}.", reason="p",
+                    actor="t", valid_from=START + timedelta(days=c))
             elif kind == "retract" and facts:
-                operator.fact_retract(agent=agent, fact_id=facts[a % len(facts)].id, reason="p", actor="t",
+                fact_services.fact_retract(agent=agent, fact_id=facts[a % len(facts)].id, reason="p", actor="t",
                                       reopen_previous=b)
             elif kind == "reinstate" and facts:
-                operator.fact_reinstate(agent=agent, fact_id=facts[a % len(facts)].id, reason="p", actor="t")
+                fact_services.fact_reinstate(agent=agent, fact_id=facts[a % len(facts)].id, reason="p", actor="t")
             elif kind in {"merge", "unmerge"}:
                 people = list(Entity.objects.filter(agent=agent, type="person").exclude(
                     display_name="Ola").order_by("id"))
                 if kind == "merge" and len(people) >= 2:
-                    operator.entity_merge(agent=agent, survivor_id=people[0].id, merged_id=people[1].id, actor="t")
+                    entity_services.entity_merge(
+                        agent=agent, survivor_id=people[0].id, merged_id=people[1].id, actor="t")
                 elif kind == "unmerge":
                     for person in people:
                         if person.merged_into_id:
-                            operator.entity_unmerge(agent=agent, entity_id=person.id, actor="t")
+                            entity_services.entity_unmerge(agent=agent, entity_id=person.id, actor="t")
         except DomainError:
             pass  # refusals (a closed version, nothing to reopen, …) are part of the model
 

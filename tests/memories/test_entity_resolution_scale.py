@@ -5,7 +5,7 @@ import numpy as np
 from django.db import connection
 
 from memories.models import Entity
-from memories.services.entities import resolve_fuzzy
+from memories.selectors.entities import resolve_fuzzy
 
 
 def unit(rng):

@@ -247,7 +247,7 @@ def test_forgetting_an_entity_leaves_nothing_for_keyword_search(agent):
     """The postings go with the facts and the redacted names: no stale index row can bring a
     forgotten name back, and the statistics still add up for what remains."""
     from memories.models import Event, KeywordCorpus, KeywordPosting
-    from memories.services.operator import entity_forget
+    from memories.services.forget import entity_forget
 
     say(agent, "Zebulon Quartermaine plays the theremin every Sunday.", BEFORE, speaker="Rafael")
     say(agent, "Rafael bakes sourdough bread on Saturdays.", BEFORE + timedelta(hours=1), speaker="Rafael")

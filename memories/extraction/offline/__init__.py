@@ -32,7 +32,7 @@ from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Ext
 from memories.naming import mentions
 from memories.roles import PARTNER_SLOT
 
-__all__ = ["extract_offline"]
+__all__ = ["extract_offline", "statement_slot"]
 
 DEFAULT_SPEAKER = "User"
 
@@ -101,6 +101,14 @@ def extract_offline(
         entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values()),
         corrections=corrections,
     )
+
+
+def statement_slot(text: str, *, subject: str) -> tuple[str, str]:
+    """The slot and value a stand-alone statement about `subject` fills, read as a write would
+    read it ("Helena works at Vertix" → ("works_at", "Vertix")); ("", "") when it fills none."""
+    extraction = extract_offline(text, speaker=subject, known_names=[subject])
+    fact = next((f for f in extraction.facts if f.slot and not f.negated), None)
+    return (fact.slot, fact.value) if fact is not None else ("", "")
 
 
 def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -> tuple[int, int]:

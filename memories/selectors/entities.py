@@ -1,0 +1,222 @@
+"""Reads behind entity resolution: which known entity a name, a short form, a title with a
+surname, an acronym or a kin word can denote. Each takes the agent first; none writes."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from django.db.models import Q, Value
+from pgvector.django import CosineDistance
+
+from memories.extraction.offline.lexicon import KINSHIP, SAME_KIN
+from memories.models import Agent, Entity, EntityAlias, Relationship
+from memories.naming import (
+    entity_key,
+    is_acronym_of,
+    nickname_of,
+    normalize_alias,
+    normalize_type,
+    person_names_compatible,
+    person_words,
+    strip_accents,
+    surname_of,
+    titled_surname,
+)
+
+
+def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity | None, str]:
+    """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars)."""
+    norm = normalize_alias(name)
+    alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
+             .defer("entity__name_embedding").first())
+    if alias:
+        return alias.entity.survivor(), "alias"
+    slug = entity_key("x", name).split(":", 1)[1]
+    by_key = Entity.objects.filter(agent=agent, key__endswith=f":{slug}").order_by("id")
+    typed = [e for e in by_key if e.type == normalize_type(entity_type)] or list(by_key)
+    if typed:
+        return typed[0].survivor(), "key"
+    by_name = Entity.objects.filter(agent=agent, display_name__iexact=name.strip()).first()
+    if by_name:
+        return by_name.survivor(), "display_name"
+    if _may_be_person_name(name, entity_type):
+        matches = resolve_person_name(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0], "nickname"
+    if _may_be_acronym(name, entity_type):
+        matches = resolve_acronym(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0], "acronym"
+    return None, ""
+
+
+
+def entity_for_other_name(*, agent: Agent, name: str) -> Entity | None:
+    """The one known entity a name the alias table does not hold can denote: a person by a
+    short form, nickname, accent-free spelling or title with surname; an organization by its
+    acronym. None when no entity or several can."""
+    if titled_surname(name) or name[:1].isupper() and not _may_be_acronym(name, "organization"):
+        matches = resolve_person_name(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            return None
+    if _may_be_acronym(name, "organization"):
+        matches = resolve_acronym(agent=agent, name=name)
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+
+def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozenset[str]) -> Entity | None:
+    """The one organization whose several-word name is `word` and then generic words ending in
+    one of `generic_tails` ("Huron" → Huron Realty Group, "Stanford" → Stanford University): the
+    short name people use for it. None when none or several do."""
+    rows = list(Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True,
+                                      display_name__istartswith=f"{word.strip()} ").defer("name_embedding")[:2])
+    if len(rows) != 1 or normalize_alias(rows[0].display_name).split()[-1] not in generic_tails:
+        return None
+    return rows[0]
+
+
+
+def _may_be_acronym(name: str, entity_type: str) -> bool:
+    word = name.strip()
+    return (normalize_type(entity_type) in ("organization", "concept", "place") and 2 <= len(word) <= 8
+            and " " not in word and sum(c.isupper() for c in word) >= 2)
+
+
+
+def resolve_acronym(*, agent: Agent, name: str, limit: int = 300) -> list[Entity]:
+    """The organizations (or places) whose multi-word name `name` abbreviates: "BofA" → Bank of
+    America, "UCD" → University College Dublin, whichever case the letters are in."""
+    initial = strip_accents(name.strip())[:1]
+    rows = (Entity.objects.filter(agent=agent, merged_into__isnull=True, type__in=["organization", "place", "concept"])
+            .filter(display_name__istartswith=initial, display_name__contains=" ")
+            .defer("name_embedding").order_by("id")[:limit])
+    return [e for e in rows if is_acronym_of(name, e.display_name)]
+
+
+
+def _may_be_person_name(name: str, entity_type: str) -> bool:
+    etype = normalize_type(entity_type)
+    words = name.strip().split()
+    if etype == "person":
+        return bool(words)
+    return etype == "concept" and 0 < len(words) <= 2 and all(w[:1].isupper() for w in words)
+
+
+
+def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[Entity]:
+    """The people `name` can denote: a display name or alias with a compatible first name
+    (short form, diminutive, nickname, accents and punctuation aside) and no other surname;
+    for a title with a surname ("Dr. Fisher"), the people of that surname."""
+    surname = titled_surname(name)
+    if surname:
+        return _people_with_surname(agent, surname, limit)
+    first = strip_accents(name.strip().split()[0])
+    initials = {first[:1], nickname_of(first)[:1]} - {""}
+    starts = Q()
+    for initial in initials:
+        starts |= Q(display_name__istartswith=initial) | Q(aliases__alias__startswith=initial.lower())
+    rows = (
+        Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+        .filter(starts | Q(display_name__icontains=first) | Q(aliases__alias__contains=normalize_alias(first)))
+        .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
+    )
+    found = {}
+    own_surname = surname_of(name) if len(name.split()) > 1 else ""  # "Mary-Jane" is a first name
+    for entity in rows:
+        names = [entity.display_name, *(a.alias for a in entity.aliases.all())]
+        surnames = {surname_of(n) for n in names} - {""}
+        if own_surname and surnames and own_surname not in surnames:
+            continue  # "Sam Whitfield" is not the "Sam Patel" who is also called "Sam"
+        if any(person_names_compatible(name, n, either_way=False) for n in names):
+            found[entity.id] = entity
+    return list(found.values())
+
+
+
+def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) -> dict[str, Entity]:
+    """For each lower-case word, the one person of the agent whose full name starts with it
+    ("freya" → Freya Lindqvist); a word that is the first name of several people is left out."""
+    if not words:
+        return {}
+    by_first: dict[str, list[Entity]] = {}
+    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+            .defer("name_embedding").order_by("-id")[:limit])
+    for entity in rows:
+        parts = normalize_alias(strip_accents(entity.display_name)).split()
+        if len(parts) > 1 and parts[0] in words:
+            by_first.setdefault(parts[0], []).append(entity)
+    return {word: people[0] for word, people in by_first.items() if len(people) == 1}
+
+
+
+def parents_of(*, agent: Agent, child: str) -> list[Entity]:
+    """The people the agent knows as `child`'s parents (current parent_of edges into them)."""
+    child_entity = Entity.objects.filter(agent=agent, key=entity_key("person", child)).only("id").first()
+    if child_entity is None:
+        return []
+    ids = list(Relationship.objects.current().filter(agent=agent, rel_type="parent_of", target=child_entity)
+               .order_by("id").values_list("source_id", flat=True))
+    rows = {e.id: e for e in Entity.objects.filter(agent=agent, pk__in=ids, type="person").defer("name_embedding")}
+    return list(dict.fromkeys(rows[i].survivor() for i in ids if i in rows))
+
+
+
+def relative_of(*, agent: Agent, owner: str, term: str, name: str = "") -> Entity | None:
+    """The one person the agent knows as `owner`'s `term` ("Hannah Brooks", "brother" → Daniel,
+    through their current kinship edge whose evidence says "brother"), or None when there is none
+    or more than one. With `name`, only a relative that name can denote counts ("my cousin Emeka"
+    among several Emekas, or several cousins). Reads the owner's few kinship edges, not the agent's
+    facts."""
+    rel_type = KINSHIP.get(term.lower(), ("",))[0]
+    owner_entity = Entity.objects.filter(agent=agent, key=entity_key("person", owner)).only("id").first()
+    if not rel_type or owner_entity is None:
+        return None
+    words = next((group for group in SAME_KIN if term.lower() in group), (term.lower(),))
+    says_term = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)", re.I)
+    edges = (Relationship.objects.current().filter(agent=agent, rel_type=rel_type)
+             .filter(Q(source=owner_entity) | Q(target=owner_entity)).select_related("evidence_fact"))
+    # a couple has one current partner or spouse: "her husband" needs no evidence saying "husband"
+    couple = rel_type in ("spouse_of", "partner_of")
+    ids = {e.target_id if e.source_id == owner_entity.id else e.source_id for e in edges
+           if couple or (e.evidence_fact is not None and says_term.search(e.evidence_fact.text))}
+    people = [e.survivor() for e in Entity.objects.filter(agent=agent, pk__in=ids, type="person")
+              .defer("name_embedding").prefetch_related("aliases")]
+    if name:
+        people = [e for e in people if any(person_names_compatible(name, n, either_way=False)
+                                           for n in [e.display_name, *(a.alias for a in e.aliases.all())])]
+    return people[0] if len(people) == 1 else None
+
+
+
+def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]:
+    rows = (
+        Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+        .filter(Q(display_name__icontains=surname) | Q(aliases__alias__contains=surname))
+        .defer("name_embedding").distinct().prefetch_related("aliases")[:limit]
+    )
+    names = {e.id: [e.display_name, *(a.alias for a in e.aliases.all())] for e in rows}
+    by_surname = [e for e in rows if surname in {surname_of(n) for n in names[e.id]}]
+    # "Mrs. Lim" for Lim Bee Hoon: a family name said first, when no one carries it last
+    return by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]
+
+
+
+def resolve_fuzzy(*, agent: Agent, vector: np.ndarray, entity_type: str, limit: int = 3) -> list[tuple[Entity, float]]:
+    """Phase 2 candidates: nearest entity names by cosine, same type (or untyped concepts).
+    Ordered by `distance + 0`, which the shared HNSW index cannot serve: that index filters by
+    agent after its scan (pgvector 0.6.2) and returns too few names for an agent that is a small
+    share of the table. An agent's entities are few enough to sort exactly."""
+    etype = normalize_type(entity_type)
+    rows = (
+        Entity.objects.filter(agent=agent, merged_into__isnull=True, name_embedding__isnull=False)
+        .filter(Q(type=etype) | Q(type="concept") if etype != "concept" else Q())
+        .annotate(distance=CosineDistance("name_embedding", vector) + Value(0.0))
+        .order_by("distance")[:limit]
+    )
+    return [(e, 1.0 - float(e.distance)) for e in rows]

@@ -1,0 +1,156 @@
+"""Entity resolution of an extracted name: exact (alias, key, display name, short form, acronym)
+→ fuzzy by name embedding → the LLM for the ambiguous band → a new entity. Every name found
+for an entity is registered as its alias, first write wins."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memories import prompts
+from memories.models import Agent, Entity, EntityAlias
+from memories.naming import (
+    RELATIONSHIP_TERMS,
+    entity_key,
+    is_speaker_reference,
+    normalize_alias,
+    normalize_type,
+    person_names_compatible,
+)
+from memories.providers.llm import LLMClient, LLMError
+from memories.selectors.entities import resolve_exact, resolve_fuzzy
+from memories.services.entities import alias_register, entity_get_or_create
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Resolution:
+    name: str
+    entity: Entity | None
+    method: str  # speaker | alias | key | display_name | prefix | fuzzy | llm | created | would_create
+    score: float = 1.0
+    candidates: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "entity_id": self.entity.id if self.entity else None,
+            "key": self.entity.key if self.entity else None,
+            "method": self.method,
+            "score": round(self.score, 4),
+        }
+
+
+
+def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
+    entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).defer("name_embedding").first()
+    if entity is None and len(speaker.split()) > 1:  # "Ren", known by this full name too ("this is Ren Mori")
+        known = {a.entity.survivor() for a in EntityAlias.objects.filter(
+            agent=agent, alias=normalize_alias(speaker), entity__type="person").select_related("entity")}
+        entity = known.pop() if len(known) == 1 else None
+    if entity is None:
+        entity = entity_get_or_create(agent=agent, name=speaker, entity_type="person",
+                                      name_embedding=embed([speaker])[0])
+    alias_register(agent=agent, entity=entity, names=[speaker])
+    return entity
+
+
+
+def llm_disambiguate(*, llm: LLMClient, name: str, candidates: list[tuple[Entity, float]], context: str,
+                     timeout: float, tracer_usage) -> Entity | None:
+    """Phase 3: ask the LLM which candidate (if any) `name` refers to."""
+    schema = {
+        "type": "object",
+        "required": ["match"],
+        "properties": {"match": {"type": ["string", "null"]}, "reason": {"type": "string"}},
+    }
+    listing = "\n".join(
+        prompts.ENTITY_MATCH_CANDIDATE.format(key=e.key, display_name=e.display_name, type=e.type)
+        for e, _ in candidates
+    )
+    try:
+        reply = llm.complete_json(
+            system=prompts.ENTITY_MATCH_SYSTEM,
+            user=prompts.ENTITY_MATCH_USER.format(context=context, name=name, candidates=listing),
+            schema=schema, schema_name="entity_match", timeout=timeout,
+        )
+    except LLMError as exc:
+        tracer_usage(exc.usage)
+        return None
+    tracer_usage(reply.usage)
+    match = reply.data.get("match")
+    return next((e for e, _ in candidates if e.key == match), None)
+
+
+
+def entity_resolve(
+    *, agent: Agent, name: str, entity_type: str, aliases: list[str], speaker: str, message: str,
+    embed, llm: LLMClient, config, usage_sink, vector: np.ndarray | None = None,
+) -> Resolution:
+    """Exact → fuzzy (≥ fuzzy_threshold resolves; the ambiguous band asks the LLM) → create.
+    Every discovered alias is registered first-write-wins."""
+    if is_speaker_reference(name) or normalize_alias(name) == normalize_alias(speaker):
+        # a kin word the agent knows as someone's alias ("Emmanuel Okafor (Dad)") is that person
+        known = (EntityAlias.objects.filter(agent=agent, alias=normalize_alias(name), entity__type="person")
+                 .select_related("entity").first() if normalize_alias(name) in RELATIONSHIP_TERMS else None)
+        if known is None:
+            entity = _speaker_entity(agent, speaker, embed)
+            # "my name's Agnieszka Nowak, but call me Aga": the writer's other names
+            alias_register(agent=agent, entity=entity, names=[a for a in aliases if not is_speaker_reference(a)])
+            return Resolution(name, entity, "speaker")
+        return Resolution(name, known.entity.survivor(), "alias")
+    for candidate_name in [name, *aliases]:
+        entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type)
+        if entity:
+            alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
+            return Resolution(name, entity, method)
+    vector = vector if vector is not None else embed([name])[0]
+    candidates = resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
+    if normalize_type(entity_type) == "person":  # similar-looking names of different people
+        candidates = [(e, s) for e, s in candidates
+                      if e.type != "person" or person_names_compatible(name, e.display_name)]
+    if candidates and candidates[0][1] >= config.fuzzy_threshold:
+        entity, score = candidates[0]
+        alias_register(agent=agent, entity=entity, names=[name, *aliases])
+        return Resolution(name, entity, "fuzzy", score)
+    ambiguous = [c for c in candidates if c[1] >= config.fuzzy_ambiguous_floor]
+    if ambiguous and llm.enabled and config.enable_llm_resolution:
+        chosen = llm_disambiguate(llm=llm, name=name, candidates=ambiguous, context=message,
+                                  timeout=config.extraction_timeout_sec, tracer_usage=usage_sink)
+        if chosen:
+            alias_register(agent=agent, entity=chosen, names=[name, *aliases])
+            return Resolution(name, chosen, "llm", dict((e.id, s) for e, s in ambiguous)[chosen.id])
+    entity = entity_get_or_create(agent=agent, name=name, entity_type=entity_type, name_embedding=vector)
+    _first_name_now_shared(agent, entity)
+    alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
+    return Resolution(name, entity, "created", 1.0, [e.key for e, _ in ambiguous])
+
+
+
+def _others_with_first_name(agent: Agent, entity: Entity, first: str):
+    return (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
+                                  display_name__istartswith=f"{first} ").exclude(pk=entity.pk))
+
+
+
+def _unshared_names(agent: Agent, entity: Entity, names: list[str]) -> list[str]:
+    """The names to register for a person, less a bare first name another known person also
+    opens with: "Emeka" said of Emeka Nwosu is no name of his alone when Emeka Obi exists too."""
+    if entity.type != "person":
+        return names
+    return [n for n in names if len(n.split()) != 1 or not n[:1].isupper() or normalize_alias(n) in (
+        normalize_alias(entity.display_name),) or not _others_with_first_name(agent, entity, n.strip()).exists()]
+
+
+
+def _first_name_now_shared(agent: Agent, entity: Entity) -> None:
+    """A new person "Emeka Obi" makes the bare "Emeka" another person held ambiguous: that alias
+    no longer points at anyone."""
+    words = entity.display_name.split()
+    if entity.type != "person" or len(words) < 2:
+        return
+    EntityAlias.objects.filter(agent=agent, alias=normalize_alias(words[0]), entity__type="person").exclude(
+        entity=entity).filter(entity__display_name__istartswith=f"{words[0]} ").delete()
