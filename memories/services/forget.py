@@ -28,7 +28,6 @@ from django.utils import timezone
 
 from memories.config import WriteConfig
 from memories.errors import NotFound
-from memories.live import live_notify
 from memories.models import (
     Agent,
     AuditEntry,
@@ -49,8 +48,7 @@ from memories.models import (
 from memories.naming import normalize_alias
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.redaction import REDACTED, NameMatcher
-from memories.services.agents import agent_graph_bump
-from memories.services.audit import audit_record
+from memories.services.changes import audited_change
 from memories.services.events import event_embedding_text
 from memories.services.keyword import keyword_stats_apply
 
@@ -205,10 +203,8 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "",
         cursor.execute(f"DELETE FROM {T_TERM} WHERE agent_id = %s AND df <= 0", [agent.id])
         report.count(T_TERM, "deleted", cursor.rowcount)
 
-    audit_record(agent=agent, actor=actor, action="entity_forget", obj=entity,
-                 after={k: v for k, v in _report_dict(report).items()}, reason=REDACTED if reason else "")
-    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent.id))
-    live_notify(agent=agent, kind="entity", obj_id=entity_id)
+    audited_change(agent=agent, actor=actor, action="entity_forget", obj=entity, after=_report_dict(report),
+                   reason=REDACTED if reason else "", live=("entity", entity_id))
     return report
 
 
