@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
 
 from memories import prompts
 from memories.errors import DomainError
@@ -21,11 +23,23 @@ class ExtractionFailed(Exception):
     pass
 
 
-def _message_block(ctx) -> str:
-    recent = "\n".join(prompts.RECENT_MESSAGE.format(message=m) for m in ctx.recent_messages[-5:])
+@dataclass(frozen=True)
+class MessageInput:
+    """What an extraction prompt tells the model: the message, who wrote it and when, the
+    messages just before it, and (informed extraction) what the agent already knows."""
+
+    text: str
+    speaker: str
+    occurred_at: datetime
+    recent_messages: tuple[str, ...] = ()
+    knowledge: str = ""
+
+
+def _message_block(message: MessageInput) -> str:
+    recent = "\n".join(prompts.RECENT_MESSAGE.format(message=m) for m in message.recent_messages[-5:])
     return prompts.MESSAGE_BLOCK.format(
-        speaker=ctx.speaker, occurred_at=ctx.occurred_at.isoformat(),
-        recent=recent or prompts.NO_RECENT_MESSAGES, message=ctx.message,
+        speaker=message.speaker, occurred_at=message.occurred_at.isoformat(),
+        recent=recent or prompts.NO_RECENT_MESSAGES, message=message.text,
     )
 
 
@@ -39,16 +53,15 @@ def _call(llm: LLMClient, *, system: str, user: str, schema: dict, name: str, ti
     return reply.data
 
 
-def informed(llm: LLMClient, ctx, *, usage_sink) -> Extraction:
+def informed(llm: LLMClient, message: MessageInput, *, timeout: float, usage_sink) -> Extraction:
     """One call: message + speaker + time + what we already know → entities, facts, relations,
     profiles."""
-    knowledge = ctx.knowledge or prompts.NO_KNOWLEDGE
+    knowledge = message.knowledge or prompts.NO_KNOWLEDGE
     data = _call(
         llm,
         system=prompts.EXTRACTION_SYSTEM,
-        user=prompts.INFORMED_USER.format(message_block=_message_block(ctx), knowledge=knowledge),
-        schema=EXTRACTION_JSON_SCHEMA, name="informed_extraction",
-        timeout=ctx.config.extraction_timeout_sec, usage_sink=usage_sink,
+        user=prompts.INFORMED_USER.format(message_block=_message_block(message), knowledge=knowledge),
+        schema=EXTRACTION_JSON_SCHEMA, name="informed_extraction", timeout=timeout, usage_sink=usage_sink,
     )
     try:
         return extraction_from_json(data)
@@ -64,12 +77,11 @@ def _sub_schema(*keys: str) -> dict:
     }
 
 
-def blind(llm: LLMClient, ctx, *, usage_sink) -> tuple[Extraction, bool]:
+def blind(llm: LLMClient, message: MessageInput, *, timeout: float, usage_sink) -> tuple[Extraction, bool]:
     """Legacy flow: entity scan, then facts and relations in two concurrent calls; relations are
     asked again once when ≥ 2 entities came back with 0 relations."""
-    timeout = ctx.config.extraction_timeout_sec
     system = prompts.EXTRACTION_SYSTEM
-    base = _message_block(ctx)
+    base = _message_block(message)
     scan = _call(llm, system=system, user=prompts.ENTITY_SCAN_USER.format(message_block=base),
                  schema=_sub_schema("entities"), name="entity_scan", timeout=timeout, usage_sink=usage_sink)
     entities_json = json.dumps(scan.get("entities", []), ensure_ascii=False)
@@ -120,7 +132,8 @@ RECONCILE_SCHEMA = {
 }
 
 
-def reconcile_with_llm(llm: LLMClient, pending, ctx, *, usage_sink) -> dict[int, Decision]:
+def reconcile_with_llm(llm: LLMClient, pending, *, occurred_at: datetime, timeout: float,
+                       usage_sink) -> dict[int, Decision]:
     """One call for all ambiguous facts of a write. A failure keeps every fact (ADD)."""
     blocks = []
     for index, fact, existing in pending:
@@ -130,9 +143,8 @@ def reconcile_with_llm(llm: LLMClient, pending, ctx, *, usage_sink) -> dict[int,
         data = _call(
             llm,
             system=prompts.RECONCILE_SYSTEM,
-            user=prompts.RECONCILE_USER.format(occurred_at=ctx.occurred_at.isoformat(), facts="\n\n".join(blocks)),
-            schema=RECONCILE_SCHEMA, name="reconciliation", timeout=ctx.config.extraction_timeout_sec,
-            usage_sink=usage_sink,
+            user=prompts.RECONCILE_USER.format(occurred_at=occurred_at.isoformat(), facts="\n\n".join(blocks)),
+            schema=RECONCILE_SCHEMA, name="reconciliation", timeout=timeout, usage_sink=usage_sink,
         )
     except ExtractionFailed as exc:
         return {i: Decision("ADD", None, f"reconciliation failed ({exc}): keep the fact", "fallback")

@@ -1,23 +1,31 @@
 """How a message names people and things the agent may already know, in English: runs of
-capitalized words (a title kept), read by the write path's alias lookup and by retrieval's
-entity hints. Pure functions over text."""
+capitalized words, relatives said with or without their names ("my brother", "my cousin Ama",
+"Dad", "Lena's husband"), a writer who introduces themselves, lower-case writing. Read by the
+write path's alias lookup (memories/pipeline/write/lookup.py) and by retrieval's entity hints.
+Pure functions over text: which known entity a phrase stands for is the caller's to look up."""
 
 from __future__ import annotations
 
 import re
 
-from memories.extraction.offline.lexicon import STOP_CAPS
+from memories.extraction.offline.lexicon import (
+    FIRST_NAMES,
+    KIN_TITLES,
+    KINSHIP,
+    ORG_SUFFIXES,
+    PARENT_NAMES,
+    PLACES,
+    STOP_CAPS,
+)
+from memories.extraction.offline.parse import is_common_word
+from memories.naming import normalize_alias
+
+# "Stanford" for Stanford University: the generic last words of an organization's name
+ORGANIZATION_TAILS = ORG_SUFFIXES
 
 _TITLE = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Doctor|Prof|Professor)\.?\s+"
-
-
-
 _CAP_WORD = r"[A-ZÀ-Þ][\w'’-]*"
-
-
-
 _NAME_RUN = re.compile(rf"(?<![\w'’])(?:{_TITLE})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
-
 
 
 def name_runs(text: str) -> list[str]:
@@ -35,3 +43,135 @@ def name_runs(text: str) -> list[str]:
         if words and not (len(words) == 1 and titled):
             out.append(" ".join(words))
     return list(dict.fromkeys(out))
+
+
+def may_be_short_organization_name(word: str) -> bool:
+    """A single capitalized word that can be the first word of a known organization's name used
+    alone ("Huron" for Huron Realty Group): not a common word, not a place ("Boston" is no short
+    name of Boston University)."""
+    return " " not in word and not is_common_word(word.lower()) and word.lower() not in PLACES
+
+
+# --- relatives ---------------------------------------------------------------------------------------
+
+_KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=True))
+# "my brother" — followed by his name ("my brother Tom") or not ("my brother moved to Austin")
+_MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))?(?!'s)", re.I)
+_MY_PARENTS = re.compile(r"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[A-ZÀ-Þ])")
+# "Tess's husband" said without his name (no name follows)
+_THEIR_KIN = re.compile(
+    rf"(?P<owner>[A-ZÀ-Þ][\w-]+(?:\s+[A-ZÀ-Þ][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"
+    r"(?!\s*,?\s*\(?[A-ZÀ-Þ])(?!['’]s)")
+# "Dad sold his hives", "mam moved into sheltered housing": the word for a parent used as a name
+_PARENT_CALLED = re.compile(
+    rf"(?<![\w'’])(?P<word>{'|'.join(sorted(PARENT_NAMES, key=len, reverse=True))})(?![\w'’])", re.I)
+# … but not when something says whose parent it is ("my dad" is _MY_KIN's, "Tom's mum" is Tom's)
+_OWNED_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a|an)|['’]s?)\s+$", re.I)
+_KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, reverse=True))
+# "my cousin Emeka", "Cousin Emeka", "Uncle Tunde": a first name said with the writer's kin word
+_KIN_NAMED = re.compile(
+    rf"(?:\b(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\s*,?\s+|(?<![\w'’])(?P<title>(?i:{_KIN_TITLE_WORDS}))\s+)"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+)(?!\s+[A-ZÀ-Þ])")
+
+
+def is_unnamed_relative(phrase: str) -> bool:
+    """"my brother" as a whole: the words a message used for a relative it did not name."""
+    match = _MY_KIN.fullmatch(phrase.strip())
+    return match is not None and not match.group("named")
+
+
+def unnamed_relatives(message: str) -> list[tuple[str, str]]:
+    """(phrase, kin word) for each of the writer's relatives the message names only by kin
+    ("my brother moved to Austin" → ("my brother", "brother")), unless the message also names a
+    relative of that kin ("my brother Tom ... my brother": it names him itself)."""
+    phrases = list(_MY_KIN.finditer(message))
+    named = {m.group("kin").lower() for m in phrases if m.group("named")}
+    said = {m.group(0).lower(): m.group("kin").lower() for m in phrases if not m.group("named")}
+    return [(phrase, kin) for phrase, kin in said.items() if kin not in named]
+
+
+def parents_phrase(message: str) -> str | None:
+    """"my parents" said without names, as the message wrote it."""
+    said = _MY_PARENTS.search(message)
+    return said.group(0) if said else None
+
+
+def relatives_of_others(message: str) -> list[tuple[str, str, str]]:
+    """(owner, kin word, phrase) for a relative said as someone else's without a name ("Lena's
+    husband landed a job" → ("Lena", "husband", "Lena's husband"))."""
+    return [(m.group("owner"), m.group("kin").lower(), m.group(0)) for m in _THEIR_KIN.finditer(message)]
+
+
+def parent_words_as_names(message: str) -> list[str]:
+    """The words for a parent used as a name ("Dad sold his hives"; in lower-case writing
+    "mam moved"), not those that say whose parent it is ("my dad", "Tom's mum")."""
+    lower_case = writes_in_lower_case(message)
+    words = []
+    for match in _PARENT_CALLED.finditer(message):
+        word = match.group("word")
+        if (word[0].isupper() or lower_case) and not _OWNED_BEFORE.search(message[: match.start()]):
+            words.append(word)
+    return words
+
+
+def named_relatives(message: str) -> list[tuple[str, str]]:
+    """(kin word, first name) for a relative said with the writer's kin word and a first name
+    ("my cousin Emeka", "Cousin Emeka", "Uncle Tunde"); a kin title counts capitalized only."""
+    found = []
+    for match in _KIN_NAMED.finditer(message):
+        if match.group("title") and not match.group("title")[0].isupper():
+            continue
+        found.append(((match.group("kin") or match.group("title")).lower(), match.group("name")))
+    return found
+
+
+# --- the writer and the way they write ----------------------------------------------------------------
+
+_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+
+
+def writes_in_lower_case(message: str) -> bool:
+    """The writer does not capitalize: no sentence opens with a capital letter."""
+    openings = _SENTENCE_OPENING.findall(message)
+    return bool(openings) and not any(c.isupper() for c in openings)
+
+
+def lower_case_words(message: str) -> set[str]:
+    """In lower-case writing, the words that may be first names ("freya and i split up"): three
+    letters or more, not function words."""
+    return {w for w in re.findall(r"[a-z]{3,}", message) if not is_common_word(w)}
+
+
+def is_one_sentence(message: str) -> bool:
+    return len(_SENTENCE_BREAK.split(message.strip())) == 1
+
+
+# "Hi, Julia here — …", "Jonas again.", "Hey, it's Ana here": someone else writes on the account.
+_SELF_INTRODUCTION = re.compile(
+    r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?:(?i:it's|it\s+is|this\s+is)\s+)?"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s+(?:here|again)\s*(?:[.!,;:—–-]|$)",
+)
+# "hello, this is Tomás Ruiz, Elena's son": someone writes on the account and says whose relative
+_RELATIVE_WRITES = re.compile(
+    r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?i:it's|it\s+is|this\s+is)\s+"
+    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s*[,—–-]\s*(?P<owner>[A-ZÀ-Þ][\w'’-]+)['’]s\s+\w+",
+)
+
+
+def relative_introduction(message: str) -> tuple[str, str] | None:
+    """(name, owner) when the message opens with its writer saying whose relative they are
+    ("hello, this is Tomás Ruiz, Elena's son" → ("Tomás Ruiz", "Elena"))."""
+    match = _RELATIVE_WRITES.match(message)
+    return (match.group("name"), match.group("owner")) if match else None
+
+
+def self_introduction(message: str) -> str | None:
+    """The name a message opens with as its writer's ("Hi, Julia here", "Jonas again.")."""
+    match = _SELF_INTRODUCTION.match(message)
+    return match.group("name") if match else None
+
+
+def is_first_name(name: str) -> bool:
+    """A first name the lexicon knows (an unambiguous new writer may introduce themselves by it)."""
+    return normalize_alias(name) in FIRST_NAMES

@@ -1,5 +1,6 @@
 """Agent-scoped reads for the API and the UI. Every function takes the agent first and filters
-by it, so no query built here can return another agent's rows."""
+by it, so no query built here can return another agent's rows. `facts.py` reads version chains
+and what a new statement is reconciled against; `entities.py` the reads behind entity resolution."""
 
 from __future__ import annotations
 

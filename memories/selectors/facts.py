@@ -1,9 +1,16 @@
-"""Reads of fact versions: a fact's whole chain, its latest and its current version."""
+"""Reads of fact versions: a fact's whole chain, its latest and its current version; the facts a
+new statement is reconciled against."""
 
 from __future__ import annotations
 
+import numpy as np
+from django.db import connection
+
 from memories.errors import NotFound
-from memories.models import Agent, Fact
+from memories.models import Agent, Entity, Fact
+from memories.models.visibility import version_visible_sql
+from memories.providers.embeddings import vector_literal
+from memories.reconcile import ExistingFact
 
 
 def fact_head(fact: Fact) -> Fact:
@@ -32,3 +39,24 @@ def fact_history(*, agent: Agent, fact_id: int) -> list[Fact]:
         if nxt is None or nxt in chain:
             return chain
         chain.append(nxt)
+
+
+def facts_to_reconcile(*, entity: Entity, vector: np.ndarray, slot: str, nearest: int) -> list[ExistingFact]:
+    """The entity's current facts that can change a reconcile decision about a new one: the
+    `nearest` by cosine (exact repeats and the best similarity are among them) plus every fact
+    in the same slot. A speaker accumulates hundreds of facts; loading them all made every write
+    O(history). The similarity is computed for each of the entity's current facts, never
+    index-ordered, so the shared HNSW index with its post-filtering cannot drop this entity's rows."""
+    current, _ = version_visible_sql(None, "f")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH active AS (SELECT id, text, slot, slot_value, "
+            "  coalesce(1 - (embedding <=> %s::vector), 0) AS similarity FROM memories_fact f "
+            f"  WHERE entity_id = %s AND {current}) "
+            "SELECT id, text, similarity, slot, slot_value FROM active "
+            "WHERE id IN (SELECT id FROM active ORDER BY similarity DESC LIMIT %s) "
+            "   OR (%s <> '' AND slot = %s)",
+            [vector_literal(vector), entity.id, nearest, slot, slot],
+        )
+        rows = cursor.fetchall()
+    return [ExistingFact(i, t, float(sim), s, v) for i, t, sim, s, v in rows]

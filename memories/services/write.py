@@ -24,7 +24,7 @@ from memories.metrics import WRITE_SECONDS
 from memories.models import Agent, Event, PipelineRun, RunStatus
 from memories.pipeline import write as pipeline
 from memories.pipeline.results import WriteResult
-from memories.pipeline.trace import Tracer, run_steps
+from memories.pipeline.trace import Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
 from memories.services.audit import audit_record
@@ -135,7 +135,8 @@ def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, conf
                 embedder=embedder,
             )
             if event is not None:
-                holder["result"] = _process_locked(run, llm=llm, embedder=embedder, persist_trace=False)
+                holder["result"] = _process_locked(run, llm=llm or get_llm_client(),
+                                                   embedder=embedder or get_embedder(), persist_trace=False)
             raise _DryRunRollback
     except _DryRunRollback:
         pass
@@ -150,18 +151,30 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
     """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
     job's `succeeded` status commit together, so a re-run after a crash starts clean and a
     re-run after success returns the stored result. `started`: the job was stored as running
-    (its first attempt) by the caller that logged it."""
+    (its first attempt) by the caller that logged it.
+
+    What only reads — the alias lookup, the extraction with its LLM calls, the embeddings — runs
+    before the transaction; the transaction locks the job, checks that the message is still as
+    it was read (a forget may have redacted it meanwhile: then it is read again) and stores."""
     if not started:
         PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
             status=RunStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
         )
+    llm, embedder = llm or get_llm_client(), embedder or get_embedder()
     try:
+        run = _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
+        if run.status == RunStatus.SUCCEEDED:
+            return WriteResult.from_dict(run.result)
         with transaction.atomic():
-            run = (PipelineRun.objects.select_for_update(of=("self",)).select_related("event", "agent")
-                   .defer("event__embedding", "event__search_vector").get(pk=run_id))
+            guarded = _forget_guard(run, embedder)
+        tracer, read = Tracer(), _message(run)
+        prepared = pipeline.prepare(read, llm=llm, embedder=embedder, tracer=tracer) if guarded else None
+        with transaction.atomic():
+            run = _run_with_event(PipelineRun.objects.select_for_update(of=("self",)).filter(pk=run_id)).get()
             if run.status == RunStatus.SUCCEEDED:
                 return WriteResult.from_dict(run.result)
-            return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True)
+            return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True, tracer=tracer,
+                                   prepared=prepared, read=read)
     except Exception as exc:
         failed = PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
             status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
@@ -172,29 +185,47 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
         raise
 
 
-def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool) -> WriteResult:
-    started = time.perf_counter()
+def _run_with_event(runs):
+    return runs.select_related("event", "agent").defer("event__embedding", "event__search_vector")
+
+
+def _forget_guard(run: PipelineRun, embedder: EmbedderClient) -> bool:
+    """Whether the event is to be processed: not when it was said by a person forgotten since.
+    A message naming a forgotten person is redacted first (its params with it)."""
     guard = event_forget_guard(event=run.event, embedder=embedder)
-    if guard == "redacted":  # said by a person forgotten since: nothing of it is kept
-        return _finish(run, WriteResult(success=True), started=started, tokens=(0, 0))
-    if guard == "mentions":  # names a person forgotten since: the rest is processed
+    if guard == "mentions":
         run.refresh_from_db(fields=["params"])
+    return guard != "redacted"
+
+
+def _message(run: PipelineRun) -> pipeline.Message:
     params = run.params or {}
-    ctx = pipeline.WriteContext(
+    return pipeline.Message(
         agent=run.agent, event=run.event, speaker=run.event.speaker,
         config=apply_overrides(WriteConfig(), params.get("config_overrides")),
-        llm=llm or get_llm_client(), embedder=embedder or get_embedder(), tracer=Tracer(),
-        recent_messages=tuple(params.get("recent_messages") or ()),
+        recent=tuple(params.get("recent_messages") or ()),
     )
-    run_steps(ctx, ctx.tracer, pipeline.READ_STEPS + pipeline.WRITE_STEPS)
-    result = ctx.result
+
+
+def _process_locked(run: PipelineRun, *, llm, embedder, persist_trace: bool, tracer: Tracer | None = None,
+                    prepared: pipeline.Prepared | None = None, read: pipeline.Message | None = None) -> WriteResult:
+    """The pipeline with the job locked: the storing steps over what `prepared` found when it
+    `read` the message, or over the read steps run again when the message changed since."""
+    started = time.perf_counter()
+    if not _forget_guard(run, embedder):  # said by a person forgotten since: nothing of it is kept
+        return _finish(run, WriteResult(success=True), started=started, tokens=(0, 0))
+    message = _message(run)
+    if prepared is None or read is None or (read.text, read.speaker, read.recent) != (
+            message.text, message.speaker, message.recent):
+        tracer = Tracer()
+        prepared = pipeline.prepare(message, llm=llm, embedder=embedder, tracer=tracer)
+    result = pipeline.store(prepared, llm=llm, embedder=embedder, tracer=tracer)
     result.success, result.event_id, result.run_id = True, run.event_id, run.id
-    result.extraction_path = ctx.extraction_path
-    result.tokens_used = ctx.tracer.usage.as_dict()
-    result.trace = [s.as_dict() for s in ctx.tracer.steps]
-    _finish(run, result, started=started, tokens=(ctx.tracer.usage.input_tokens, ctx.tracer.usage.output_tokens))
+    result.tokens_used = tracer.usage.as_dict()
+    result.trace = [s.as_dict() for s in tracer.steps]
+    _finish(run, result, started=started, tokens=(tracer.usage.input_tokens, tracer.usage.output_tokens))
     if persist_trace:
-        trace_steps_persist(run=run, steps=ctx.tracer.steps, attempt=run.attempts)
+        trace_steps_persist(run=run, steps=tracer.steps, attempt=run.attempts)
         live_notify(agent=run.agent, kind="run", obj_id=run.id)  # its facts commit with it
     WRITE_SECONDS.observe(result.duration_ms / 1000)
     return result

@@ -1,0 +1,137 @@
+"""Step `alias_lookup`: the entities the agent already knows that the message names."""
+
+from __future__ import annotations
+
+from memories.extraction import mentions
+from memories.models import Event
+from memories.naming import ngrams, normalize_alias
+from memories.pipeline.trace import StepRecord
+from memories.pipeline.write.values import Known, Message
+from memories.selectors import aliases_matching
+from memories.selectors import entities as entity_selectors
+
+
+def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
+    """Entities the message names already: word-boundary match of its n-grams against aliases,
+    then the other names that can denote exactly one known entity — a short form or nickname
+    ("Paddy" for Patrick Fitzgerald), a spelling without accents, a title with a surname
+    ("Dr. Fisher"), an acronym ("BofA"), a relative said by kin ("my brother"). Returns the
+    message (with the messages said before it, and its writer when it introduces someone else)
+    and what it names."""
+    if not message.recent:
+        message = Message(message.agent, message.event, message.speaker, message.config, _previous_messages(message))
+    known = Known()
+    grams = ngrams(message.text)
+    matched: set[str] = set()
+    for alias, entity in aliases_matching(agent=message.agent, names=grams):
+        matched.add(alias)
+        known.add(entity, alias.title())
+    _other_names(message, known, matched)
+    _unnamed_relatives(message, known)
+    _named_relatives(message, known)
+    if mentions.writes_in_lower_case(message.text):  # "freya and i split up": first names without capitals
+        words = mentions.lower_case_words(message.text) - matched
+        for word, entity in entity_selectors.people_by_first_name(agent=message.agent, words=words).items():
+            known.add(entity, word)
+    _spelling_variants(known, grams)
+    writer = _writer(message, known)
+    if writer:
+        step.data["speaker"] = writer
+        message = message.written_by(writer)
+    step.candidates_in, step.candidates_out = len(grams), len(known.entities)
+    step.data["entities"] = sorted(e.key for e in known.entities.values())
+    if known.aliases:
+        step.data["aliases"] = dict(sorted(known.aliases.items()))
+    return message, known
+
+
+def _other_names(message: Message, known: Known, matched: set[str]) -> None:
+    """Capitalized runs the alias table does not hold that can denote one known entity."""
+    for surface in mentions.name_runs(message.text):
+        norm = normalize_alias(surface)
+        if norm in matched or len(norm) < 3:
+            continue
+        entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface)
+        if entity is None and mentions.may_be_short_organization_name(surface):
+            entity = entity_selectors.organization_opening_with(agent=message.agent, word=surface,
+                                                                generic_tails=mentions.ORGANIZATION_TAILS)
+        if entity is not None:
+            known.add(entity, surface)
+
+
+def _spelling_variants(known: Known, grams: set[str]) -> None:
+    """"bridget oneill" for Bridget O'Neill: a known person's full name written without its
+    capitals, apostrophe or hyphen is that person, and the variant one more of their names."""
+    folded = {normalize_alias(e.display_name).replace(" ", ""): e for e in known.entities.values()
+              if e.type == "person" and " " in e.display_name.strip()}
+    for gram in grams:
+        entity = folded.get(gram.replace(" ", "")) if " " in gram else None
+        if entity is not None and gram != normalize_alias(entity.display_name):
+            known.add(entity, gram)
+
+
+def _unnamed_relatives(message: Message, known: Known) -> None:
+    """"my brother" said without a name is the one brother the agent knows the writer has: it
+    stands for him in this message, so what it says attaches to him ("my brother moved to
+    Austin" → Daniel lives in Austin). So does "Dad" or "Mum" used as a name ("Dad sold his
+    hives"). With none or several, nothing is assumed."""
+    agent, writer = message.agent, message.speaker
+    for phrase, kin in mentions.unnamed_relatives(message.text):
+        relative = entity_selectors.relative_of(agent=agent, owner=writer, term=kin)
+        if relative is not None:
+            known.add(relative, phrase)
+    phrase = mentions.parents_phrase(message.text)
+    if phrase and len(parents := entity_selectors.parents_of(agent=agent, child=writer)) == 2:
+        # "my parents moved to the coast": what the message says of one, it says of both
+        known.add(parents[0], phrase)
+        known.kin_words.add(phrase.lower())
+        known.companions[parents[0].id] = [parents[1]]
+    for owner, kin, phrase in mentions.relatives_of_others(message.text):  # "Lena's husband": her one husband
+        owner = known.aliases.get(owner, owner)
+        if owner not in {e.display_name for e in known.entities.values() if e.type == "person"}:
+            continue
+        relative = entity_selectors.relative_of(agent=agent, owner=owner, term=kin)
+        if relative is not None:
+            known.add(relative, phrase)
+            known.kin_words.add(phrase.lower())  # "Lena's husband" is no name of his
+    for word in mentions.parent_words_as_names(message.text):
+        relative = entity_selectors.relative_of(agent=agent, owner=writer, term=word.lower())
+        if relative is not None and word.lower() not in {normalize_alias(a) for a in known.aliases}:
+            known.add(relative, word)
+            known.kin_words.add(word.lower())
+
+
+def _named_relatives(message: Message, known: Known) -> None:
+    """"my cousin Emeka" when the agent knows two Emekas: the one who is the writer's cousin. The
+    first name stands for that relative in this message (and "Cousin Emeka" too)."""
+    for kin, name in mentions.named_relatives(message.text):
+        relative = entity_selectors.relative_of(agent=message.agent, owner=message.speaker, term=kin, name=name)
+        if relative is not None:
+            known.add(relative, name)
+
+
+def _writer(message: Message, known: Known) -> str | None:
+    """A message that opens by naming its writer ("Hi, Julia here") is in that person's first
+    person, when the name is a person the agent knows (or an unambiguous new first name). So is
+    one where someone says whose relative they are ("hello, this is Tomás Ruiz, Elena's son")."""
+    speaker = normalize_alias(message.speaker)
+    relative = mentions.relative_introduction(message.text)
+    if relative and [normalize_alias(relative[1])] == speaker.split()[:1]:
+        return known.aliases.get(relative[0]) or relative[0]
+    name = mentions.self_introduction(message.text)
+    if not name or normalize_alias(name) in {speaker, *speaker.split()[:1]}:
+        return None
+    canonical = known.aliases.get(name) or next(
+        (e.display_name for e in known.entities.values() if e.type == "person"
+         and normalize_alias(e.display_name) == normalize_alias(name)), None)
+    if canonical is None and mentions.is_first_name(name):
+        canonical = name
+    return canonical
+
+
+def _previous_messages(message: Message, count: int = 3) -> tuple[str, ...]:
+    """The agent's messages said just before this one, oldest first, when the caller sent none:
+    what a pronoun at the start of a message ("He's engaged now") refers back to."""
+    rows = (Event.objects.filter(agent=message.agent, redacted_at__isnull=True, occurred_at__lte=message.occurred_at)
+            .exclude(pk=message.event.pk).order_by("-occurred_at", "-id").values_list("text", flat=True)[:count])
+    return tuple(reversed([t for t in rows if t]))
