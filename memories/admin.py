@@ -2,10 +2,10 @@
 
 Logs (events, pipeline runs and steps, audit entries) are read-only. Versioned rows are too:
 a fact or relationship is never edited or deleted in place, and an entity's identity (key,
-type, name, agent, merged_into) never changes here. Corrections go through the same services
-the REST API calls (`memories.services.operator`), attributed to the logged-in user and audited
-by those services: correct or retract a fact, add an alias to, describe, merge or forget an
-entity."""
+type, name, agent, merged_into) never changes here, and agents (the tenants) are only listed.
+Corrections go through the same services the REST API calls (`memories.services.facts`,
+`.entities`, `.forget`), attributed to the logged-in user and audited by those services: correct,
+retract or reinstate a fact, add an alias to, describe, merge or forget an entity."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from memories import selectors
 from memories.errors import DomainError, NotFound
 from memories.models import (
     Agent,
@@ -156,9 +157,30 @@ class ForgetForm(forms.Form):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "created_at")
+class AgentAdmin(ReadOnlyAdmin):
+    """Agents with what each holds, read-only. An agent is created through the API (`POST
+    /api/v1/agents/`, audited by `agent_create`) or by the commands that write to it; deleting one
+    here would drop a whole tenant's memory in one unaudited cascade, so the admin never does."""
+
+    list_display = ("slug", "name", "created_at", "event_count", "entity_count", "current_fact_count")
     search_fields = ("slug", "name")
+    fields = ("slug", "name", "created_at", "event_count", "entity_count", "current_fact_count")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return selectors.agents_with_counts()
+
+    @admin.display(description="messages", ordering="n_events")
+    def event_count(self, obj):
+        return obj.n_events
+
+    @admin.display(description="entities", ordering="n_entities")
+    def entity_count(self, obj):
+        return obj.n_entities
+
+    @admin.display(description="current facts", ordering="n_facts_current")
+    def current_fact_count(self, obj):
+        return obj.n_facts_current
 
 
 @admin.register(Event)

@@ -1,10 +1,10 @@
 """The memories API's routes: browsing viewsets on a router, one APIView per operation
 (wired under /api/v1/ by memory_project.api.urls)."""
 
-from django.urls import path, re_path
+from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
-from memories.api.views_agents import AgentViewSet, HealthApi
+from memories.api.views_agents import AgentViewSet
 from memories.api.views_base import AGENT_PATH, ID_REGEX
 from memories.api.views_entities import (
     EntityAliasApi,
@@ -45,7 +45,6 @@ operations = [
 ]
 
 urlpatterns = [
-    path("health/", HealthApi.as_view(), name="health"),
     *operations,
     *router.urls,
 ]

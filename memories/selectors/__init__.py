@@ -4,7 +4,8 @@ and what a new statement is reconciled against; `entities.py` the reads behind e
 
 from __future__ import annotations
 
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from memories.errors import NotFound
 from memories.models import (
@@ -33,6 +34,21 @@ def agents_visible(*, agent_id: int | None) -> QuerySet[Agent]:
 
 def agent_by_slug(*, slug: str) -> Agent | None:
     return Agent.objects.filter(slug=slug).first()
+
+
+def _agent_count(model, **filters):
+    rows = model.objects.filter(agent=OuterRef("pk"), **filters).order_by().values("agent")
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), 0)
+
+
+def agents_with_counts() -> QuerySet[Agent]:
+    """Every agent with what it holds: `n_events`, `n_entities` (merged ones excluded) and
+    `n_facts_current`. One statement, a subquery per count over the agent's own rows."""
+    return Agent.objects.annotate(
+        n_events=_agent_count(Event),
+        n_entities=_agent_count(Entity, merged_into__isnull=True),
+        n_facts_current=_agent_count(Fact, valid_to__isnull=True, invalidated_at__isnull=True),
+    )
 
 
 # --- events and jobs -----------------------------------------------------------------------------

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "channels",
+    "memory_project",  # the interfaces' own commands (manage.py mcp); no models
     "memories",
     "retrieval",
     "graphs",

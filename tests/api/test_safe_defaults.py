@@ -12,7 +12,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from memories.api import views_agents
+from memory_project import health
 from tests.api.conftest import url
 
 pytestmark = pytest.mark.django_db
@@ -68,9 +68,9 @@ def test_health_is_cached_and_throttled(db, settings, monkeypatch):
 
     api_settings.reload()
     calls = []
-    monkeypatch.setattr(views_agents, "check_database", lambda: calls.append("db"))
-    monkeypatch.setattr(views_agents, "check_broker", lambda: None)
-    monkeypatch.setattr(views_agents, "check_embedding", lambda: None)
+    monkeypatch.setattr(health, "check_database", lambda: calls.append("db"))
+    monkeypatch.setattr(health, "check_broker", lambda: None)
+    monkeypatch.setattr(health, "check_embedding", lambda: None)
     cache.clear()
     try:
         client = Client()

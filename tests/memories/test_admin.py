@@ -8,7 +8,17 @@ from datetime import UTC, datetime
 import pytest
 from django.test import Client
 
-from memories.models import AuditEntry, Entity, EntityAlias, Event, Fact, KeywordPosting, PipelineRun, Relationship
+from memories.models import (
+    Agent,
+    AuditEntry,
+    Entity,
+    EntityAlias,
+    Event,
+    Fact,
+    KeywordPosting,
+    PipelineRun,
+    Relationship,
+)
 from memories.services.entities import entity_get_or_create
 from memories.services.write import memory_write
 from retrieval.services import memory_retrieve
@@ -84,6 +94,33 @@ def test_versioned_rows_and_logs_are_never_deleted_in_place(maya, site, model):
     assert type(row).objects.count() == before
     if model != "entity":  # an entity's description stays editable (through entity_describe)
         assert site.post(admin_url(model, row.pk, "change"), {}).status_code == 403
+
+
+def test_agents_are_listed_with_their_counts_and_never_added_changed_or_deleted(maya, site):
+    facts_before = Fact.objects.filter(agent=maya).count()
+    index = site.get("/admin/").content.decode()
+    assert admin_url("agent") in index and admin_url("agent", "add") not in index
+    changelist = site.get(admin_url("agent"))
+    html = changelist.content.decode()
+    assert changelist.status_code == 200 and maya.slug in html
+    assert admin_url("agent", "add") not in html and "delete_selected" not in html
+    row = changelist.context["cl"].result_list.get(pk=maya.pk)
+    assert (row.n_events, row.n_entities, row.n_facts_current) == (
+        Event.objects.filter(agent=maya).count(),
+        Entity.objects.filter(agent=maya, merged_into__isnull=True).count(),
+        Fact.objects.filter(agent=maya, valid_to__isnull=True, invalidated_at__isnull=True).count())
+    detail = site.get(admin_url("agent", maya.pk, "change"))
+    assert detail.status_code == 200 and maya.name in detail.content.decode()
+    assert 'name="name"' not in detail.content.decode()
+
+    assert site.get(admin_url("agent", "add")).status_code == 403
+    assert site.post(admin_url("agent", "add"), {"slug": "sneaky", "name": "Sneaky"}).status_code == 403
+    assert site.post(admin_url("agent", maya.pk, "change"), {"slug": maya.slug, "name": "Renamed"}).status_code == 403
+    assert site.get(admin_url("agent", maya.pk, "delete")).status_code == 403
+    assert site.post(admin_url("agent", maya.pk, "delete"), {"post": "yes"}).status_code == 403
+    site.post(admin_url("agent"), {"action": "delete_selected", "_selected_action": [maya.pk], "post": "yes"})
+    assert list(Agent.objects.values_list("slug", "name")) == [(maya.slug, maya.name)]
+    assert Fact.objects.filter(agent=maya).count() == facts_before and not AuditEntry.objects.exists()
 
 
 def test_a_correction_through_the_admin_is_a_new_audited_version_with_fresh_search_data(maya, site, embedder):

@@ -1,10 +1,12 @@
 """The MCP server (official `mcp` SDK): Anamnesis's memory as tools and resources for agents.
 
-Two transports: stdio (`manage.py mcp`, the key from ANAMNESIS_MCP_KEY or --key) and streamable
-HTTP mounted by the ASGI app at /mcp/ (the key in `Authorization: Bearer <key>` of every
-request). Same keys and scopes as the REST API: read (fact_history, search_entities, profiles),
-write (+ remember, recall, correct_fact), admin (+ forget_entity); a key bound to one agent sees
-only that agent, and `agent` may then be omitted. Tools run the same services as the API.
+An interface, like the REST API, so it lives in the project package above the domain apps: its
+tools call the services of `memories` (writes, corrections, forgetting) and `retrieval` (recall).
+Two transports: stdio (`manage.py mcp`, memory_project/management/commands/mcp.py, the key from
+ANAMNESIS_MCP_KEY or --key) and streamable HTTP mounted by the ASGI app at /mcp/ (the key in
+`Authorization: Bearer <key>` of every request). Same keys and scopes as the REST API: read
+(fact_history, search_entities, profiles), write (+ remember, recall, correct_fact), admin
+(+ forget_entity); a key bound to one agent sees only that agent, and `agent` may then be omitted.
 """
 
 from __future__ import annotations

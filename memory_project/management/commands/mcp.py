@@ -15,7 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--key", help="API key (default: the ANAMNESIS_MCP_KEY environment variable)")
 
     def handle(self, *args, **opts):
-        from retrieval import mcp_server
+        from memory_project import mcp as mcp_server  # the SDK and the tools load only for this command
 
         key = opts.get("key") or os.environ.get("ANAMNESIS_MCP_KEY", "")
         if api_key_authenticate(plaintext=key) is None:
