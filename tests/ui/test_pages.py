@@ -251,7 +251,7 @@ def test_ask_shows_scores_and_links_the_trace(viewer_client, demo):
 
 def test_static_files_are_served_by_the_app(client, db):
     for path in ("/static/vendor/htmx/htmx.min.js", "/static/vendor/cytoscape/cytoscape.min.js",
-                 "/static/ui/app.css", "/static/ui/swap_errors.js", "/static/admin/css/base.css"):
+                 "/static/dashboard/app.css", "/static/dashboard/swap_errors.js", "/static/admin/css/base.css"):
         response = client.get(path)
         assert response.status_code == 200, path
         assert b"".join(response.streaming_content), path
@@ -269,7 +269,7 @@ def test_vendored_files_match_their_pinned_checksums():
     ("2024-13-45", None),
 ])
 def test_as_of_parsing(value, expected):
-    from memories.ui import parse_moment
+    from dashboard.pages import parse_moment
 
     moment = parse_moment(value)
     assert (moment.isoformat() if moment else None) == expected
