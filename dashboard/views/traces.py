@@ -1,4 +1,4 @@
-"""An agent's pipeline runs and one run's steps as a waterfall."""
+"""An agent's pipeline runs (the API's trace filters) and one run's steps as a waterfall."""
 
 from __future__ import annotations
 
@@ -9,20 +9,20 @@ from dashboard import selectors as ui_reads
 from dashboard.charts import waterfall
 from dashboard.pages import render_page, ui_page
 from memories import selectors
+from memories.filters import PipelineRunFilterSet
 from memories.models import RunKind, RunStatus
 
 
 @require_GET
 @ui_page
 def traces(request, agent):
-    kind, status = request.GET.get("kind", ""), request.GET.get("status", "")
-    runs = selectors.runs_list(agent=agent).defer("result", "params").order_by("-created_at", "-id")
-    if kind in RunKind.values:
-        runs = runs.filter(kind=kind)
-    if status in RunStatus.values:
-        runs = runs.filter(status=status)
+    """The latest 100 runs, narrowed by the API's trace filters (`kind`, `status`, `created_after`,
+    `created_before`) read from the query string; a value that does not validate narrows nothing."""
+    filterset = PipelineRunFilterSet(request.GET, queryset=selectors.runs_list(agent=agent).defer("result", "params"))
+    runs = filterset.qs.order_by("-created_at", "-id")[:100]
+    chosen = filterset.form.cleaned_data
     return render_page(request, "dashboard/traces.html", {
-        "nav": "traces", "runs": runs[:100], "kind": kind, "status": status,
+        "nav": "traces", "runs": runs, "kind": chosen.get("kind") or "", "status": chosen.get("status") or "",
         "kinds": RunKind.values, "statuses": RunStatus.values,
     }, agent=agent)
 

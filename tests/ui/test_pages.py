@@ -249,6 +249,26 @@ def test_ask_shows_scores_and_links_the_trace(viewer_client, demo):
     assert reverse("ui:trace", args=["demo", result.trace_id]).encode() in response.content
 
 
+def test_the_traces_list_takes_the_apis_filters(viewer_client, demo):
+    from memories.models import PipelineRun
+
+    viewer_client.get(reverse("ui:ask", args=["demo"]), {"q": "Where does Rafael live?"})  # a retrieval run
+    url = reverse("ui:traces", args=["demo"])
+
+    def listed(**query):
+        return {r.id for r in viewer_client.get(url, query).context["runs"]}
+
+    def stored(**filters):
+        return set(PipelineRun.objects.filter(agent=demo, **filters).values_list("id", flat=True))
+
+    assert listed() == stored() and len(stored(kind="write")) == 8
+    assert listed(kind="retrieve") == stored(kind="retrieve") and len(listed(kind="retrieve")) == 1
+    assert listed(kind="write", status="succeeded") == stored(kind="write", status="succeeded")
+    assert listed(created_after="2999-01-01T00:00:00Z") == set()
+    assert listed(kind="bogus") == listed()  # a value that does not validate narrows nothing
+    assert b'<option value="retrieve" selected>' in viewer_client.get(url, {"kind": "retrieve"}).content
+
+
 def test_static_files_are_served_by_the_app(client, db):
     for path in ("/static/vendor/htmx/htmx.min.js", "/static/vendor/cytoscape/cytoscape.min.js",
                  "/static/dashboard/app.css", "/static/dashboard/swap_errors.js", "/static/admin/css/base.css"):
