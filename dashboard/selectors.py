@@ -26,11 +26,13 @@ from memories.models import (
     MergeSuggestionStatus,
     PipelineRun,
     Relationship,
+    RunKind,
     RunStatus,
 )
 from memories.models.visibility import Moment
 from memories.naming import normalize_alias
 from memories.selectors.facts import fact_current_version, fact_history
+from retrieval.keys import CandidateKey
 
 
 def _count(model, *conditions: Q, **filters) -> Subquery:
@@ -330,31 +332,39 @@ def knowledge_diff(*, agent: Agent, then: Moment, limit: int = 500) -> dict:
 
 @dataclass
 class RetrievedItem:
-    """One item a retrieval returned, in rank order, with its score per signal."""
+    """One item a retrieval returned, in rank order, with its score per signal. `key` is None when
+    the stored ranking holds something that is no candidate key; `obj` is None when the row is
+    gone (or the key is not one)."""
 
     rank: int
-    key: str
-    kind: str
+    stored: str  # the key as the run's result holds it ("f:12")
+    key: CandidateKey | None
     obj: object | None
     scores: dict
 
+    @property
+    def kind(self) -> str:
+        return self.key.kind if self.key else ""
+
+
+def _candidate_key(text: str) -> CandidateKey | None:
+    try:
+        return CandidateKey.parse(text)
+    except ValueError:
+        return None
+
 
 def retrieval_items(*, agent: Agent, run: PipelineRun) -> list[RetrievedItem]:
-    if run.kind != "retrieve":
+    if run.kind != RunKind.RETRIEVE:
         return []
-    ranking = (run.result or {}).get("ranking", [])
+    ranking = [str(k) for k in (run.result or {}).get("ranking", [])]
     scores = (run.result or {}).get("scores", {})
-    fact_ids = [int(k[2:]) for k in ranking if k.startswith("f:")]
-    event_ids = [int(k[2:]) for k in ranking if k.startswith("e:")]
-    facts = selectors.facts_list(agent=agent).in_bulk(fact_ids)
-    events = selectors.events_list(agent=agent).in_bulk(event_ids)
-    items = []
-    for rank, key in enumerate(ranking, start=1):
-        kind, _, ident = key.partition(":")
-        obj = (facts if kind == "f" else events).get(int(ident)) if ident.isdigit() else None
-        items.append(RetrievedItem(rank=rank, key=key, kind="fact" if kind == "f" else "event", obj=obj,
-                                   scores=scores.get(key, {})))
-    return items
+    keys = [_candidate_key(text) for text in ranking]
+    facts = selectors.facts_list(agent=agent).in_bulk([k.id for k in keys if k and k.is_fact])
+    events = selectors.events_list(agent=agent).in_bulk([k.id for k in keys if k and not k.is_fact])
+    return [RetrievedItem(rank=rank, stored=text, key=key, scores=scores.get(text, {}),
+                          obj=(facts if key.is_fact else events).get(key.id) if key else None)
+            for rank, (text, key) in enumerate(zip(ranking, keys, strict=True), start=1)]
 
 
 # --- merge suggestions ---------------------------------------------------------------------------

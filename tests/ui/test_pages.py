@@ -269,6 +269,22 @@ def test_the_traces_list_takes_the_apis_filters(viewer_client, demo):
     assert b'<option value="retrieve" selected>' in viewer_client.get(url, {"kind": "retrieve"}).content
 
 
+def test_a_retrievals_trace_lists_its_items_by_rank(viewer_client, demo):
+    from memories.models import PipelineRun
+
+    result = viewer_client.get(reverse("ui:ask", args=["demo"]), {"q": "Where does Rafael live?"}).context["result"]
+    url = reverse("ui:trace", args=["demo", result.trace_id])
+    page = viewer_client.get(url)
+    assert [item.stored for item in page.context["items"]] == [str(key) for key in result.ranking]
+    assert reverse("ui:fact", args=["demo", result.facts[0].id]).encode() in page.content
+    # a key whose row is gone, and text that is no key, stay listed as they were stored
+    run = PipelineRun.objects.get(pk=result.trace_id)
+    ranking = [*run.result["ranking"], "f:999999", "x:1"]
+    PipelineRun.objects.filter(pk=run.pk).update(result={**run.result, "ranking": ranking})
+    page = viewer_client.get(url)
+    assert b"f:999999 (no longer stored)" in page.content and b"x:1 (no longer stored)" in page.content
+
+
 def test_static_files_are_served_by_the_app(client, db):
     for path in ("/static/vendor/htmx/htmx.min.js", "/static/vendor/cytoscape/cytoscape.min.js",
                  "/static/dashboard/app.css", "/static/dashboard/swap_errors.js", "/static/admin/css/base.css"):
