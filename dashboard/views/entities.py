@@ -58,7 +58,7 @@ def entity_alias_remove(request, agent, entity_id: int):
     if form.is_valid():
         try:
             entity_services.entity_alias_remove(agent=agent, entity_id=entity_id, alias=form.cleaned_data["alias"],
-                                         actor=actor_of(request), reason=form.cleaned_data["reason"])
+                                                actor=actor_of(request), reason=form.cleaned_data["reason"])
             messages.success(request, f"Alias “{form.cleaned_data['alias']}” removed.")
         except DomainError as exc:
             messages.error(request, str(exc))
@@ -81,7 +81,7 @@ def entity_unmerge(request, agent, entity_id: int):
         return redirect(_entity_url(agent, entity_id))
     try:
         report = entity_services.entity_unmerge(agent=agent, entity_id=merged_id, actor=actor_of(request),
-                                         reason=form.cleaned_data["reason"])
+                                                reason=form.cleaned_data["reason"])
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect(_entity_url(agent, entity_id))
@@ -101,7 +101,7 @@ def entity_merge(request, agent, entity_id: int):
         return redirect(_entity_url(agent, entity_id))
     try:
         report = entity_services.entity_merge(agent=agent, survivor_id=entity.id, merged_id=form.cleaned_data["merged"],
-                                       actor=actor_of(request), reason=form.cleaned_data["reason"])
+                                              actor=actor_of(request), reason=form.cleaned_data["reason"])
         messages.success(request, f"Merged: {report.facts_moved} facts, {report.relationships_moved} relationships "
                                   f"and {report.aliases_moved} aliases moved here "
                                   f"({report.relationships_dropped} duplicate relationships dropped).")
@@ -118,7 +118,7 @@ def entity_forget(request, agent, entity_id: int):
     form = EntityForgetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         report = forget_services.entity_forget(agent=agent, entity_id=entity_id, actor=actor_of(request),
-                                        reason=form.cleaned_data["reason"])
+                                               reason=form.cleaned_data["reason"])
         messages.success(request, f"Forgotten: {report.entities_deleted} entities, {report.facts_deleted} facts, "
                                   f"{report.relationships_deleted} relationships, {report.aliases_deleted} aliases; "
                                   f"{report.events_redacted} messages redacted.")

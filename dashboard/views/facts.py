@@ -34,8 +34,8 @@ def fact_correct(request, agent, fact_id: int):
         return redirect("ui:fact", agent.slug, fact_id)
     try:
         new = fact_services.fact_correct(agent=agent, fact_id=fact_id, text=form.cleaned_data["text"],
-                                    reason=form.cleaned_data["reason"], actor=actor_of(request),
-                                    valid_from=form.cleaned_data["valid_from"])
+                                         reason=form.cleaned_data["reason"], actor=actor_of(request),
+                                         valid_from=form.cleaned_data["valid_from"])
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect("ui:fact", agent.slug, fact_id)
@@ -52,7 +52,8 @@ def fact_retract(request, agent, fact_id: int):
         return redirect("ui:fact", agent.slug, fact_id)
     try:
         report = fact_services.fact_retract(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
-                                       actor=actor_of(request), reopen_previous=form.cleaned_data["reopen_previous"])
+                                            actor=actor_of(request),
+                                            reopen_previous=form.cleaned_data["reopen_previous"])
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect("ui:fact", agent.slug, fact_id)
@@ -73,7 +74,7 @@ def fact_reinstate(request, agent, fact_id: int):
         return redirect("ui:fact", agent.slug, fact_id)
     try:
         new = fact_services.fact_reinstate(agent=agent, fact_id=fact_id, reason=form.cleaned_data["reason"],
-                                      actor=actor_of(request))
+                                           actor=actor_of(request))
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect("ui:fact", agent.slug, fact_id)
