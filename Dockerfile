@@ -8,6 +8,7 @@ COPY memory_project ./memory_project
 COPY memories ./memories
 COPY retrieval ./retrieval
 COPY graphs ./graphs
+COPY dashboard ./dashboard
 RUN pip install --no-cache-dir .
 COPY . .
 # static files for WhiteNoise (settings.production), collected once into the image

@@ -1,5 +1,6 @@
-"""FilterSets for browsing stored objects, shared by the API and the UI. Querysets come in
-already scoped to one agent (memories.selectors); filters only narrow them."""
+"""FilterSets for browsing stored objects, shared by the API's lists and the dashboard's list pages
+(bound to the request's query string either way). Querysets come in already scoped to one agent
+(memories.selectors); filters only narrow them."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
-from memories.api.fields import MAX_ID, MomentFormField
-from memories.api.strict import StrictBooleanFormField
+from memories.form_fields import MAX_ID, MomentFormField, StrictBooleanFormField
 from memories.models import (
     Entity,
     EntityAlias,

@@ -1,6 +1,6 @@
 """Live updates for open UI pages: after a change commits, a small notification (agent slug,
 kind, id) goes to the channel layer, to the agent's group and to the all-agents group. The
-consumers that forward it to browsers live in memory_project (the top layer); this module only
+consumers that forward it to browsers live in dashboard (the top layer); this module only
 sends, and never lets a failure to notify break the write that caused it.
 
 With the in-memory layer (no REDIS_URL) only changes made in the web process itself reach its

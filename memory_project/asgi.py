@@ -12,7 +12,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from memory_project.live import websocket_urlpatterns  # noqa: E402
+from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from memory_project.mcp import http_app as mcp_http_app  # noqa: E402
 
 router = ProtocolTypeRouter({

@@ -15,7 +15,7 @@ def api_not_found(request, *args, **kwargs):
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="ui:overview"), name="home"),
-    path("ui/", include("memory_project.ui_urls")),
+    path("ui/", include("dashboard.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("memory_project.api.urls")),
     path("metrics", include("memory_project.metrics")),

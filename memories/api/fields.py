@@ -1,21 +1,17 @@
-"""Serializer and filter fields with the bounds the storage and the pipelines can handle."""
+"""Serializer fields with the bounds the storage and the pipelines can handle (the query-parameter
+fields the filtersets use are in memories/form_fields.py)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC
 
-from django import forms
-from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-# Dates far from now break date arithmetic in the pipelines ("a year ago" of year 1); nothing a
-# memory service stores is outside these.
-EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
-LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+from memories.form_fields import EARLIEST, LATEST, MAX_ID
+
 MOMENT_HELP = "ISO-8601 date-time; without an offset it is taken as UTC. Years 1000 to 8999."
 MAX_INT = 2**53  # JSON-safe integers
-MAX_ID = 2**63 - 1
 
 
 class MomentField(serializers.DateTimeField):
@@ -31,18 +27,6 @@ class MomentField(serializers.DateTimeField):
         moment = super().to_internal_value(value)
         if not EARLIEST <= moment < LATEST:
             self.fail("out_of_range")
-        return moment.astimezone(UTC)  # PostgreSQL rejects offsets beyond ±15:59 that ISO-8601 allows
-
-
-class MomentFormField(IsoDateTimeField):
-    """The same bounds for django-filter query parameters."""
-
-    def to_python(self, value):
-        moment = super().to_python(value)
-        if moment is None:
-            return None
-        if not EARLIEST <= moment < LATEST:
-            raise forms.ValidationError("must be between years 1000 and 8999", code="out_of_range")
         return moment.astimezone(UTC)  # PostgreSQL rejects offsets beyond ±15:59 that ISO-8601 allows
 
 

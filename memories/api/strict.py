@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from django import forms
 from rest_framework import serializers
 
 _STRING_FIELDS = (serializers.CharField, serializers.DateTimeField, serializers.ChoiceField)
@@ -50,25 +49,3 @@ class StrictInputSerializer(serializers.Serializer):
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 
-
-class StrictBooleanFormField(forms.NullBooleanField):
-    """A query-string boolean: true/false/1/0/yes/no, or absent; anything else is an error
-    (`include_superseded=maybe` is not "no")."""
-
-    widget = forms.TextInput
-    TRUE, FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
-
-    def to_python(self, value):
-        if value in (None, ""):
-            return None
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in self.TRUE:
-            return True
-        if text in self.FALSE:
-            return False
-        raise forms.ValidationError("must be true or false", code="invalid")
-
-    def validate(self, value):
-        pass

@@ -9,8 +9,8 @@ from asgiref.testing import ApplicationCommunicator
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 
+from dashboard.routing import websocket_urlpatterns
 from memories.services.write import memory_write
-from memory_project.live import websocket_urlpatterns
 
 
 class Socket(ApplicationCommunicator):

@@ -249,9 +249,45 @@ def test_ask_shows_scores_and_links_the_trace(viewer_client, demo):
     assert reverse("ui:trace", args=["demo", result.trace_id]).encode() in response.content
 
 
+def test_the_traces_list_takes_the_apis_filters(viewer_client, demo):
+    from memories.models import PipelineRun
+
+    viewer_client.get(reverse("ui:ask", args=["demo"]), {"q": "Where does Rafael live?"})  # a retrieval run
+    url = reverse("ui:traces", args=["demo"])
+
+    def listed(**query):
+        return {r.id for r in viewer_client.get(url, query).context["runs"]}
+
+    def stored(**filters):
+        return set(PipelineRun.objects.filter(agent=demo, **filters).values_list("id", flat=True))
+
+    assert listed() == stored() and len(stored(kind="write")) == 8
+    assert listed(kind="retrieve") == stored(kind="retrieve") and len(listed(kind="retrieve")) == 1
+    assert listed(kind="write", status="succeeded") == stored(kind="write", status="succeeded")
+    assert listed(created_after="2999-01-01T00:00:00Z") == set()
+    assert listed(kind="bogus") == listed()  # a value that does not validate narrows nothing
+    assert b'<option value="retrieve" selected>' in viewer_client.get(url, {"kind": "retrieve"}).content
+
+
+def test_a_retrievals_trace_lists_its_items_by_rank(viewer_client, demo):
+    from memories.models import PipelineRun
+
+    result = viewer_client.get(reverse("ui:ask", args=["demo"]), {"q": "Where does Rafael live?"}).context["result"]
+    url = reverse("ui:trace", args=["demo", result.trace_id])
+    page = viewer_client.get(url)
+    assert [item.stored for item in page.context["items"]] == [str(key) for key in result.ranking]
+    assert reverse("ui:fact", args=["demo", result.facts[0].id]).encode() in page.content
+    # a key whose row is gone, and text that is no key, stay listed as they were stored
+    run = PipelineRun.objects.get(pk=result.trace_id)
+    ranking = [*run.result["ranking"], "f:999999", "x:1"]
+    PipelineRun.objects.filter(pk=run.pk).update(result={**run.result, "ranking": ranking})
+    page = viewer_client.get(url)
+    assert b"f:999999 (no longer stored)" in page.content and b"x:1 (no longer stored)" in page.content
+
+
 def test_static_files_are_served_by_the_app(client, db):
     for path in ("/static/vendor/htmx/htmx.min.js", "/static/vendor/cytoscape/cytoscape.min.js",
-                 "/static/ui/app.css", "/static/ui/swap_errors.js", "/static/admin/css/base.css"):
+                 "/static/dashboard/app.css", "/static/dashboard/swap_errors.js", "/static/admin/css/base.css"):
         response = client.get(path)
         assert response.status_code == 200, path
         assert b"".join(response.streaming_content), path
@@ -269,7 +305,7 @@ def test_vendored_files_match_their_pinned_checksums():
     ("2024-13-45", None),
 ])
 def test_as_of_parsing(value, expected):
-    from memories.ui import parse_moment
+    from dashboard.pages import parse_moment
 
     moment = parse_moment(value)
     assert (moment.isoformat() if moment else None) == expected
