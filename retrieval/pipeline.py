@@ -27,7 +27,7 @@ from memories.tokens import count_tokens
 from retrieval import rerank as reranker
 from retrieval import selectors, signals
 from retrieval.concurrency import collect, start_all
-from retrieval.config import RetrievalConfig
+from retrieval.config import FormatSettings, Fusion, RetrievalConfig
 from retrieval.formatting import ContextLine, format_context
 from retrieval.fusion import (
     convex,
@@ -183,7 +183,7 @@ def run(request: Request, *, llm: LLMClient, embedder: EmbedderClient, tracer: T
     step("enhancement", enhance, request, search, rankings, out.pool)
     ranked = step("rerank", rerank, request, out.pool, llm, tracer)
     out.ordered = step("select", select, request, ranked, out.pool.rows)
-    out.formatted = step("format", render, request.config, out.ordered, out.pool.rows, rankings)
+    out.formatted = step("format", render, request.config.format, out.ordered, out.pool.rows, rankings)
     return out
 
 
@@ -195,7 +195,7 @@ def plan(request: Request, step: StepRecord) -> RetrievalPlan:
     seeds = list(dict.fromkeys([*found, *hinted]))
     result = plan_query(request.query, now=request.now, entity_ids=seeds,
                         known_types=selectors.known_types(agent=agent),
-                        trivial_max_chars=request.config.trivial_max_chars)
+                        trivial_max_chars=request.config.planner.trivial_max_chars)
     result.entity_names = sorted(set(found.values()))
     expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.when) if seeds else []
     step.data.update(result.as_dict())
@@ -207,7 +207,7 @@ def plan(request: Request, step: StepRecord) -> RetrievalPlan:
 def embed_query(request: Request, plan: RetrievalPlan, embedder: EmbedderClient, step: StepRecord) -> Search:
     """The query vector. BM25 needs none: its searches start first and run meanwhile."""
     started = start_all({name: _timed(fn) for name, fn in _keyword_tasks(request, plan).items()},
-                        parallel=request.config.parallel_signals)
+                        parallel=request.config.candidates.parallel_signals)
     vector = embedder.embed([request.query])[0]
     scopes = vector_scopes(agent_id=request.agent.id)
     reference = selectors.reference_time(agent=request.agent, as_of=request.as_of) or request.now
@@ -224,15 +224,15 @@ def _timed(fn):
 
 def _keyword_tasks(request: Request, plan: RetrievalPlan) -> dict:
     c, aid = request.config, request.agent.id
-    pool, weights = c.candidate_pool, c.weights_for(plan.intent)
+    pool, weights = c.candidates.candidate_pool, c.scoring.weights_for(plan.intent)
     tasks = {}
     # a fact names its subject wherever the message said "I" or "she": the names count once in facts
     names = " ".join(plan.entity_names)
     if weights.get("keyword", 0) > 0:
         tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=request.query, limit=pool,
                                                    config=c, as_of=request.when, names=names,
-                                                   name_tf_cap=c.fact_name_tf_cap)
-    if c.include_events and weights.get("event_keyword", 0) > 0:
+                                                   name_tf_cap=c.keyword.fact_name_tf_cap)
+    if c.candidates.include_events and weights.get("event_keyword", 0) > 0:
         tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=request.query,
                                                          limit=pool, config=c, as_of=request.when)
     return tasks
@@ -244,20 +244,21 @@ def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[
     seeds, c, as_of = plan.entity_ids, request.config, request.when
     if not seeds:
         return [], {"seeds": []}, None
-    hops = c.graph_max_hops + (1 if plan.broad_query else 0)
+    g = c.graph
+    hops = g.graph_max_hops + (1 if plan.broad_query else 0)
     # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
     graph = (agent_graph(request.agent) if as_of is None
              else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of))
-    scores = personalized_pagerank(graph, seeds, alpha=c.ppr_alpha, max_hops=hops)
+    scores = personalized_pagerank(graph, seeds, alpha=g.ppr_alpha, max_hops=hops)
     ppr = normalize_max(scores.ppr)
-    decay = c.graph_hop_decay
+    decay = g.graph_hop_decay
     mentioned = set(seeds)
     entity_scores = {
-        e: ppr[e] * (decay[min(h, len(decay) - 1)] if h else 1.0) * (c.graph_query_bonus if e in mentioned else 1.0)
+        e: ppr[e] * (decay[min(h, len(decay) - 1)] if h else 1.0) * (g.graph_query_bonus if e in mentioned else 1.0)
         for e, h in scores.hops.items()
     }
     hits, info = signals.graph_facts(agent_id=request.agent.id, entity_scores=normalize_max(entity_scores),
-                                     vector=search.vector, limit=c.candidate_pool, config=c, as_of=as_of,
+                                     vector=search.vector, limit=c.candidates.candidate_pool, config=c, as_of=as_of,
                                      graph=graph, scope=search.scopes.get("fact"))
     return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}, graph
 
@@ -266,12 +267,13 @@ def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step
     """Semantic, keyword and graph signals (facts and events), plus the date window and
     aggregation patterns when the plan has them — concurrently (BM25 started with the query
     embedding)."""
-    c, weights, window, as_of = request.config, request.config.weights_for(plan.intent), plan.window, request.when
+    c, window, as_of = request.config, plan.window, request.when
+    weights = c.scoring.weights_for(plan.intent)
     rankings = Rankings()
 
     def nearest(kind: str, window=None):
         return lambda: signals.semantic(agent_id=request.agent.id, kind=kind, vector=search.vector,
-                                        limit=c.candidate_pool, config=c, as_of=as_of, window=window,
+                                        limit=c.candidates.candidate_pool, config=c, as_of=as_of, window=window,
                                         scope=search.scopes[kind])
 
     def graph():
@@ -283,20 +285,20 @@ def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step
         tasks["semantic"] = nearest("fact")
     if weights.get("graph", 0) > 0:
         tasks["graph"] = graph
-    if c.include_events and weights.get("event_semantic", 0) > 0:
+    if c.candidates.include_events and weights.get("event_semantic", 0) > 0:
         tasks["event_semantic"] = nearest("event")
     if window is not None and weights.get("temporal", 0) > 0:
         tasks["temporal"] = nearest("fact", window)
-    if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
+    if window is not None and c.candidates.include_events and weights.get("event_temporal", 0) > 0:
         tasks["event_temporal"] = nearest("event", window)
-    started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
+    started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.candidates.parallel_signals)
     for name, ((hits, info), ms) in collect({**search.started, **started}).items():
         rankings.lists[name] = hits
         step.data[name] = {"count": len(hits), "ms": ms, **info}
     if (plan.pattern_types or plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
         ids = selectors.pattern_facts(agent=request.agent, entity_types=plan.pattern_types,
                                       rel_types=plan.pattern_rel_types, speaker_entity_ids=plan.entity_ids,
-                                      as_of=as_of, limit=c.candidate_pool)
+                                      as_of=as_of, limit=c.candidates.candidate_pool)
         rankings.lists["pattern"] = [signals.Hit("fact", i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
         step.data["pattern"] = {"count": len(ids)}
     step.candidates_out = len({h.key for hits in rankings.lists.values() for h in hits})
@@ -329,38 +331,39 @@ def fuse(request: Request, plan: RetrievalPlan, search: Search, rankings: Rankin
     for cand in candidates.values():
         row = rows.of(cand)
         moment = row.valid_from if cand.kind == "fact" else row.occurred_at
-        cand.scores["recency"] = round(recency(moment, search.reference, c.recency_half_life_days), 6)
+        cand.scores["recency"] = round(recency(moment, search.reference, c.scoring.recency_half_life_days), 6)
         if cand.kind == "fact":
             cand.scores["importance"] = row.importance
             cand.scores["confidence"] = round(decayed_confidence(row.confidence, moment, search.reference,
-                                                                 c.confidence_half_life_days), 6)
-    fused = _fused(c, c.weights_for(plan.intent), rankings, candidates)
+                                                                 c.scoring.confidence_half_life_days), 6)
+    fused = _fused(c, c.scoring.weights_for(plan.intent), rankings, candidates)
     for cand in candidates.values():
         cand.final = fused.get(cand.key, 0.0)
     step.candidates_in = step.candidates_out = len(candidates)
-    step.data["fusion"] = c.fusion
+    step.data["fusion"] = c.scoring.fusion.value
     return Pool(candidates, rows)
 
 
-def _fused(c: RetrievalConfig, weights: dict[str, float], rankings: Rankings, candidates: dict[str, Candidate]
-           ) -> dict[str, float]:
+def _fused(c: RetrievalConfig, weights: dict[str, float], rankings: Rankings,
+           candidates: dict[str, Candidate]) -> dict[str, float]:
     """Only the configured fusion's scores, by candidate key."""
+    scoring = c.scoring
     lists = {name: [(h.key, h.score) for h in hits] for name, hits in rankings.lists.items()}
-    if c.fusion == "convex":
-        return convex(lists, weights, floor=c.min_similarity, floored=COSINE_LISTS)
-    if c.fusion == "weighted":
+    if scoring.fusion is Fusion.CONVEX:
+        return convex(lists, weights, floor=c.candidates.min_similarity, floored=COSINE_LISTS)
+    if scoring.fusion is Fusion.WEIGHTED:
         return {key: weighted(max(cand.scores.get("semantic", 0.0), cand.scores.get("keyword", 0.0)),
-                              cand.scores["recency"], cand.scores.get("importance", 0.5), c.score_weights)
+                              cand.scores["recency"], cand.scores.get("importance", 0.5), scoring.score_weights)
                 for key, cand in candidates.items()}
-    ranked = (merged_lists(lists, LABELS, by_best=KEYWORD_LISTS) if c.rrf_merge_kinds
+    ranked = (merged_lists(lists, LABELS, by_best=KEYWORD_LISTS) if scoring.rrf_merge_kinds
               else {name: [key for key, _ in hits] for name, hits in lists.items()})
-    return normalize_max(rrf(ranked, k=c.rrf_k, weights=weights))
+    return normalize_max(rrf(ranked, k=scoring.rrf_k, weights=weights))
 
 
 def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, step: StepRecord) -> Pool:
     """Grows the pool: spreading activation from the top facts' entities through
     relationships, temporal contiguity, then the reinforcement pattern boost."""
-    c, candidates, rows = request.config, pool.candidates, pool.rows
+    c, candidates, rows = request.config.enhancement, pool.candidates, pool.rows
     step.candidates_in = len(candidates)
     added = 0
     if c.spreading_activation_hops > 0:
@@ -376,7 +379,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
             parent = max(frontier.values())
             hits, _ = signals.graph_facts(agent_id=request.agent.id, entity_scores={n: 1.0 for n in neighbours},
                                           vector=search.vector, limit=c.spreading_facts_per_entity * len(neighbours),
-                                          config=c, as_of=request.when, graph=rankings.graph,
+                                          config=request.config, as_of=request.when, graph=rankings.graph,
                                           scope=search.scopes.get("fact"))
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
@@ -401,7 +404,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
 
 def _contiguity(request: Request, pool: Pool) -> int:
     """The messages said right before and after the top hits join the candidates."""
-    c = request.config
+    c = request.config.enhancement
     if c.contiguity_seeds <= 0:
         return 0
     parent = {}
@@ -428,7 +431,7 @@ def _contiguity(request: Request, pool: Pool) -> int:
 def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: StepRecord) -> list[Candidate]:
     """The candidates best first, after blending in the LLM's relevance scores for the top ones
     (multiplicatively, `rerank_blend`); on any failure the order before reranking."""
-    c = request.config
+    c = request.config.rerank
     ranked = pool.ranked()
     if not (llm.enabled and c.enable_reranker) or not ranked:
         step.status = "skipped"
@@ -454,7 +457,7 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
     by the message they cite (support and diversity), min_score, then the limit; an event
     already cited by a higher-ranked fact is folded into it."""
     step.candidates_in = len(ranked)
-    c = request.config
+    c = request.config.selection
     focus = speaker_focus({x.key: rows.speaker(x) for x in ranked}, request.query, factor=c.other_speaker_factor)
     for cand in ranked:
         if focus[cand.key] < 1:
@@ -485,7 +488,7 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
     return out
 
 
-def render(config: RetrievalConfig, selected: list[Candidate], rows: Rows, rankings: Rankings,
+def render(config: FormatSettings, selected: list[Candidate], rows: Rows, rankings: Rankings,
            step: StepRecord) -> FormattedContext:
     """The selected items as the context text, in sections, within the token budget."""
     patterns = {h.id for h in rankings.lists.get("pattern", [])}
