@@ -42,6 +42,7 @@ from retrieval.fusion import (
     speaker_focus,
     weighted,
 )
+from retrieval.keys import CandidateKey
 from retrieval.planner import RetrievalPlan, plan_query
 from retrieval.vector_indexes import VectorScope, vector_scopes
 
@@ -85,12 +86,19 @@ class Rankings:
 
 @dataclass
 class Candidate:
-    key: str
-    kind: str
-    id: int
+    key: CandidateKey
     scores: dict = field(default_factory=dict)
     final: float = 0.0
     via: str = ""  # "signals" | "spreading" | "contiguity"
+
+    id = property(lambda self: self.key.id)
+    is_fact = property(lambda self: self.key.is_fact)
+
+
+def best_first(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Highest score first; ties in the order of the written keys ("e:10" before "e:9" before
+    "f:1"), the order results have always had."""
+    return sorted(candidates, key=lambda x: (-x.final, str(x.key)))
 
 
 @dataclass
@@ -101,43 +109,44 @@ class Rows:
     facts: dict[int, selectors.FactRow] = field(default_factory=dict)
     events: dict[int, selectors.EventRow] = field(default_factory=dict)
 
-    def load(self, keys: Iterable[str], vector: np.ndarray | None = None) -> dict[str, float]:
+    def load(self, keys: Iterable[CandidateKey], vector: np.ndarray | None = None) -> dict[CandidateKey, float]:
         """Rows of the keys not loaded yet; with `vector`, their cosine to it (by key)."""
         keys = list(keys)
-        fact_ids = [int(k[2:]) for k in keys if k.startswith("f:") and int(k[2:]) not in self.facts]
-        event_ids = [int(k[2:]) for k in keys if k.startswith("e:") and int(k[2:]) not in self.events]
+        fact_ids = [k.id for k in keys if k.is_fact and k.id not in self.facts]
+        event_ids = [k.id for k in keys if not k.is_fact and k.id not in self.events]
         facts, fact_sims = selectors.facts_for_rows(agent=self.agent, ids=fact_ids, vector=vector)
         events, event_sims = selectors.events_for_rows(agent=self.agent, ids=event_ids, vector=vector)
         self.facts.update(facts)
         self.events.update(events)
-        return {**{f"f:{i}": s for i, s in fact_sims.items()}, **{f"e:{i}": s for i, s in event_sims.items()}}
+        return {**{CandidateKey.fact(i): s for i, s in fact_sims.items()},
+                **{CandidateKey.event(i): s for i, s in event_sims.items()}}
 
     def of(self, cand: Candidate) -> selectors.FactRow | selectors.EventRow | None:
-        return self.facts.get(cand.id) if cand.kind == "fact" else self.events.get(cand.id)
+        return self.facts.get(cand.id) if cand.is_fact else self.events.get(cand.id)
 
     def source_event_id(self, cand: Candidate) -> int | None:
-        return self.facts[cand.id].source_event_id if cand.kind == "fact" else cand.id
+        return self.facts[cand.id].source_event_id if cand.is_fact else cand.id
 
     def speaker(self, cand: Candidate) -> str | None:
         """Who said the message the candidate is or was drawn from."""
         row = self.of(cand)
-        event = row.source_event if cand.kind == "fact" else row
+        event = row.source_event if cand.is_fact else row
         return event.speaker if event else None
 
     def text(self, cand: Candidate) -> str:
         row = self.of(cand)
-        return row.text if cand.kind == "fact" else f"{row.speaker}: {row.text}"
+        return row.text if cand.is_fact else f"{row.speaker}: {row.text}"
 
 
 @dataclass
 class Pool:
     """The candidates by key, and their rows."""
 
-    candidates: dict[str, Candidate]
+    candidates: dict[CandidateKey, Candidate]
     rows: Rows
 
     def ranked(self) -> list[Candidate]:
-        return sorted(self.candidates.values(), key=lambda x: (-x.final, x.key))
+        return best_first(self.candidates.values())
 
 
 @dataclass
@@ -305,15 +314,15 @@ def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step
     return rankings
 
 
-def _signal_candidates(rankings: Rankings) -> dict[str, Candidate]:
+def _signal_candidates(rankings: Rankings) -> dict[CandidateKey, Candidate]:
     """Every hit's candidate with its per-signal scores (keyword, graph and pattern divided by
     their list's best hit; a fact and an event list of one signal share its label)."""
-    candidates: dict[str, Candidate] = {}
+    candidates: dict[CandidateKey, Candidate] = {}
     for name, hits in rankings.lists.items():
         top = max((h.score for h in hits), default=0.0) or 1.0
         label = LABELS.get(name, name)
         for hit in hits:
-            cand = candidates.setdefault(hit.key, Candidate(hit.key, hit.kind, hit.id, via="signals"))
+            cand = candidates.setdefault(hit.key, Candidate(hit.key, via="signals"))
             value = hit.score / top if label in {"keyword", "graph", "pattern"} else hit.score
             cand.scores[label] = max(cand.scores.get(label, 0.0), round(value, 6))
     return candidates
@@ -330,9 +339,9 @@ def fuse(request: Request, plan: RetrievalPlan, search: Search, rankings: Rankin
     candidates = {k: v for k, v in candidates.items() if rows.of(v) is not None}
     for cand in candidates.values():
         row = rows.of(cand)
-        moment = row.valid_from if cand.kind == "fact" else row.occurred_at
+        moment = row.valid_from if cand.is_fact else row.occurred_at
         cand.scores["recency"] = round(recency(moment, search.reference, c.scoring.recency_half_life_days), 6)
-        if cand.kind == "fact":
+        if cand.is_fact:
             cand.scores["importance"] = row.importance
             cand.scores["confidence"] = round(decayed_confidence(row.confidence, moment, search.reference,
                                                                  c.scoring.confidence_half_life_days), 6)
@@ -345,7 +354,7 @@ def fuse(request: Request, plan: RetrievalPlan, search: Search, rankings: Rankin
 
 
 def _fused(c: RetrievalConfig, weights: dict[str, float], rankings: Rankings,
-           candidates: dict[str, Candidate]) -> dict[str, float]:
+           candidates: dict[CandidateKey, Candidate]) -> dict[CandidateKey, float]:
     """Only the configured fusion's scores, by candidate key."""
     scoring = c.scoring
     lists = {name: [(h.key, h.score) for h in hits] for name, hits in rankings.lists.items()}
@@ -367,7 +376,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
     step.candidates_in = len(candidates)
     added = 0
     if c.spreading_activation_hops > 0:
-        seeds = sorted((x for x in candidates.values() if x.kind == "fact"), key=lambda x: -x.final)[:5]
+        seeds = sorted((x for x in candidates.values() if x.is_fact), key=lambda x: -x.final)[:5]
         frontier = {rows.facts[s.id].entity_id: s.final for s in seeds}
         visited = set(frontier)
         for hop in range(1, c.spreading_activation_hops + 1):
@@ -384,7 +393,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
                 if hit.key not in candidates:
-                    candidates[hit.key] = Candidate(hit.key, "fact", hit.id, {"spreading": round(decay, 6)},
+                    candidates[hit.key] = Candidate(hit.key, {"spreading": round(decay, 6)},
                                                     final=parent * decay * hit.score, via="spreading")
                     added += 1
             visited.update(neighbours)
@@ -392,7 +401,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
         rows.load(candidates)
     added += _contiguity(request, pool)
     for cand in candidates.values():
-        if cand.kind == "fact" and cand.id in rows.facts:
+        if cand.is_fact and cand.id in rows.facts:
             boost = pattern_boost(rows.facts[cand.id].reinforcement_count, c.pattern_boost_max)
             if boost:
                 cand.scores["pattern"] = round(cand.scores.get("pattern", 0.0) + boost, 6)
@@ -416,10 +425,10 @@ def _contiguity(request: Request, pool: Pool) -> int:
                                        max_gap_minutes=c.contiguity_max_gap_minutes, as_of=request.when)
     added = 0
     for seed, neighbour in pairs:
-        key, score = f"e:{neighbour}", parent[seed] * c.contiguity_decay
+        key, score = CandidateKey.event(neighbour), parent[seed] * c.contiguity_decay
         cand = pool.candidates.get(key)
         if cand is None:
-            cand = pool.candidates[key] = Candidate(key, "event", neighbour, via="contiguity")
+            cand = pool.candidates[key] = Candidate(key, via="contiguity")
             added += 1
         if score > cand.final:
             cand.final = score
@@ -449,7 +458,7 @@ def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: S
             cand.scores["reranker"] = round(score, 6)
             cand.final = rerank_blend(cand.final, score, weight=c.reranker_weight, veto=c.reranker_veto)
     step.candidates_in = len(top)
-    return sorted(ranked, key=lambda x: (-x.final, x.key))
+    return best_first(ranked)
 
 
 def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepRecord) -> list[Candidate]:
@@ -463,7 +472,7 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
         if focus[cand.key] < 1:
             cand.final *= focus[cand.key]
             cand.scores["speaker"] = focus[cand.key]
-    ranked = sorted(ranked, key=lambda x: (-x.final, x.key))
+    ranked = best_first(ranked)
     # an item with no source message (an operator's correction) is its own group
     folded = fold_by_source([(x.key, rows.source_event_id(x) or x.key, x.final) for x in ranked],
                             support=c.source_support, penalty=c.diversity_penalty)
@@ -472,10 +481,10 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
             cand.scores["diversity"] = c.diversity_penalty
         cand.final = folded[cand.key]
     cited, out = set(), []
-    for cand in sorted(ranked, key=lambda x: (-x.final, x.key)):
+    for cand in best_first(ranked):
         if cand.final < c.min_score:
             continue
-        if cand.kind == "fact":
+        if cand.is_fact:
             cited.add(rows.facts[cand.id].source_event_id)
         elif cand.id in cited:
             continue
@@ -495,7 +504,7 @@ def render(config: FormatSettings, selected: list[Candidate], rows: Rows, rankin
     lines = []
     for cand in selected:
         row = rows.of(cand)
-        if cand.kind == "fact":
+        if cand.is_fact:
             section = "patterns" if row.reinforcement_count >= 2 or cand.id in patterns else "facts"
             lines.append(ContextLine(section, cand.key, row.text, _citation_label(row.source_event)))
         else:

@@ -20,6 +20,7 @@ from memories.models.visibility import Moment, event_visible_sql, version_visibl
 from memories.providers.embeddings import vector_literal
 from retrieval import postings
 from retrieval.config import RetrievalConfig
+from retrieval.keys import CandidateKey, CandidateKind
 from retrieval.vector_indexes import VectorScope, vector_scope
 
 
@@ -30,8 +31,8 @@ class Hit:
     score: float
 
     @property
-    def key(self) -> str:
-        return f"{self.kind[0]}:{self.id}"
+    def key(self) -> CandidateKey:
+        return CandidateKey(CandidateKind(self.kind), self.id)
 
 
 def _visibility(kind: str, as_of: Moment | datetime | None, min_confidence: float) -> tuple[str, list]:

@@ -28,9 +28,7 @@ def ask(request, agent):
             error = str(exc)
     items = []
     if result is not None:
-        facts = {f"f:{f.id}": ("fact", f) for f in result.facts}
-        events = {f"e:{e.id}": ("message", e) for e in result.events}
-        items = [(*{**facts, **events}[key], key) for key in result.ranking if key in facts or key in events]
+        items = [("fact" if key.is_fact else "message", item, key) for key, item in result.ranked_items()]
     return render_page(request, "retrieval/ask.html", {
         "nav": "ask", "q": q, "preset": preset, "presets": sorted(PRESETS), "limit": limit,
         "result": result, "items": items, "error": error,
