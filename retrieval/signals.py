@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
+from memories.lru import LRUCache
 from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.models.visibility import Moment, event_visible_sql, version_visible_sql
 from memories.providers.embeddings import vector_literal
@@ -62,8 +64,9 @@ def table_size(kind: str) -> int:
 
 # The agent's share of the HNSW neighbourhood last observed per (agent, kind): a first pass
 # that came back short tells what share of the index's candidates were the agent's rows, and
-# the next query starts from it instead of paying for a second pass again.
-_observed_share: dict[tuple[int, str], float] = {}
+# the next query starts from it instead of paying for a second pass again. Per process, for the
+# ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE most recently searched (agent, kind) pairs.
+_observed_share: LRUCache[tuple[int, str], float] = LRUCache(settings.ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE)
 
 
 def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
@@ -110,8 +113,9 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
         # rows on purpose, and in the agent's own index the share is its visible rows
         memo = (agent_id, kind) if window is None and as_of is None and not own else None
         share = max(rows_in_scope / max(agent_rows if own else table_size(kind), rows_in_scope), 1e-6)
-        if memo in _observed_share:
-            share = min(share, _observed_share[memo])
+        observed = _observed_share.get(memo) if memo else None
+        if observed is not None:
+            share = min(share, observed)
         ef = int(min(limits.hnsw_ef_search_max, max(limits.hnsw_ef_search_min, limit * 2 / share)))
         # Stored vectors are unit length, so ordering by inner product (<#>) is ordering by
         # cosine; only the agent's own index (vector_ip_ops) can serve it, whatever the costs.
@@ -123,12 +127,12 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
             # the first pass actually saw before paying for an exact scan.
             local_share = max(len(rows), 1) / ef
             if memo:
-                _observed_share[memo] = local_share
+                _observed_share.put(memo, local_share)
             ef = int(min(limits.hnsw_ef_search_max, limit * 1.5 / local_share))
             info.update(strategy=f"{label}_widened", ef_search=ef)
             rows = nearest(order, ef)
-        elif memo in _observed_share:  # drift back toward the table-wide share
-            _observed_share[memo] = min(1.0, _observed_share[memo] * 1.05)
+        elif observed is not None:  # drift back toward the table-wide share
+            _observed_share.put(memo, min(1.0, observed * 1.05))
         if len(rows) < limit and window is None:
             info["strategy"] += "+exact_rescan"
             rows = nearest(EXACT_ORDER)
