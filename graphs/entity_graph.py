@@ -1,24 +1,26 @@
 """The per-agent entity graph (relationships + fact co-mentions) with Personalized PageRank.
 
-Graphs are cached per process and keyed by the agent's `graph_version`, which every write that
-changes relationships or fact links bumps; a query rebuilds only when that version moved.
+Graphs are cached per process, for the ANAMNESIS_GRAPH_CACHE_AGENTS most recently read agents,
+and keyed by the agent's `graph_version`, which every write that changes relationships or fact
+links bumps; a query rebuilds only when that version moved.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 import networkx as nx
+from django.conf import settings
 from django.db import connection
 
+from memories.lru import LRUCache
 from memories.models import Agent, Fact, FactEntityLink, Relationship
 from memories.models.visibility import Moment, version_visible, version_visible_sql
 
-_cache: dict[int, tuple[int, nx.Graph]] = {}
-_lock = threading.Lock()
+# agent id → (graph_version, graph)
+_cache: LRUCache[int, tuple[int, nx.Graph]] = LRUCache(settings.ANAMNESIS_GRAPH_CACHE_AGENTS)
 
 
 def build_graph(agent: Agent, as_of: Moment | datetime | None = None) -> nx.Graph:
@@ -118,8 +120,7 @@ def agent_graph(agent: Agent) -> nx.Graph:
     if cached and cached[0] == version:
         return cached[1]
     graph = build_graph(agent)
-    with _lock:
-        _cache[agent.pk] = (version, graph)
+    _cache.put(agent.pk, (version, graph))
     return graph
 
 

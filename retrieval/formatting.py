@@ -5,19 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from retrieval.keys import CandidateKey
+
 SECTIONS = (("facts", "Known facts"), ("patterns", "Observed patterns"), ("events", "Relevant conversations"))
 
 
 @dataclass(frozen=True)
 class ContextLine:
     section: str  # facts | patterns | events
-    key: str
+    key: CandidateKey
     text: str
     citation: str
 
 
 def format_context(lines: Sequence[ContextLine], *, max_tokens: int, tiers: Sequence[float],
-                   count: Callable[[str], int]) -> tuple[str, int, list[str]]:
+                   count: Callable[[str], int]) -> tuple[str, int, list[CandidateKey]]:
     """Fill each section up to its share of the budget (unused share rolls over to the next
     sections); lines stay in rank order. Returns (context, tokens, keys included)."""
     by_section = {name: [line for line in lines if line.section == name] for name, _ in SECTIONS}

@@ -2,24 +2,25 @@
 
 A signal's list is `[(key, score), ...]`, best first; the fusions turn the lists into one score
 per key: `convex` (the default), `rrf` (over `merged_lists` or the lists' keys) and, per
-candidate, `weighted`."""
+candidate, `weighted`. A key is any hashable (the pipeline's are `retrieval.keys.CandidateKey`)."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from datetime import datetime
+from typing import TypeVar
 
-ScoredList = Sequence[tuple[str, float]]
+Key = TypeVar("Key", bound=Hashable)
 
 
-def convex(lists: Mapping[str, ScoredList], weights: Mapping[str, float], *, floor: float,
-           floored: Collection[str]) -> dict[str, float]:
+def convex(lists: Mapping[str, Sequence[tuple[Key, float]]], weights: Mapping[str, float], *, floor: float,
+           floored: Collection[str]) -> dict[Key, float]:
     """Σ_list weight × the item's share of the list's score range, max-normalized: one strong
     signal can win on its own. Lists named in `floored` (cosines) range from `floor` (or their
     best score, if lower) to their best; the others (BM25, graph, pattern: unbounded) from 0."""
-    out: dict[str, float] = {}
+    out: dict[Key, float] = {}
     for name, hits in lists.items():
         weight = weights.get(name, 0.0)
         if not hits or weight <= 0:
@@ -32,12 +33,12 @@ def convex(lists: Mapping[str, ScoredList], weights: Mapping[str, float], *, flo
     return normalize_max(out)
 
 
-def merged_lists(lists: Mapping[str, ScoredList], labels: Mapping[str, str], *, by_best: Collection[str]
-                 ) -> dict[str, list[str]]:
+def merged_lists(lists: Mapping[str, Sequence[tuple[Key, float]]], labels: Mapping[str, str], *,
+                 by_best: Collection[str]) -> dict[str, list[Key]]:
     """One ranking per label: the lists sharing a label (a signal's facts and events) merged by
     score — lists named in `by_best` (BM25) divided by their best score first — so correlated
     lists don't each get a full RRF vote. A list without a label is its own."""
-    merged: dict[str, list[tuple[float, str]]] = {}
+    merged: dict[str, list[tuple[float, Key]]] = {}
     for name, hits in lists.items():
         top = max((score for _, score in hits), default=0.0) or 1.0
         scale = top if name in by_best else 1.0
@@ -45,10 +46,10 @@ def merged_lists(lists: Mapping[str, ScoredList], labels: Mapping[str, str], *, 
     return {label: [key for _, key in sorted(items, key=lambda x: -x[0])] for label, items in merged.items()}
 
 
-def rrf(rankings: Mapping[str, Sequence[str]], *, k: int = 60, weights: Mapping[str, float] | None = None
-        ) -> dict[str, float]:
+def rrf(rankings: Mapping[str, Sequence[Key]], *, k: int = 60, weights: Mapping[str, float] | None = None
+        ) -> dict[Key, float]:
     """Reciprocal Rank Fusion: Σ_signal weight / (k + rank), ranks starting at 1."""
-    fused: dict[str, float] = {}
+    fused: dict[Key, float] = {}
     for signal, ranked in rankings.items():
         weight = 1.0 if weights is None else weights.get(signal, 0.0)
         if weight <= 0:
@@ -76,7 +77,7 @@ def weighted(semantic: float, recency_score: float, importance: float, weights: 
             + weights.get("importance", 0.0) * importance)
 
 
-def normalize_max(scores: Mapping[str, float]) -> dict[str, float]:
+def normalize_max(scores: Mapping[Key, float]) -> dict[Key, float]:
     top = max(scores.values(), default=0.0)
     return {key: (value / top if top > 0 else 0.0) for key, value in scores.items()}
 
@@ -96,7 +97,7 @@ def rerank_blend(formula: float, reranker: float, *, weight: float = 0.70, veto:
     return formula * ((1 - weight) + weight * reranker)
 
 
-def speaker_focus(speakers: Mapping[str, str | None], query: str, *, factor: float) -> dict[str, float]:
+def speaker_focus(speakers: Mapping[Key, str | None], query: str, *, factor: float) -> dict[Key, float]:
     """Per item key (→ the speaker of the message it cites), its score's multiplier: when the
     query names exactly one of the speakers ("What are Ana's hobbies?"), what the others said
     is scored × `factor` — what a person does, likes or plans is mostly told by that person —
@@ -113,14 +114,14 @@ def speaker_focus(speakers: Mapping[str, str | None], query: str, *, factor: flo
     return {key: (factor if s and s != focus[0] else 1.0) for key, s in speakers.items()}
 
 
-def fold_by_source(items: Sequence[tuple[str, object, float]], *, support: float, penalty: float
-                   ) -> dict[str, float]:
+def fold_by_source(items: Sequence[tuple[Key, Hashable, float]], *, support: float, penalty: float
+                   ) -> dict[Key, float]:
     """Scores after grouping `(key, source, score)` items (best first) by the message they cite:
     the first item of a message gains `support` × each later one's score — a message matched
     through its own text and through the facts drawn from it is better evidence than either
     alone — and the later ones are scored × `penalty`, so one message doesn't fill the list."""
-    first: dict[object, str] = {}
-    out: dict[str, float] = {}
+    first: dict[Hashable, Key] = {}
+    out: dict[Key, float] = {}
     for key, source, score in items:
         if source in first:
             out[first[source]] += support * score

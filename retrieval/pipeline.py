@@ -27,7 +27,7 @@ from memories.tokens import count_tokens
 from retrieval import rerank as reranker
 from retrieval import selectors, signals
 from retrieval.concurrency import collect, start_all
-from retrieval.config import RetrievalConfig
+from retrieval.config import FormatSettings, Fusion, RetrievalConfig
 from retrieval.formatting import ContextLine, format_context
 from retrieval.fusion import (
     convex,
@@ -42,6 +42,7 @@ from retrieval.fusion import (
     speaker_focus,
     weighted,
 )
+from retrieval.keys import CandidateKey
 from retrieval.planner import RetrievalPlan, plan_query
 from retrieval.vector_indexes import VectorScope, vector_scopes
 
@@ -85,12 +86,19 @@ class Rankings:
 
 @dataclass
 class Candidate:
-    key: str
-    kind: str
-    id: int
+    key: CandidateKey
     scores: dict = field(default_factory=dict)
     final: float = 0.0
     via: str = ""  # "signals" | "spreading" | "contiguity"
+
+    id = property(lambda self: self.key.id)
+    is_fact = property(lambda self: self.key.is_fact)
+
+
+def best_first(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Highest score first; ties in the order of the written keys ("e:10" before "e:9" before
+    "f:1"), the order results have always had."""
+    return sorted(candidates, key=lambda x: (-x.final, str(x.key)))
 
 
 @dataclass
@@ -101,43 +109,44 @@ class Rows:
     facts: dict[int, selectors.FactRow] = field(default_factory=dict)
     events: dict[int, selectors.EventRow] = field(default_factory=dict)
 
-    def load(self, keys: Iterable[str], vector: np.ndarray | None = None) -> dict[str, float]:
+    def load(self, keys: Iterable[CandidateKey], vector: np.ndarray | None = None) -> dict[CandidateKey, float]:
         """Rows of the keys not loaded yet; with `vector`, their cosine to it (by key)."""
         keys = list(keys)
-        fact_ids = [int(k[2:]) for k in keys if k.startswith("f:") and int(k[2:]) not in self.facts]
-        event_ids = [int(k[2:]) for k in keys if k.startswith("e:") and int(k[2:]) not in self.events]
+        fact_ids = [k.id for k in keys if k.is_fact and k.id not in self.facts]
+        event_ids = [k.id for k in keys if not k.is_fact and k.id not in self.events]
         facts, fact_sims = selectors.facts_for_rows(agent=self.agent, ids=fact_ids, vector=vector)
         events, event_sims = selectors.events_for_rows(agent=self.agent, ids=event_ids, vector=vector)
         self.facts.update(facts)
         self.events.update(events)
-        return {**{f"f:{i}": s for i, s in fact_sims.items()}, **{f"e:{i}": s for i, s in event_sims.items()}}
+        return {**{CandidateKey.fact(i): s for i, s in fact_sims.items()},
+                **{CandidateKey.event(i): s for i, s in event_sims.items()}}
 
     def of(self, cand: Candidate) -> selectors.FactRow | selectors.EventRow | None:
-        return self.facts.get(cand.id) if cand.kind == "fact" else self.events.get(cand.id)
+        return self.facts.get(cand.id) if cand.is_fact else self.events.get(cand.id)
 
     def source_event_id(self, cand: Candidate) -> int | None:
-        return self.facts[cand.id].source_event_id if cand.kind == "fact" else cand.id
+        return self.facts[cand.id].source_event_id if cand.is_fact else cand.id
 
     def speaker(self, cand: Candidate) -> str | None:
         """Who said the message the candidate is or was drawn from."""
         row = self.of(cand)
-        event = row.source_event if cand.kind == "fact" else row
+        event = row.source_event if cand.is_fact else row
         return event.speaker if event else None
 
     def text(self, cand: Candidate) -> str:
         row = self.of(cand)
-        return row.text if cand.kind == "fact" else f"{row.speaker}: {row.text}"
+        return row.text if cand.is_fact else f"{row.speaker}: {row.text}"
 
 
 @dataclass
 class Pool:
     """The candidates by key, and their rows."""
 
-    candidates: dict[str, Candidate]
+    candidates: dict[CandidateKey, Candidate]
     rows: Rows
 
     def ranked(self) -> list[Candidate]:
-        return sorted(self.candidates.values(), key=lambda x: (-x.final, x.key))
+        return best_first(self.candidates.values())
 
 
 @dataclass
@@ -183,7 +192,7 @@ def run(request: Request, *, llm: LLMClient, embedder: EmbedderClient, tracer: T
     step("enhancement", enhance, request, search, rankings, out.pool)
     ranked = step("rerank", rerank, request, out.pool, llm, tracer)
     out.ordered = step("select", select, request, ranked, out.pool.rows)
-    out.formatted = step("format", render, request.config, out.ordered, out.pool.rows, rankings)
+    out.formatted = step("format", render, request.config.format, out.ordered, out.pool.rows, rankings)
     return out
 
 
@@ -195,7 +204,7 @@ def plan(request: Request, step: StepRecord) -> RetrievalPlan:
     seeds = list(dict.fromkeys([*found, *hinted]))
     result = plan_query(request.query, now=request.now, entity_ids=seeds,
                         known_types=selectors.known_types(agent=agent),
-                        trivial_max_chars=request.config.trivial_max_chars)
+                        trivial_max_chars=request.config.planner.trivial_max_chars)
     result.entity_names = sorted(set(found.values()))
     expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.when) if seeds else []
     step.data.update(result.as_dict())
@@ -207,7 +216,7 @@ def plan(request: Request, step: StepRecord) -> RetrievalPlan:
 def embed_query(request: Request, plan: RetrievalPlan, embedder: EmbedderClient, step: StepRecord) -> Search:
     """The query vector. BM25 needs none: its searches start first and run meanwhile."""
     started = start_all({name: _timed(fn) for name, fn in _keyword_tasks(request, plan).items()},
-                        parallel=request.config.parallel_signals)
+                        parallel=request.config.candidates.parallel_signals)
     vector = embedder.embed([request.query])[0]
     scopes = vector_scopes(agent_id=request.agent.id)
     reference = selectors.reference_time(agent=request.agent, as_of=request.as_of) or request.now
@@ -224,15 +233,15 @@ def _timed(fn):
 
 def _keyword_tasks(request: Request, plan: RetrievalPlan) -> dict:
     c, aid = request.config, request.agent.id
-    pool, weights = c.candidate_pool, c.weights_for(plan.intent)
+    pool, weights = c.candidates.candidate_pool, c.scoring.weights_for(plan.intent)
     tasks = {}
     # a fact names its subject wherever the message said "I" or "she": the names count once in facts
     names = " ".join(plan.entity_names)
     if weights.get("keyword", 0) > 0:
         tasks["keyword"] = lambda: signals.keyword(agent_id=aid, kind="fact", query=request.query, limit=pool,
                                                    config=c, as_of=request.when, names=names,
-                                                   name_tf_cap=c.fact_name_tf_cap)
-    if c.include_events and weights.get("event_keyword", 0) > 0:
+                                                   name_tf_cap=c.keyword.fact_name_tf_cap)
+    if c.candidates.include_events and weights.get("event_keyword", 0) > 0:
         tasks["event_keyword"] = lambda: signals.keyword(agent_id=aid, kind="event", query=request.query,
                                                          limit=pool, config=c, as_of=request.when)
     return tasks
@@ -244,20 +253,21 @@ def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[
     seeds, c, as_of = plan.entity_ids, request.config, request.when
     if not seeds:
         return [], {"seeds": []}, None
-    hops = c.graph_max_hops + (1 if plan.broad_query else 0)
+    g = c.graph
+    hops = g.graph_max_hops + (1 if plan.broad_query else 0)
     # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
     graph = (agent_graph(request.agent) if as_of is None
              else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of))
-    scores = personalized_pagerank(graph, seeds, alpha=c.ppr_alpha, max_hops=hops)
+    scores = personalized_pagerank(graph, seeds, alpha=g.ppr_alpha, max_hops=hops)
     ppr = normalize_max(scores.ppr)
-    decay = c.graph_hop_decay
+    decay = g.graph_hop_decay
     mentioned = set(seeds)
     entity_scores = {
-        e: ppr[e] * (decay[min(h, len(decay) - 1)] if h else 1.0) * (c.graph_query_bonus if e in mentioned else 1.0)
+        e: ppr[e] * (decay[min(h, len(decay) - 1)] if h else 1.0) * (g.graph_query_bonus if e in mentioned else 1.0)
         for e, h in scores.hops.items()
     }
     hits, info = signals.graph_facts(agent_id=request.agent.id, entity_scores=normalize_max(entity_scores),
-                                     vector=search.vector, limit=c.candidate_pool, config=c, as_of=as_of,
+                                     vector=search.vector, limit=c.candidates.candidate_pool, config=c, as_of=as_of,
                                      graph=graph, scope=search.scopes.get("fact"))
     return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}, graph
 
@@ -266,12 +276,13 @@ def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step
     """Semantic, keyword and graph signals (facts and events), plus the date window and
     aggregation patterns when the plan has them — concurrently (BM25 started with the query
     embedding)."""
-    c, weights, window, as_of = request.config, request.config.weights_for(plan.intent), plan.window, request.when
+    c, window, as_of = request.config, plan.window, request.when
+    weights = c.scoring.weights_for(plan.intent)
     rankings = Rankings()
 
     def nearest(kind: str, window=None):
         return lambda: signals.semantic(agent_id=request.agent.id, kind=kind, vector=search.vector,
-                                        limit=c.candidate_pool, config=c, as_of=as_of, window=window,
+                                        limit=c.candidates.candidate_pool, config=c, as_of=as_of, window=window,
                                         scope=search.scopes[kind])
 
     def graph():
@@ -283,35 +294,35 @@ def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step
         tasks["semantic"] = nearest("fact")
     if weights.get("graph", 0) > 0:
         tasks["graph"] = graph
-    if c.include_events and weights.get("event_semantic", 0) > 0:
+    if c.candidates.include_events and weights.get("event_semantic", 0) > 0:
         tasks["event_semantic"] = nearest("event")
     if window is not None and weights.get("temporal", 0) > 0:
         tasks["temporal"] = nearest("fact", window)
-    if window is not None and c.include_events and weights.get("event_temporal", 0) > 0:
+    if window is not None and c.candidates.include_events and weights.get("event_temporal", 0) > 0:
         tasks["event_temporal"] = nearest("event", window)
-    started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.parallel_signals)
+    started = start_all({name: _timed(fn) for name, fn in tasks.items()}, parallel=c.candidates.parallel_signals)
     for name, ((hits, info), ms) in collect({**search.started, **started}).items():
         rankings.lists[name] = hits
         step.data[name] = {"count": len(hits), "ms": ms, **info}
     if (plan.pattern_types or plan.pattern_rel_types) and weights.get("pattern", 0) > 0:
         ids = selectors.pattern_facts(agent=request.agent, entity_types=plan.pattern_types,
                                       rel_types=plan.pattern_rel_types, speaker_entity_ids=plan.entity_ids,
-                                      as_of=as_of, limit=c.candidate_pool)
+                                      as_of=as_of, limit=c.candidates.candidate_pool)
         rankings.lists["pattern"] = [signals.Hit("fact", i, 1.0 / (n + 1)) for n, i in enumerate(ids)]
         step.data["pattern"] = {"count": len(ids)}
     step.candidates_out = len({h.key for hits in rankings.lists.values() for h in hits})
     return rankings
 
 
-def _signal_candidates(rankings: Rankings) -> dict[str, Candidate]:
+def _signal_candidates(rankings: Rankings) -> dict[CandidateKey, Candidate]:
     """Every hit's candidate with its per-signal scores (keyword, graph and pattern divided by
     their list's best hit; a fact and an event list of one signal share its label)."""
-    candidates: dict[str, Candidate] = {}
+    candidates: dict[CandidateKey, Candidate] = {}
     for name, hits in rankings.lists.items():
         top = max((h.score for h in hits), default=0.0) or 1.0
         label = LABELS.get(name, name)
         for hit in hits:
-            cand = candidates.setdefault(hit.key, Candidate(hit.key, hit.kind, hit.id, via="signals"))
+            cand = candidates.setdefault(hit.key, Candidate(hit.key, via="signals"))
             value = hit.score / top if label in {"keyword", "graph", "pattern"} else hit.score
             cand.scores[label] = max(cand.scores.get(label, 0.0), round(value, 6))
     return candidates
@@ -328,43 +339,44 @@ def fuse(request: Request, plan: RetrievalPlan, search: Search, rankings: Rankin
     candidates = {k: v for k, v in candidates.items() if rows.of(v) is not None}
     for cand in candidates.values():
         row = rows.of(cand)
-        moment = row.valid_from if cand.kind == "fact" else row.occurred_at
-        cand.scores["recency"] = round(recency(moment, search.reference, c.recency_half_life_days), 6)
-        if cand.kind == "fact":
+        moment = row.valid_from if cand.is_fact else row.occurred_at
+        cand.scores["recency"] = round(recency(moment, search.reference, c.scoring.recency_half_life_days), 6)
+        if cand.is_fact:
             cand.scores["importance"] = row.importance
             cand.scores["confidence"] = round(decayed_confidence(row.confidence, moment, search.reference,
-                                                                 c.confidence_half_life_days), 6)
-    fused = _fused(c, c.weights_for(plan.intent), rankings, candidates)
+                                                                 c.scoring.confidence_half_life_days), 6)
+    fused = _fused(c, c.scoring.weights_for(plan.intent), rankings, candidates)
     for cand in candidates.values():
         cand.final = fused.get(cand.key, 0.0)
     step.candidates_in = step.candidates_out = len(candidates)
-    step.data["fusion"] = c.fusion
+    step.data["fusion"] = c.scoring.fusion.value
     return Pool(candidates, rows)
 
 
-def _fused(c: RetrievalConfig, weights: dict[str, float], rankings: Rankings, candidates: dict[str, Candidate]
-           ) -> dict[str, float]:
+def _fused(c: RetrievalConfig, weights: dict[str, float], rankings: Rankings,
+           candidates: dict[CandidateKey, Candidate]) -> dict[CandidateKey, float]:
     """Only the configured fusion's scores, by candidate key."""
+    scoring = c.scoring
     lists = {name: [(h.key, h.score) for h in hits] for name, hits in rankings.lists.items()}
-    if c.fusion == "convex":
-        return convex(lists, weights, floor=c.min_similarity, floored=COSINE_LISTS)
-    if c.fusion == "weighted":
+    if scoring.fusion is Fusion.CONVEX:
+        return convex(lists, weights, floor=c.candidates.min_similarity, floored=COSINE_LISTS)
+    if scoring.fusion is Fusion.WEIGHTED:
         return {key: weighted(max(cand.scores.get("semantic", 0.0), cand.scores.get("keyword", 0.0)),
-                              cand.scores["recency"], cand.scores.get("importance", 0.5), c.score_weights)
+                              cand.scores["recency"], cand.scores.get("importance", 0.5), scoring.score_weights)
                 for key, cand in candidates.items()}
-    ranked = (merged_lists(lists, LABELS, by_best=KEYWORD_LISTS) if c.rrf_merge_kinds
+    ranked = (merged_lists(lists, LABELS, by_best=KEYWORD_LISTS) if scoring.rrf_merge_kinds
               else {name: [key for key, _ in hits] for name, hits in lists.items()})
-    return normalize_max(rrf(ranked, k=c.rrf_k, weights=weights))
+    return normalize_max(rrf(ranked, k=scoring.rrf_k, weights=weights))
 
 
 def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, step: StepRecord) -> Pool:
     """Grows the pool: spreading activation from the top facts' entities through
     relationships, temporal contiguity, then the reinforcement pattern boost."""
-    c, candidates, rows = request.config, pool.candidates, pool.rows
+    c, candidates, rows = request.config.enhancement, pool.candidates, pool.rows
     step.candidates_in = len(candidates)
     added = 0
     if c.spreading_activation_hops > 0:
-        seeds = sorted((x for x in candidates.values() if x.kind == "fact"), key=lambda x: -x.final)[:5]
+        seeds = sorted((x for x in candidates.values() if x.is_fact), key=lambda x: -x.final)[:5]
         frontier = {rows.facts[s.id].entity_id: s.final for s in seeds}
         visited = set(frontier)
         for hop in range(1, c.spreading_activation_hops + 1):
@@ -376,12 +388,12 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
             parent = max(frontier.values())
             hits, _ = signals.graph_facts(agent_id=request.agent.id, entity_scores={n: 1.0 for n in neighbours},
                                           vector=search.vector, limit=c.spreading_facts_per_entity * len(neighbours),
-                                          config=c, as_of=request.when, graph=rankings.graph,
+                                          config=request.config, as_of=request.when, graph=rankings.graph,
                                           scope=search.scopes.get("fact"))
             decay = c.spreading_decay_factor ** hop
             for hit in hits:
                 if hit.key not in candidates:
-                    candidates[hit.key] = Candidate(hit.key, "fact", hit.id, {"spreading": round(decay, 6)},
+                    candidates[hit.key] = Candidate(hit.key, {"spreading": round(decay, 6)},
                                                     final=parent * decay * hit.score, via="spreading")
                     added += 1
             visited.update(neighbours)
@@ -389,7 +401,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
         rows.load(candidates)
     added += _contiguity(request, pool)
     for cand in candidates.values():
-        if cand.kind == "fact" and cand.id in rows.facts:
+        if cand.is_fact and cand.id in rows.facts:
             boost = pattern_boost(rows.facts[cand.id].reinforcement_count, c.pattern_boost_max)
             if boost:
                 cand.scores["pattern"] = round(cand.scores.get("pattern", 0.0) + boost, 6)
@@ -401,7 +413,7 @@ def enhance(request: Request, search: Search, rankings: Rankings, pool: Pool, st
 
 def _contiguity(request: Request, pool: Pool) -> int:
     """The messages said right before and after the top hits join the candidates."""
-    c = request.config
+    c = request.config.enhancement
     if c.contiguity_seeds <= 0:
         return 0
     parent = {}
@@ -413,10 +425,10 @@ def _contiguity(request: Request, pool: Pool) -> int:
                                        max_gap_minutes=c.contiguity_max_gap_minutes, as_of=request.when)
     added = 0
     for seed, neighbour in pairs:
-        key, score = f"e:{neighbour}", parent[seed] * c.contiguity_decay
+        key, score = CandidateKey.event(neighbour), parent[seed] * c.contiguity_decay
         cand = pool.candidates.get(key)
         if cand is None:
-            cand = pool.candidates[key] = Candidate(key, "event", neighbour, via="contiguity")
+            cand = pool.candidates[key] = Candidate(key, via="contiguity")
             added += 1
         if score > cand.final:
             cand.final = score
@@ -428,7 +440,7 @@ def _contiguity(request: Request, pool: Pool) -> int:
 def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: StepRecord) -> list[Candidate]:
     """The candidates best first, after blending in the LLM's relevance scores for the top ones
     (multiplicatively, `rerank_blend`); on any failure the order before reranking."""
-    c = request.config
+    c = request.config.rerank
     ranked = pool.ranked()
     if not (llm.enabled and c.enable_reranker) or not ranked:
         step.status = "skipped"
@@ -446,7 +458,7 @@ def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: S
             cand.scores["reranker"] = round(score, 6)
             cand.final = rerank_blend(cand.final, score, weight=c.reranker_weight, veto=c.reranker_veto)
     step.candidates_in = len(top)
-    return sorted(ranked, key=lambda x: (-x.final, x.key))
+    return best_first(ranked)
 
 
 def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepRecord) -> list[Candidate]:
@@ -454,13 +466,13 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
     by the message they cite (support and diversity), min_score, then the limit; an event
     already cited by a higher-ranked fact is folded into it."""
     step.candidates_in = len(ranked)
-    c = request.config
+    c = request.config.selection
     focus = speaker_focus({x.key: rows.speaker(x) for x in ranked}, request.query, factor=c.other_speaker_factor)
     for cand in ranked:
         if focus[cand.key] < 1:
             cand.final *= focus[cand.key]
             cand.scores["speaker"] = focus[cand.key]
-    ranked = sorted(ranked, key=lambda x: (-x.final, x.key))
+    ranked = best_first(ranked)
     # an item with no source message (an operator's correction) is its own group
     folded = fold_by_source([(x.key, rows.source_event_id(x) or x.key, x.final) for x in ranked],
                             support=c.source_support, penalty=c.diversity_penalty)
@@ -469,10 +481,10 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
             cand.scores["diversity"] = c.diversity_penalty
         cand.final = folded[cand.key]
     cited, out = set(), []
-    for cand in sorted(ranked, key=lambda x: (-x.final, x.key)):
+    for cand in best_first(ranked):
         if cand.final < c.min_score:
             continue
-        if cand.kind == "fact":
+        if cand.is_fact:
             cited.add(rows.facts[cand.id].source_event_id)
         elif cand.id in cited:
             continue
@@ -485,14 +497,14 @@ def select(request: Request, ranked: list[Candidate], rows: Rows, step: StepReco
     return out
 
 
-def render(config: RetrievalConfig, selected: list[Candidate], rows: Rows, rankings: Rankings,
+def render(config: FormatSettings, selected: list[Candidate], rows: Rows, rankings: Rankings,
            step: StepRecord) -> FormattedContext:
     """The selected items as the context text, in sections, within the token budget."""
     patterns = {h.id for h in rankings.lists.get("pattern", [])}
     lines = []
     for cand in selected:
         row = rows.of(cand)
-        if cand.kind == "fact":
+        if cand.is_fact:
             section = "patterns" if row.reinforcement_count >= 2 or cand.id in patterns else "facts"
             lines.append(ContextLine(section, cand.key, row.text, _citation_label(row.source_event)))
         else:

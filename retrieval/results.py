@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from retrieval.keys import CandidateKey
+
 
 @dataclass
 class Citation:
@@ -63,16 +65,25 @@ class RetrieveResult:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def ranked_items(self) -> list[tuple[CandidateKey, RetrievedFact | RetrievedEvent]]:
+        """The returned facts and events in ranking order, each with its key."""
+        items = self._by_key()
+        return [(key, items[key]) for key in map(CandidateKey.parse, self.ranking) if key in items]
+
     def cited_external_ids(self, k: int | None = None) -> list[list[str]]:
         """Per ranked item (top k), the external ids of the events it cites."""
-        facts = {f"f:{f.id}": f for f in self.facts}
-        events = {f"e:{e.id}": e for e in self.events}
+        items = self._by_key()
         out = []
-        for key in self.ranking[:k]:
-            if key in facts:
-                out.append([c.external_id for c in facts[key].citations if c.external_id])
-            elif key in events and events[key].external_id:
-                out.append([events[key].external_id])
+        for key in map(CandidateKey.parse, self.ranking[:k]):
+            item = items.get(key)
+            if item is not None and key.is_fact:
+                out.append([c.external_id for c in item.citations if c.external_id])
+            elif item is not None and item.external_id:
+                out.append([item.external_id])
             else:
                 out.append([])
         return out
+
+    def _by_key(self) -> dict[CandidateKey, RetrievedFact | RetrievedEvent]:
+        return {**{CandidateKey.fact(f.id): f for f in self.facts},
+                **{CandidateKey.event(e.id): e for e in self.events}}

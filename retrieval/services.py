@@ -20,6 +20,7 @@ from memories.services.traces import retrieval_run_record, run_id_reserve
 from retrieval import pipeline
 from retrieval.concurrency import fire_and_forget
 from retrieval.config import RetrievalConfig, retrieval_config
+from retrieval.keys import CandidateKey
 from retrieval.results import Citation, RetrievedEvent, RetrievedFact, RetrieveResult
 
 MAX_QUERY_CHARS = 4000
@@ -83,8 +84,8 @@ def _result(ctx) -> RetrieveResult:
                             valid_at=_iso(when.valid_at) if when else None,
                             recorded_as_of=_iso(when.recorded_as_of) if when else None)
     for rank, cand in enumerate(ctx.ordered, start=1):
-        result.ranking.append(cand.key)
-        if cand.kind == "fact":
+        result.ranking.append(str(cand.key))  # "f:<id>" / "e:<id>": what clients read
+        if cand.is_fact:
             f = ctx.facts[cand.id]
             result.facts.append(RetrievedFact(
                 id=f.id, text=f.text, entity=f.entity.key, entity_name=f.entity.display_name,
@@ -113,6 +114,6 @@ def _record(agent: Agent, ctx, result: RetrieveResult) -> None:
         result={"ranking": result.ranking, "context_tokens": result.context_tokens,
                 "total_candidates": result.total_candidates,
                 # "why was this retrieved": each returned item's score by signal, for the trace page
-                "scores": {**{f"f:{f.id}": f.scores for f in result.facts},
-                           **{f"e:{e.id}": e.scores for e in result.events}}},
+                "scores": {**{str(CandidateKey.fact(f.id)): f.scores for f in result.facts},
+                           **{str(CandidateKey.event(e.id)): e.scores for e in result.events}}},
     )

@@ -13,13 +13,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
+from memories.lru import LRUCache
 from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.models.visibility import Moment, event_visible_sql, version_visible_sql
 from memories.providers.embeddings import vector_literal
 from retrieval import postings
 from retrieval.config import RetrievalConfig
+from retrieval.keys import CandidateKey, CandidateKind
 from retrieval.vector_indexes import VectorScope, vector_scope
 
 
@@ -30,8 +33,8 @@ class Hit:
     score: float
 
     @property
-    def key(self) -> str:
-        return f"{self.kind[0]}:{self.id}"
+    def key(self) -> CandidateKey:
+        return CandidateKey(CandidateKind(self.kind), self.id)
 
 
 def _visibility(kind: str, as_of: Moment | datetime | None, min_confidence: float) -> tuple[str, list]:
@@ -61,8 +64,9 @@ def table_size(kind: str) -> int:
 
 # The agent's share of the HNSW neighbourhood last observed per (agent, kind): a first pass
 # that came back short tells what share of the index's candidates were the agent's rows, and
-# the next query starts from it instead of paying for a second pass again.
-_observed_share: dict[tuple[int, str], float] = {}
+# the next query starts from it instead of paying for a second pass again. Per process, for the
+# ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE most recently searched (agent, kind) pairs.
+_observed_share: LRUCache[tuple[int, str], float] = LRUCache(settings.ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE)
 
 
 def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config: RetrievalConfig,
@@ -87,9 +91,10 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
 
     `scope` (the agent's document count and own-index state) is read once per retrieval by the
     pipeline; without it, it is read here."""
-    visible, params = _visibility(kind, as_of, config.min_confidence)
+    visible, params = _visibility(kind, as_of, config.candidates.min_confidence)
     extra, extra_params = _window_sql(kind, window)
     agent_rows, own = scope or vector_scope(agent_id=agent_id, kind=kind)
+    limits = config.semantic
 
     def nearest(order: str, ef_search: int | None = None) -> list[tuple]:
         sql = (f"SELECT d.id, d.embedding <=> %s::vector AS distance FROM {DOCUMENT_TABLES[kind]} d "
@@ -98,40 +103,41 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
         return _run(sql, [literal, agent_id, *params, *extra_params, literal, limit], ef_search=ef_search)
 
     rows_in_scope = agent_rows
-    if window is not None and (own or agent_rows > config.exact_scan_max_rows):
-        rows_in_scope = window_size(agent_id, kind, window, cap=config.exact_scan_max_rows)
+    if window is not None and (own or agent_rows > limits.exact_scan_max_rows):
+        rows_in_scope = window_size(agent_id, kind, window, cap=limits.exact_scan_max_rows)
     info = {"agent_rows": rows_in_scope, "strategy": "exact"}
-    if rows_in_scope <= config.exact_scan_max_rows and not (own and window is None):
+    if rows_in_scope <= limits.exact_scan_max_rows and not (own and window is None):
         rows = nearest(EXACT_ORDER)
     else:
         # learned from plain searches of the shared index only: an as_of or window filter hides
         # rows on purpose, and in the agent's own index the share is its visible rows
         memo = (agent_id, kind) if window is None and as_of is None and not own else None
         share = max(rows_in_scope / max(agent_rows if own else table_size(kind), rows_in_scope), 1e-6)
-        if memo in _observed_share:
-            share = min(share, _observed_share[memo])
-        ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit * 2 / share)))
+        observed = _observed_share.get(memo) if memo else None
+        if observed is not None:
+            share = min(share, observed)
+        ef = int(min(limits.hnsw_ef_search_max, max(limits.hnsw_ef_search_min, limit * 2 / share)))
         # Stored vectors are unit length, so ordering by inner product (<#>) is ordering by
         # cosine; only the agent's own index (vector_ip_ops) can serve it, whatever the costs.
         order, label = (OWN_INDEX_ORDER, "agent_hnsw") if own else (SHARED_INDEX_ORDER, "hnsw")
         info.update(strategy=label, ef_search=ef)
         rows = nearest(order, ef)
-        if len(rows) < limit and ef < config.hnsw_ef_search_max:
+        if len(rows) < limit and ef < limits.hnsw_ef_search_max:
             # The agent's share near this query is lower than expected: widen the search by what
             # the first pass actually saw before paying for an exact scan.
             local_share = max(len(rows), 1) / ef
             if memo:
-                _observed_share[memo] = local_share
-            ef = int(min(config.hnsw_ef_search_max, limit * 1.5 / local_share))
+                _observed_share.put(memo, local_share)
+            ef = int(min(limits.hnsw_ef_search_max, limit * 1.5 / local_share))
             info.update(strategy=f"{label}_widened", ef_search=ef)
             rows = nearest(order, ef)
-        elif memo in _observed_share:  # drift back toward the table-wide share
-            _observed_share[memo] = min(1.0, _observed_share[memo] * 1.05)
+        elif observed is not None:  # drift back toward the table-wide share
+            _observed_share.put(memo, min(1.0, observed * 1.05))
         if len(rows) < limit and window is None:
             info["strategy"] += "+exact_rescan"
             rows = nearest(EXACT_ORDER)
     hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
-    return [h for h in hits if h.score >= config.min_similarity], info
+    return [h for h in hits if h.score >= config.candidates.min_similarity], info
 
 
 # The three ways to order by nearness to the query vector (one %s: the vector): "+ 0" makes an
@@ -229,7 +235,7 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
     doc_ids, scores = postings.bm25_scores(
         [(bm25_idf(n, stats[t][0]), postings.tf_capped(lists[t], name_tf_cap) if stats[t][2] else lists[t])
          for t in terms if t in lists],
-        avgdl=total_length / n, k1=config.bm25_k1, b=config.bm25_b)
+        avgdl=total_length / n, k1=config.keyword.bm25_k1, b=config.keyword.bm25_b)
     keys = np.round(scores * 1e9)
     hits: list[Hit] = []
     # The best 3 × limit are checked for visibility first; only when too few of them are
@@ -248,7 +254,7 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
 
 
 def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: RetrievalConfig, window) -> set[int]:
-    visible, params = _visibility(kind, as_of, config.min_confidence)
+    visible, params = _visibility(kind, as_of, config.candidates.min_confidence)
     extra, extra_params = _window_sql(kind, window)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT d.id FROM {DOCUMENT_TABLES[kind]} d WHERE d.id = ANY(%s) AND d.agent_id = %s "
@@ -271,8 +277,9 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
     that pass finds instead of measuring tens of thousands of facts."""
     if not entity_scores:
         return [], {}
-    top = sorted(entity_scores, key=entity_scores.get, reverse=True)[: max(10, config.spreading_related_entities)]
-    cap = config.graph_exact_max_facts
+    related = config.enhancement.spreading_related_entities
+    top = sorted(entity_scores, key=entity_scores.get, reverse=True)[: max(10, related)]
+    cap, min_confidence, limits = config.graph.graph_exact_max_facts, config.candidates.min_confidence, config.semantic
     # the entity graph knows its entities' facts; the others are counted, up to the cap
     known = {e: graph.nodes[e].get("facts", 0) for e in top if e in graph} if graph is not None else {}
     counts = {**_linked_counts([e for e in top if e not in known], cap=cap), **known}
@@ -291,17 +298,17 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
         sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {FactEntityLink._meta.db_table} l "
                f"JOIN {DOCUMENT_TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) AND {visible} "
                f"AND d.confidence >= %s ORDER BY {EXACT_ORDER} LIMIT %s")
-        rows += _run(sql, [vec, small, *params, config.min_confidence, vec, limit * 3])
+        rows += _run(sql, [vec, small, *params, min_confidence, vec, limit * 3])
     if large:
         share = min(1.0, sum(counts[e] for e in large) / max(agent_rows, 1))
-        ef = int(min(config.hnsw_ef_search_max, max(config.hnsw_ef_search_min, limit / share)))
+        ef = int(min(limits.hnsw_ef_search_max, max(limits.hnsw_ef_search_min, limit / share)))
         sql = (f"WITH near AS MATERIALIZED (SELECT d.id, d.embedding <=> %s::vector AS distance "
                f"FROM {DOCUMENT_TABLES['fact']} d WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible} "
                f"AND d.confidence >= %s ORDER BY {OWN_INDEX_ORDER} LIMIT %s) "
                f"SELECT l.entity_id, near.id, 1 - near.distance FROM near "
                f"JOIN {FactEntityLink._meta.db_table} l ON l.fact_id = near.id AND l.entity_id = ANY(%s) "
                f"ORDER BY near.distance LIMIT %s")
-        rows += _run(sql, [vec, agent_id, *params, config.min_confidence, vec, ef, large, limit * 3], ef_search=ef)
+        rows += _run(sql, [vec, agent_id, *params, min_confidence, vec, ef, large, limit * 3], ef_search=ef)
         info["ef_search"] = ef
     best: dict[int, float] = {}
     for entity_id, fact_id, cosine in rows:

@@ -8,17 +8,7 @@ from django.views.decorators.http import require_GET
 from dashboard.pages import render_page, ui_page
 from memories.errors import DomainError
 from retrieval.config import PRESETS
-from retrieval.keys import CandidateKey
-from retrieval.results import RetrieveResult
 from retrieval.services import MAX_QUERY_CHARS, memory_retrieve
-
-
-def ranked_items(result: RetrieveResult) -> list[tuple[str, object, str]]:
-    """(kind, item, key) per fact and message of the result, in its ranking's order."""
-    rows = {CandidateKey.fact(f.id): ("fact", f) for f in result.facts}
-    rows |= {CandidateKey.event(e.id): ("message", e) for e in result.events}
-    keys = [CandidateKey.parse(key) for key in result.ranking]
-    return [(*rows[key], str(key)) for key in keys if key in rows]
 
 
 @require_GET
@@ -36,7 +26,10 @@ def ask(request, agent):
                                      preset=preset)
         except (DomainError, OverflowError) as exc:
             error = str(exc)
+    items = []
+    if result is not None:
+        items = [("fact" if key.is_fact else "message", item, str(key)) for key, item in result.ranked_items()]
     return render_page(request, "dashboard/ask.html", {
         "nav": "ask", "q": q, "preset": preset, "presets": sorted(PRESETS), "limit": limit,
-        "result": result, "items": ranked_items(result) if result is not None else [], "error": error,
+        "result": result, "items": items, "error": error,
     }, agent=agent)

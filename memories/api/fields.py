@@ -55,9 +55,10 @@ def _check_json_value(value, path: str, depth: int = 0) -> None:
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True,
-                      "description": "Per-call setting overrides by name; unknown names or wrong types are a 400."})
+                      "description": "Per-call setting overrides, one flat object of setting names to values; "
+                                     "unknown names, wrong types and values out of range are a 400."})
 class ConfigOverridesField(serializers.DictField):
-    """An object of setting names to JSON values (the pipeline validates names and types)."""
+    """An object of setting names to JSON values (the pipeline validates names, types and ranges)."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("child", serializers.JSONField())

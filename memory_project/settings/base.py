@@ -177,6 +177,12 @@ CELERY_BEAT_SCHEDULE["write-jobs-sweep"] = {
 # BM25 posting lists kept in memory per process (16 bytes a posting; 2M ≈ 32 MB), reused until
 # a write changes their term (retrieval/postings.py).
 ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_POSTINGS", "2000000"))
+# Entity graphs kept in memory per process, one per agent, the least recently used dropped first
+# (graphs/entity_graph.py; rebuilt when the agent's graph_version moves).
+ANAMNESIS_GRAPH_CACHE_AGENTS = int(os.environ.get("ANAMNESIS_GRAPH_CACHE_AGENTS", "64"))
+# (agent, kind) pairs whose observed share of the shared HNSW index each process remembers
+# (retrieval/signals.py: semantic), the least recently searched dropped first.
+ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE = int(os.environ.get("ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE", "10000"))
 
 # Agents with at least this many facts (or events) get HNSW indexes of their own
 # (retrieval/vector_indexes.py), built by the beat job below or `manage.py agent_indexes`.

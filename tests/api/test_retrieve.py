@@ -55,10 +55,39 @@ def test_invalid_retrievals_are_400_naming_the_field(seeded, api, body, field):
     assert field in response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize("overrides", [{"nope": 1}, {"topk_facts": "many"}, {"rrf_k": -1}])
-def test_bad_config_overrides_are_a_400(seeded, api, overrides):
+@pytest.mark.parametrize(("overrides", "field"), [
+    ({"topk_facts": "many"}, "topk_facts"), ({"rrf_k": -1}, "rrf_k"), ({"ppr_alpha": 1.0}, "ppr_alpha"),
+    ({"fusion": "borda"}, "fusion"), ({"signal_weights": {"graph": 101}}, "signal_weights"),
+    ({"signal_weights": {"gossip": 1}}, "signal_weights"), ({"context_tiers": "thirds"}, "context_tiers"),
+])
+def test_bad_config_overrides_are_a_400_naming_the_setting(seeded, api, overrides, field):
     response = api.post(url(seeded, "retrieve"), {"query": "Ricardo?", "config_overrides": overrides}, format="json")
     assert_error(response, 400, "invalid_config")
+    assert field in response.json()["error"]["fields"] and f"'{field}'" in response.json()["error"]["message"]
+
+
+def test_an_unknown_setting_is_a_400_listing_the_allowed_ones(seeded, api):
+    response = api.post(url(seeded, "retrieve"), {"query": "Ricardo?", "config_overrides": {"nope": 1}},
+                        format="json")
+    assert_error(response, 400, "invalid_config")
+    fields = response.json()["error"]["fields"]
+    assert fields["unknown"] == ["nope"] and "nope" in response.json()["error"]["message"]
+    assert {"topk_facts", "fusion", "signal_weights", "context_max_tokens"} <= set(fields["allowed"])
+
+
+def test_config_overrides_name_settings_flat(seeded, api):
+    """Settings live in typed sections (`RetrievalConfig.scoring.fusion`, ...), but a caller names
+    them as ever: one flat object, a mapping changing only the keys it names."""
+    overrides = {"topk_facts": 10, "fusion": "rrf", "signal_weights": {"keyword": 0, "event_keyword": 0},
+                 "context_max_tokens": 60}
+    response = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?", "preset": "fast",
+                                                  "config_overrides": overrides}, format="json")
+    assert response.status_code == 200, response.content
+    result = response.json()
+    steps = {step["name"]: step for step in result["trace"]}
+    assert steps["fusion"]["data"]["fusion"] == "rrf"
+    assert "keyword" not in steps["signals"]["data"] and {"semantic", "event_semantic"} <= set(steps["signals"]["data"])
+    assert 0 < result["context_tokens"] <= 60
 
 
 @pytest.mark.parametrize("query", ["what happened 3000 years ago?", "what happened in december 9999?",

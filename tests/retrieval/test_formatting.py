@@ -1,9 +1,11 @@
 from memories.tokens import count_tokens
 from retrieval.formatting import ContextLine, format_context
+from retrieval.keys import CandidateKey
 
 
 def lines(n, section="facts", words=10):
-    return [ContextLine(section, f"{section[0]}:{i}", " ".join(["fact"] * words) + f" {i}", f"e{i}") for i in range(n)]
+    key = CandidateKey.event if section == "events" else CandidateKey.fact
+    return [ContextLine(section, key(i), " ".join(["fact"] * words) + f" {i}", f"e{i}") for i in range(n)]
 
 
 def test_sections_have_titles_and_citations():
@@ -11,7 +13,7 @@ def test_sections_have_titles_and_citations():
                                            count=count_tokens)
     assert context.startswith("Known facts:\n- fact")
     assert "Relevant conversations:" in context and "[e0]" in context
-    assert keys == ["f:0", "f:1", "e:0"]
+    assert keys == [CandidateKey.fact(0), CandidateKey.fact(1), CandidateKey.event(0)]
     assert tokens == count_tokens(context)
 
 

@@ -15,6 +15,7 @@ from retrieval.fusion import (
     speaker_focus,
     weighted,
 )
+from retrieval.keys import CandidateKey
 
 NOW = datetime(2024, 1, 15, tzinfo=UTC)
 
@@ -108,9 +109,9 @@ def test_normalize_max():
 
 
 def test_weights_follow_the_query_intent():
-    config = retrieval_config()
-    assert config.weights_for("lookup") is config.signal_weights
-    assert config.weights_for("enumeration") is config.enumeration_signal_weights
+    scoring = retrieval_config().scoring
+    assert scoring.weights_for("lookup") is scoring.signal_weights
+    assert scoring.weights_for("enumeration") is scoring.enumeration_signal_weights
 
 
 def _rankings(lists):
@@ -131,10 +132,10 @@ def test_only_the_configured_fusion_is_computed(monkeypatch, fusion):
         monkeypatch.setattr(pipeline, name, unused)
     monkeypatch.setattr(pipeline, "merged_lists", unused)
     rankings = _rankings({"semantic": [("fact", 1, 0.9), ("fact", 2, 0.5)], "event_keyword": [("event", 3, 7.0)]})
-    candidates = {key: pipeline.Candidate(key, kind, i, {"semantic": 0.5, "recency": 1.0})
-                  for key, kind, i in [("f:1", "fact", 1), ("f:2", "fact", 2), ("e:3", "event", 3)]}
+    candidates = {key: pipeline.Candidate(key, {"semantic": 0.5, "recency": 1.0})
+                  for key in [CandidateKey.fact(1), CandidateKey.fact(2), CandidateKey.event(3)]}
     config = retrieval_config({"fusion": fusion})
-    fused = pipeline._fused(config, config.signal_weights, rankings, candidates)
+    fused = pipeline._fused(config, config.scoring.signal_weights, rankings, candidates)
     assert set(fused) == set(candidates)
     if fusion != "weighted":
         assert max(fused.values()) == 1.0
@@ -144,11 +145,12 @@ def test_rrf_merging_kinds_is_computed_only_when_configured(monkeypatch):
     from retrieval import pipeline
 
     calls = []
-    monkeypatch.setattr(pipeline, "merged_lists", lambda *a, **kw: calls.append(a) or {"semantic": ["f:1"]})
+    fact = CandidateKey.fact(1)
+    monkeypatch.setattr(pipeline, "merged_lists", lambda *a, **kw: calls.append(a) or {"semantic": [fact]})
     rankings = _rankings({"semantic": [("fact", 1, 0.9)]})
     for merge in (False, True):
         config = retrieval_config({"fusion": "rrf", "rrf_merge_kinds": merge})
-        assert pipeline._fused(config, config.signal_weights, rankings, {}) == {"f:1": 1.0}
+        assert pipeline._fused(config, config.scoring.signal_weights, rankings, {}) == {fact: 1.0}
     assert len(calls) == 1
 
 

@@ -13,6 +13,8 @@ from memories.services.keyword import keyword_stats_apply
 from memories.services.write import memory_write
 from retrieval import signals
 from retrieval.config import retrieval_config
+from retrieval.keys import CandidateKey
+from retrieval.pipeline import Candidate, best_first
 from retrieval.services import memory_retrieve
 from tests.support.bm25 import agent_documents, facts_with_postings, reference_bm25, reference_order
 
@@ -90,6 +92,30 @@ def test_retrieval_records_access_and_a_trace(ricardo):
     assert names == ["plan", "embed_query", "signals", "fusion", "enhancement", "rerank", "select", "format"]
     returned = Fact.objects.get(pk=result.facts[0].id)
     assert returned.access_count == 1 and returned.last_accessed_at is not None
+
+
+def test_ranking_keys_round_trip_to_the_returned_items(ricardo):
+    """Inside the pipeline a candidate's key is a CandidateKey; it leaves as "f:<id>" / "e:<id>" in
+    the ranking and the stored trace, and parses back to the item it names."""
+    result = memory_retrieve(agent=ricardo, query="Where does Ricardo Gomes live?", limit=10)
+    keys = [CandidateKey.parse(key) for key in result.ranking]
+    assert keys and [str(key) for key in keys] == result.ranking
+    assert all(isinstance(key, str) and key[:2] in ("f:", "e:") for key in result.ranking)
+    assert {k.id for k in keys if k.is_fact} == {f.id for f in result.facts}
+    assert {k.id for k in keys if not k.is_fact} == {e.id for e in result.events}
+    ranked = result.ranked_items()
+    assert [key for key, _ in ranked] == keys
+    assert [item.rank for _, item in ranked] == list(range(1, len(keys) + 1))
+    assert all(item.id == key.id for key, item in ranked)
+    stored = PipelineRun.objects.get(pk=result.trace_id).result
+    assert stored["ranking"] == result.ranking and set(stored["scores"]) == set(result.ranking)
+
+
+def test_equal_scores_keep_the_order_of_the_written_keys():
+    """Ties break as they always did, by the key as written: "e:10" before "e:9" before "f:1"."""
+    tied = [Candidate(key, final=0.5) for key in (CandidateKey.fact(1), CandidateKey.event(9), CandidateKey.event(10))]
+    ordered = best_first([*tied, Candidate(CandidateKey.fact(2), final=0.7)])
+    assert [str(c.key) for c in ordered] == ["f:2", "e:10", "e:9", "f:1"]
 
 
 def test_context_respects_a_small_token_budget(ricardo):
