@@ -22,16 +22,25 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memories.config import WriteConfig
 from memories.errors import Conflict, DomainError, NotFound
-from memories.extraction.offline import statement_slot
+from memories.extraction.offline import Statement, read_statement
 from memories.models import Agent, Entity, Event, Fact, FactEntityLink, Relationship, SourceContext
-from memories.naming import mentions, ngrams
+from memories.naming import mentions, ngrams, normalize_alias
 from memories.providers.embeddings import EmbedderClient, get_embedder
+from memories.providers.llm import get_llm_client
+from memories.reconcile import SINGLE_VALUED_RELATIONS, CurrentEdge, edges_to_close, is_closing_relation
 from memories.selectors import aliases_matching
 from memories.selectors.facts import fact_current_version, fact_head, fact_history
 from memories.services.changes import audited_change
 from memories.services.keyword import keyword_stats_apply
-from memories.services.relationships import relationship_upsert, relationships_close, relationships_unlearn
+from memories.services.relationships import (
+    relationship_upsert,
+    relationships_close,
+    relationships_current_of,
+    relationships_unlearn,
+)
+from memories.services.resolution import entity_resolve
 
 # What a new version of a statement inherits from the old one unless the change says otherwise
 CARRIED_FIELDS = ("entity", "confidence", "importance", "importance_category", "source_context", "speaker",
@@ -190,17 +199,21 @@ def fact_correct(*, agent: Agent, fact_id: int, text: str, reason: str, actor: s
     if valid_from is not None and valid_from > now:
         raise DomainError("valid_from must not be in the future", {"valid_from": "after now"})
     before = fact_state(old)
-    slot, value = statement_slot(text, subject=old.entity.display_name)
+    embedder = embedder or get_embedder()
+    statement = read_statement(text, subject=old.entity.display_name)
+    others = _statement_entities(agent, old.entity, statement, text, embedder)
     named = [entity for _, entity in aliases_matching(agent=agent, names=ngrams(text))]
     new = fact_restate(
-        old=old, text=text, embedding=(embedder or get_embedder()).embed([text])[0],
+        old=old, text=text, embedding=embedder.embed([text])[0],
         valid_from=max(valid_from or old.valid_from, old.valid_from), learned_at=now,
-        reason=f"corrected by {actor}: {reason}", link_candidates=named, confidence=1.0,
-        source_context=SourceContext.OPERATOR, speaker=actor, source_event=None, slot=slot, slot_value=value,
+        reason=f"corrected by {actor}: {reason}", link_candidates=[*named, *others.values()], confidence=1.0,
+        source_context=SourceContext.OPERATOR, speaker=actor, source_event=None, slot=statement.slot,
+        slot_value=statement.value,
     )
+    edges = _relationships_rederive(agent=agent, fact=new, statement=statement, others=others, learned_at=now)
     keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[new.id])
-    audited_change(agent=agent, actor=actor, action="fact_correct", obj=old, before=before, after=fact_state(new),
-                   reason=reason, live=("fact", new.id))
+    audited_change(agent=agent, actor=actor, action="fact_correct", obj=old, before=before,
+                   after={**fact_state(new), "relationships": edges}, reason=reason, live=("fact", new.id))
     return new
 
 
@@ -234,7 +247,8 @@ def fact_reinstate(*, agent: Agent, fact_id: int, reason: str, actor: str) -> Fa
     """Make a closed version's statement current again, as a new version (known from now, true
     from where the reinstated one started) that supersedes the chain's latest version. The
     versions from the reinstated one on stop being believed (the current one was the wrong
-    successor). Relationships the reinstated version evidenced come back with the new one."""
+    successor). Relationships the reinstated version evidenced come back with the new one, and
+    those its text states (read as a write would) are derived again."""
     old = Fact.objects.select_for_update().filter(agent=agent, pk=fact_id).first()
     if old is None:
         raise NotFound(f"fact {fact_id} not found")
@@ -260,8 +274,55 @@ def fact_reinstate(*, agent: Agent, fact_id: int, reason: str, actor: str) -> Fa
                                       valid_from=rel.valid_from, evidence=new, source_event=rel.source_event,
                                       learned_at=now, initial_strength=rel.strength, reinforcement=0.0)
         restored += edge is not None
+    statement = read_statement(old.text, subject=old.entity.display_name)
+    others = _statement_entities(agent, old.entity, statement, old.text, get_embedder())
+    restored += _relationships_rederive(agent=agent, fact=new, statement=statement, others=others, learned_at=now,
+                                        only_new=True)
     keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[new.id])
     audited_change(agent=agent, actor=actor, action="fact_reinstate", obj=old, before=fact_state(head),
                    after={**fact_state(new), "relationships_restored": restored}, reason=reason,
                    live=("fact", new.id))
     return new
+
+
+def _statement_entities(agent: Agent, subject: Entity, statement: Statement, text: str,
+                        embedder: EmbedderClient) -> dict[str, Entity]:
+    """The other ends of the relations a statement states, resolved as a write resolves a name
+    (found, else created)."""
+    config, llm, others = WriteConfig(), get_llm_client(), {}
+    for source, _, target in statement.relations:
+        for name in (source, target):
+            if normalize_alias(name) == normalize_alias(subject.display_name) or name in others:
+                continue
+            others[name] = entity_resolve(
+                agent=agent, name=name, entity_type=statement.types.get(name, "concept"), aliases=[],
+                speaker=subject.display_name, message=text, embed=embedder.embed, llm=llm, config=config,
+                usage_sink=lambda usage: None).entity
+    return others
+
+
+def _relationships_rederive(*, agent: Agent, fact: Fact, statement: Statement, others: dict[str, Entity],
+                            learned_at: datetime, only_new: bool = False) -> int:
+    """The relationships a version's text states, stored as a write stores them: each relation
+    between its subject and another entity is an edge evidenced by the version, true from where
+    the version starts; in a single-valued slot the subject's other current edge ends there, and a
+    cessation ("left Acme") ends the edge it names. Returns how many edges it made current
+    (`only_new`: not counting edges that were current already)."""
+    subject, made = fact.entity, 0
+    for source_name, rel_type, target_name in statement.relations:
+        source, target = (others.get(source_name, subject), others.get(target_name, subject))
+        if source.id == target.id:
+            continue
+        current = relationships_current_of(agent=agent, entity_ids=[source.id, target.id],
+                                           rel_types=list(SINGLE_VALUED_RELATIONS))
+        ended = edges_to_close(rel_type, source.id, target.id,
+                               [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in current])
+        relationships_close(agent=agent, ids=ended, valid_to=fact.valid_from, learned_at=learned_at)
+        if is_closing_relation(rel_type):
+            continue
+        edge, outcome = relationship_upsert(
+            agent=agent, source=source, target=target, rel_type=rel_type, valid_from=fact.valid_from, evidence=fact,
+            source_event=fact.source_event, learned_at=learned_at,
+            initial_strength=WriteConfig().relationship_initial_strength, reinforcement=0.0)
+        made += edge is not None and (outcome == "created" or not only_new)
+    return made

@@ -4,6 +4,8 @@ sentences written for these tests."""
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from memories.extraction.offline import extract_offline
 from memories.models import Entity, Relationship
 from memories.naming import first_names_compatible, is_acronym_of, person_names_compatible
@@ -319,3 +321,12 @@ def test_a_new_role_said_without_my_is_the_writers(agent):
     _write(agent, "New manager is Piet Claes. He seems fair.", start=T0 + timedelta(days=60))
     assert _linked(agent, "Piet Claes", SPEAKER)
     assert not _linked(agent, "Hedda Lund", SPEAKER)
+
+
+@pytest.mark.parametrize("written", ["Dr. Yildirim", "DR. YILDIRIM", "dr. yıldırım"])
+def test_a_known_name_matched_in_another_case_or_spelling_is_that_name_not_a_crash(written):
+    """The regex engine ignores case more widely than lower() ("YILDIRIM" and "yildirim" match
+    "Yıldırım"): such a match is the known name, and no message is lost to a KeyError."""
+    extraction = extract_offline(f"Yesterday {written} moved to Izmir.", speaker="Ana Costa",
+                                 known_names=["Dr. Yıldırım"])
+    assert ("Dr. Yıldırım", "lives_in", "Izmir") in {(r.source, r.rel_type, r.target) for r in extraction.relations}

@@ -131,3 +131,57 @@ def test_reinstating_a_corrected_fact_restores_its_text_slot_and_links(agent):
     back = fact_services.fact_reinstate(agent=agent, fact_id=old.id, reason="it was right", actor="user:ops")
     assert (back.text, back.slot_value, linked_names(back)) == (old.text, "Acme Robotics", linked_names(old))
     assert [v.id for v in fact_history(agent=agent, fact_id=back.id)] == [old.id, new.id, back.id]
+
+
+def current_targets(agent, entity_name, rel_type) -> list[str]:
+    return sorted(Relationship.objects.current().filter(
+        agent=agent, source__display_name=entity_name, rel_type=rel_type).values_list("target__display_name",
+                                                                                      flat=True))
+
+
+def test_a_correction_derives_the_relationships_the_new_text_states(agent):
+    say(agent, "I live in Madrid.")
+    old = current_fact(agent, "Helena Sousa", "Madrid")
+    madrid = Relationship.objects.current().get(agent=agent, evidence_fact=old)
+
+    new = fact_services.fact_correct(agent=agent, fact_id=old.id, text="Helena Sousa lives in Barcelona",
+                                     reason="wrong city", actor="user:ops")
+
+    assert current_targets(agent, "Helena Sousa", "lives_in") == ["Barcelona"]
+    barcelona = Relationship.objects.current().get(agent=agent, source__display_name="Helena Sousa",
+                                                   rel_type="lives_in")
+    assert barcelona.evidence_fact_id == new.id and barcelona.valid_from == new.valid_from
+    assert barcelona.target.type == "place" and "Barcelona" in linked_names(new)
+    madrid.refresh_from_db()
+    assert madrid.valid_to == madrid.valid_from  # the corrected edge was never true
+
+
+def test_reinstating_brings_back_the_first_edge_and_ends_the_correction_s(agent):
+    say(agent, "I live in Madrid.")
+    old = current_fact(agent, "Helena Sousa", "Madrid")
+    fact_services.fact_correct(agent=agent, fact_id=old.id, text="Helena Sousa lives in Barcelona",
+                               reason="wrong city", actor="user:ops")
+    back = fact_services.fact_reinstate(agent=agent, fact_id=old.id, reason="it was Madrid", actor="user:ops")
+    assert current_targets(agent, "Helena Sousa", "lives_in") == ["Madrid"]
+    edge = Relationship.objects.current().get(agent=agent, source__display_name="Helena Sousa", rel_type="lives_in")
+    assert edge.evidence_fact_id == back.id
+
+
+def test_a_reinstated_operator_statement_gets_its_relationships_from_its_text(agent):
+    """A version an operator wrote has no edge of its own to restore: its text is read again."""
+    say(agent, "I live in Madrid.")
+    old = current_fact(agent, "Helena Sousa", "Madrid")
+    corrected = fact_services.fact_correct(agent=agent, fact_id=old.id, text="Helena Sousa lives in Valencia",
+                                           reason="wrong city", actor="user:ops")
+    fact_services.fact_correct(agent=agent, fact_id=corrected.id, text="Helena Sousa lives in Bilbao",
+                               reason="wrong again", actor="user:ops")
+    fact_services.fact_reinstate(agent=agent, fact_id=corrected.id, reason="Valencia after all", actor="user:ops")
+    assert current_targets(agent, "Helena Sousa", "lives_in") == ["Valencia"]
+
+
+def test_a_correction_to_a_statement_of_no_relation_leaves_no_edge(agent):
+    say(agent, "I work at Acme Robotics.")
+    old = current_fact(agent, "Helena Sousa", "Acme")
+    fact_services.fact_correct(agent=agent, fact_id=old.id, text="Helena Sousa is a freelance designer",
+                               reason="no employer", actor="user:ops")
+    assert current_targets(agent, "Helena Sousa", "works_at") == []

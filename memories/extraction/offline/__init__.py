@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memories.extraction.offline.corrections import correction_in, split_correction
@@ -32,7 +33,7 @@ from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Ext
 from memories.naming import mentions
 from memories.roles import PARTNER_SLOT
 
-__all__ = ["extract_offline", "statement_slot"]
+__all__ = ["Statement", "extract_offline", "read_statement"]
 
 DEFAULT_SPEAKER = "User"
 
@@ -103,12 +104,25 @@ def extract_offline(
     )
 
 
-def statement_slot(text: str, *, subject: str) -> tuple[str, str]:
-    """The slot and value a stand-alone statement about `subject` fills, read as a write would
-    read it ("Helena works at Vertix" → ("works_at", "Vertix")); ("", "") when it fills none."""
-    extraction = extract_offline(text, speaker=subject, known_names=[subject])
+@dataclass(frozen=True)
+class Statement:
+    """What a stand-alone statement about one subject says, read as a write would read it: the
+    slot it fills and its value ("Helena works at Vertix" → works_at, Vertix), and the relations
+    between the subject and others it states, with the others' types."""
+
+    slot: str = ""
+    value: str = ""
+    relations: tuple[tuple[str, str, str], ...] = ()  # (source, rel_type, target), one end the subject
+    types: Mapping[str, str] = field(default_factory=dict)  # name → entity type
+
+
+def read_statement(text: str, *, subject: str, known_names: Sequence[str] = ()) -> Statement:
+    """Read `text` as `subject`'s own statement (an operator's corrected fact, a reinstated one)."""
+    extraction = extract_offline(text, speaker=subject, known_names=[subject, *known_names])
     fact = next((f for f in extraction.facts if f.slot and not f.negated), None)
-    return (fact.slot, fact.value) if fact is not None else ("", "")
+    relations = tuple((r.source, r.rel_type, r.target) for r in extraction.relations if subject in (r.source, r.target))
+    return Statement(slot=fact.slot if fact else "", value=fact.value if fact else "", relations=relations,
+                     types={e.name: e.type for e in extraction.entities})
 
 
 def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -> tuple[int, int]:

@@ -29,7 +29,7 @@ from memories.extraction.offline.lexicon import (
     STOP_CAPS,
 )
 from memories.extraction.offline.parse import is_common_word, parse
-from memories.naming import first_names_compatible, is_acronym_of
+from memories.naming import first_names_compatible, is_acronym_of, strip_accents
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -114,7 +114,20 @@ def _known_matcher(names: tuple[str, ...], aliases: tuple[tuple[str, str], ...] 
         return None, {}
     usable = sorted(canonical, key=len, reverse=True)
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in usable) + r")(?!\w)", re.I)
+    # matching ignores case the way the regex engine does, which is wider than lower(): "YILDIRIM"
+    # and "yildirim" match "Yıldırım", "ISTANBUL" matches "İstanbul". Their folded forms find them.
+    for key, name in list(canonical.items()):
+        canonical.setdefault(_folded(key), name)
     return pattern, canonical
+
+
+def _folded(text: str) -> str:
+    return strip_accents(text).casefold()
+
+
+def known_canonical(canonical: dict[str, str], text: str) -> str | None:
+    """The known name a matched text stands for (None when none does)."""
+    return canonical.get(text.lower()) or canonical.get(_folded(text))
 
 
 def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
@@ -164,9 +177,9 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
         if (text[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end())) or (
             lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
         ):
-            out.append(
-                Mention(match.start(), match.end(), match.group(), known=canonical[match.group().lower()])
-            )
+            known = known_canonical(canonical, text)
+            if known is not None:
+                out.append(Mention(match.start(), match.end(), text, known=known))
     return out
 
 
