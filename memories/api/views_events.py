@@ -46,7 +46,7 @@ class WriteInputSerializer(StrictInputSerializer):
                                  help_text="the message; empty means nothing to store (200, nothing added)")
     occurred_at = MomentField(required=False, allow_null=True)
     external_id = serializers.CharField(max_length=200, required=False, allow_null=True, allow_blank=True,
-                                        help_text="your id for the message; a repeat returns the stored job")
+                                        help_text="your id for the message; the same body again returns the stored job")
     recent_messages = serializers.ListField(
         child=serializers.CharField(max_length=4000, trim_whitespace=False, allow_blank=True), max_length=20,
         required=False, default=list, help_text="the conversation just before, for context (oldest first)")
@@ -87,8 +87,9 @@ class EventViewSet(AgentScopedReadViewSet):
             "**200** with the WriteResult for `dry_run` (nothing stored), an empty `text` (nothing to store), "
             "or `?wait=true` when the job finished within `wait_timeout` seconds; **422** `job_failed` when it "
             "failed (retry it with `POST jobs/{id}/retry/`). A reused `Idempotency-Key` with a different body is "
-            "a **422** `idempotency_conflict`; every replay carries `Idempotent-Replayed: true`. A message over "
-            "the size limit is a 413."
+            "a **422** `idempotency_conflict`, a reused `external_id` with a different body a **422** "
+            "`external_id_conflict` (the stored message stays as it was); every replay carries "
+            "`Idempotent-Replayed: true`. A message over the size limit is a 413."
         ),
     )
     def create(self, request, *args, **kwargs):
