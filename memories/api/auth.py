@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
@@ -80,26 +79,30 @@ class ApiKeyUser:
         return self.username
 
 
-FAILURE_WINDOW_SECONDS = 60
+class InvalidKeyThrottle(SimpleRateThrottle):
+    """Requests with an invalid key, per client address, at DEFAULT_THROTTLE_RATES["anon"]: past
+    the rate they are a 429 instead of a 401, so keys cannot be guessed at full speed. DRF's
+    cache-based throttle state, shared by the REST API and the MCP server's HTTP transport: one
+    count per address for both. The address is the connection's (REMOTE_ADDR, which uvicorn sets
+    from X-Forwarded-For only for its trusted proxies), never a header the client chose."""
+
+    scope = "anon"
+    cache_format = "throttle_invalid_key_%(ident)s"
+
+    def get_rate(self):
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"ident": request.META.get("REMOTE_ADDR") or "unknown"}
 
 
-def _count_failure(request) -> None:
-    """Requests with an invalid key count per client address (at the "anon" rate); past the
-    limit they are a 429 instead of a 401, so keys cannot be guessed at full speed."""
-    rate = api_settings.DEFAULT_THROTTLE_RATES.get("anon")
-    if not rate:
-        return
-    limit = int(rate.split("/")[0])
-    address = request.META.get("REMOTE_ADDR", "") or "unknown"
-    key = f"auth-failures:{address}"
-    cache.add(key, 0, FAILURE_WINDOW_SECONDS)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, FAILURE_WINDOW_SECONDS)
-        count = 1
-    if count > limit:
-        raise exceptions.Throttled(wait=FAILURE_WINDOW_SECONDS, detail="too many requests with an invalid API key")
+def invalid_key_attempt(request) -> float | None:
+    """Count one request with an invalid key from the request's address (anything with a `META`
+    holding REMOTE_ADDR); the seconds to wait when it is over the rate, else None."""
+    throttle = InvalidKeyThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    return max(1.0, throttle.wait() or 1.0)
 
 
 class BearerKeyAuthentication(authentication.BaseAuthentication):
@@ -120,7 +123,9 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("invalid API key") from exc
         key = api_key_authenticate(plaintext=plaintext)
         if key is None:
-            _count_failure(request)
+            wait = invalid_key_attempt(request)
+            if wait is not None:
+                raise exceptions.Throttled(wait=wait, detail="too many requests with an invalid API key")
             raise exceptions.AuthenticationFailed("invalid or revoked API key")
         return ApiKeyUser(key), key
 

@@ -111,9 +111,10 @@ def memory_write(
     *, agent: Agent, message: str, speaker_name: str, occurred_at: datetime | None = None,
     recent_messages=(), idempotency_key: str | None = None, external_id: str | None = None,
     dry_run: bool = False, config_overrides: dict | None = None,
-    llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
+    llm: LLMClient | None = None, embedder: EmbedderClient | None = None, actor: str | None = None,
 ) -> WriteResult:
-    """Run the whole write pipeline now. A repeated idempotency key returns the first result."""
+    """Run the whole write pipeline now. A repeated idempotency key returns the first result.
+    With `actor`, a new event is audited as written by them (as `event_submit` does)."""
     started = time.perf_counter()
     if dry_run:
         return _dry_run(agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
@@ -122,7 +123,7 @@ def memory_write(
     event, run, created = event_submit(
         agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
         recent_messages=recent_messages, idempotency_key=idempotency_key, external_id=external_id,
-        config_overrides=config_overrides, enqueue=False, embedder=embedder,
+        config_overrides=config_overrides, enqueue=False, embedder=embedder, actor=actor,
     )
     if event is None:
         return WriteResult(success=True, duration_ms=_ms(started))
