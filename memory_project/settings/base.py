@@ -231,10 +231,10 @@ ANAMNESIS_MERGE_SUGGESTION_MIN_SCORE = float(os.environ.get("ANAMNESIS_MERGE_SUG
 ANAMNESIS_AUTO_MERGE = env_bool("ANAMNESIS_AUTO_MERGE", False)
 # graph_warmup rebuilds the entity graphs of agents written to or read in this many seconds
 ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS = float(os.environ.get("ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS", "3600"))
-# /metrics (Prometheus): staff users and admin keys only, unless this is on
+# /metrics (Prometheus): sessions with a UI role and all-agents admin keys only, unless this is on
 ANAMNESIS_METRICS_PUBLIC = env_bool("ANAMNESIS_METRICS_PUBLIC", False)
 
-# --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a staff session ---
+# --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a session with a UI role ---
 # Request bodies above this are a 413 (the API checks Content-Length before reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 REST_FRAMEWORK = {
@@ -251,7 +251,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": ["memory_project.api.throttling.PrincipalRateThrottle"],
-    # per API key (or staff user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
+    # per API key (or logged-in user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
     "DEFAULT_THROTTLE_RATES": {
         "api": os.environ.get("ANAMNESIS_API_RATE", "1200/min"),
         # per client address: /health/ and requests with an invalid key
