@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -80,6 +80,9 @@ class EventViewSet(AgentScopedReadViewSet):
         responses={
             202: WriteAcceptedSerializer,
             200: WriteResultSerializer,
+            422: OpenApiResponse(description="`idempotency_conflict` or `external_id_conflict` (a reused key or "
+                                             "external_id with another body; `error.fields` names it), or "
+                                             "`job_failed` (waited for a job that failed)"),
         },
         description=(
             "Stores the message and queues its write job: **202** with the job. A repeated `Idempotency-Key` "
