@@ -1,6 +1,7 @@
 """Regenerate docs/RELIABILITY.md: run every reliability test (forget, nothing lost, strict input,
-safe defaults, and the measured faults with RELIABILITY_N writes, default 500), then write one
-table of the measured faults with their figures and one of every test with its outcome.
+safe defaults, roles and attacks, and the measured faults with RELIABILITY_N writes, default 500),
+then write one table of the measured faults with their figures, one of the attacks tried with
+what they met, and one of every test with its outcome.
 
     python bench/reliability.py            # what `make reliability` runs
     python bench/reliability.py --n 200    # the size the CI run uses
@@ -24,6 +25,10 @@ TESTS = [
     ("Nothing accepted is lost; limits are ceilings", "tests/api/test_nothing_lost.py"),
     ("Strict input", "tests/api/test_strict_input.py"),
     ("Safe defaults", "tests/api/test_safe_defaults.py"),
+    ("Attacks: API roles of a session", "tests/api/test_roles.py"),
+    ("Attacks: MCP like REST (scopes, audit, arguments, invalid keys)", "tests/mcp/test_mcp_like_rest.py"),
+    ("Attacks: bodies past the limit, unknown websocket paths", "tests/test_asgi_guards.py"),
+    ("Attacks: password guessing at the login", "tests/ui/test_login_throttle.py"),
     ("Faults: LLM", "tests/faults/test_llm_faults.py"),
     ("Faults: worker killed", "tests/faults/test_worker_kill.py"),
     ("Faults: broker and database outages", "tests/faults/test_outages.py"),
@@ -31,6 +36,21 @@ TESTS = [
 ]
 FAULT_ORDER = ["worker_kill", "database_restart", "broker_down", "forget_race", "llm_timeout", "llm_http_500",
                "llm_http_503", "llm_http_429", "llm_invalid_json", "llm_wrong_shape"]
+# records named attack_* (tests/faults/figures.record) go to their own table
+ATTACK_ORDER = ["attack_login_guessing", "attack_mcp_invalid_keys", "attack_chunked_body",
+                "attack_websocket_unknown_path"]
+
+
+def _rows(records: dict, order: list[str], names: set[str]) -> list[str]:
+    lines = []
+    for name in order + sorted(names - set(order)):
+        rec = records.get(name)
+        if rec is None:
+            lines.append(f"| {name} | not run | |")
+            continue
+        figures = "; ".join(f"{k}: {v}" for k, v in rec.get("figures", {}).items())
+        lines.append(f"| {rec['title']} | {'pass' if rec['passed'] else 'FAIL'} | {figures} |")
+    return lines
 
 
 def run_tests(n: int, junit: Path, figures: Path) -> int:
@@ -73,13 +93,10 @@ def render(n: int, figures_dir: Path, junit: Path, seconds: float) -> str:
         "| Fault | Result | Figures |",
         "|---|---|---|",
     ]
-    for name in FAULT_ORDER + sorted(set(records) - set(FAULT_ORDER)):
-        rec = records.get(name)
-        if rec is None:
-            lines.append(f"| {name} | not run | |")
-            continue
-        figures = "; ".join(f"{k}: {v}" for k, v in rec.get("figures", {}).items())
-        lines.append(f"| {rec['title']} | {'pass' if rec['passed'] else 'FAIL'} | {figures} |")
+    attacks = {name for name in records if name.startswith("attack_")}
+    lines += _rows(records, FAULT_ORDER, set(records) - attacks)
+    lines += ["", "## Attacks, tried", "", "| Attack | Result | Figures |", "|---|---|---|"]
+    lines += _rows(records, ATTACK_ORDER, attacks)
     lines += ["", "## Every reliability test", ""]
     by_file = outcomes(junit)
     for title, path in TESTS:

@@ -19,15 +19,8 @@ from memories import selectors
 from memories.errors import NotFound
 from memories.models import Agent
 from memories.models.visibility import Moment
-from memories.services.roles import OPERATE_PERMS, VIEW_PERM
-
-
-def can_view(user) -> bool:
-    return user.is_authenticated and user.has_perm(VIEW_PERM)
-
-
-def can_operate(user) -> bool:
-    return user.is_authenticated and all(user.has_perm(p) for p in OPERATE_PERMS)
+from memories.services.roles import user_can_operate as can_operate
+from memories.services.roles import user_can_view as can_view
 
 
 def actor_of(request: HttpRequest) -> str:

@@ -41,6 +41,13 @@ class IdempotencyConflict(DomainError):
     http_status = 422
 
 
+class ExternalIdConflict(DomainError):
+    """An external_id reused with a different request: the stored message stands."""
+
+    code = "external_id_conflict"
+    http_status = 422
+
+
 class JobFailed(DomainError):
     """A write job the caller waited for failed (it can be retried)."""
 

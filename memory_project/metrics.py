@@ -2,8 +2,9 @@
 histograms of this process (or of every process sharing PROMETHEUS_MULTIPROC_DIR), and, read from
 the database at scrape time so they are right whichever process did the work, job runs and
 failures by job and the queue depth (write jobs queued or running, and the broker's queue
-length when it is Redis). Public only with ANAMNESIS_METRICS_PUBLIC; otherwise a staff session or
-an admin-scope API key."""
+length when it is Redis). Public only with ANAMNESIS_METRICS_PUBLIC; otherwise a session of a UI
+user with a role (viewers, operators, superusers: the overview page shows the same figures) or an
+admin-scope API key of all agents. `is_staff` alone is not enough."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 import memories.metrics  # noqa: F401  (registers the histograms)
 from memories.models import ApiKeyScope, PipelineRun, RunKind, RunStatus
 from memories.services.api_keys import api_key_authenticate
+from memories.services.roles import user_can_view
 
 
 class DatabaseCollector:
@@ -78,8 +80,7 @@ def _registry() -> CollectorRegistry:
 def _allowed(request) -> bool:
     if settings.ANAMNESIS_METRICS_PUBLIC:
         return True
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated and user.is_staff:
+    if user_can_view(getattr(request, "user", None)):
         return True
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     key = api_key_authenticate(plaintext=token.strip()) if scheme.lower() == "bearer" else None
@@ -88,8 +89,8 @@ def _allowed(request) -> bool:
 
 def metrics_view(request):
     if not _allowed(request):
-        return HttpResponse("metrics need a staff session or an admin API key of all agents\n", status=403,
-                            content_type="text/plain")
+        return HttpResponse("metrics need a session with the viewers role or an admin API key of all agents\n",
+                            status=403, content_type="text/plain")
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
 
 

@@ -1,23 +1,25 @@
 """Who is calling and what they may do.
 
 Two ways in: an API key sent as `Authorization: Bearer <key>` (scope read / write / admin, bound
-to one agent or to all), or a session of a staff user (the UI), who counts as admin for every
-agent. Either way the request carries a `Principal`; views ask it whether an agent is visible
-(invisible agents are a 404, never a 403, so existence does not leak) and whether the scope
-allows the operation.
+to one agent or to all), or a session of a UI user, whose rights are the UI's roles
+(memories.services.roles) on every agent: `viewers` read, `operators` also write and do what the UI
+lets them (correct, retract, reinstate, alias, merge, unmerge, forget), superusers everything,
+creating agents included. `is_staff` alone grants nothing. Either way the request carries a
+`Principal`; views ask it whether an agent is visible (invisible agents are a 404, never a 403, so
+existence does not leak) and whether the scope allows the operation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from memories.models import Agent, ApiKey, ApiKeyScope
 from memories.services.api_keys import api_key_authenticate
+from memories.services.roles import user_can_operate, user_can_view, user_is_superuser
 
 SCOPE_RANK = {ApiKeyScope.READ: 1, ApiKeyScope.WRITE: 2, ApiKeyScope.ADMIN: 3}
 
@@ -25,12 +27,33 @@ SCOPE_RANK = {ApiKeyScope.READ: 1, ApiKeyScope.WRITE: 2, ApiKeyScope.ADMIN: 3}
 @dataclass(frozen=True)
 class Principal:
     """The caller: its scope, the one agent it is bound to (None: every agent), the name the
-    audit log records (`key:<prefix>` / `user:<username>`) and the throttling identity."""
+    audit log records (`key:<prefix>` / `user:<username>`), the throttling identity, and whether
+    it may create agents (an admin key of all agents, or a superuser)."""
 
     scope: str
     agent_id: int | None
     actor: str
     ident: str
+    creates_agents: bool = False
+
+    @classmethod
+    def of_key(cls, key: ApiKey) -> Principal:
+        return cls(scope=key.scope, agent_id=key.agent_id, actor=f"key:{key.prefix}", ident=f"key:{key.pk}",
+                   creates_agents=key.scope == ApiKeyScope.ADMIN and key.agent_id is None)
+
+    @classmethod
+    def of_user(cls, user) -> Principal | None:
+        """A session's rights, from the UI's roles: viewers read; operators write and do the
+        operator actions (merge, unmerge and forget included: the admin scope on every agent,
+        without creating agents); superusers everything. None for a user without a role."""
+        if user_is_superuser(user) or user_can_operate(user):
+            scope = ApiKeyScope.ADMIN
+        elif user_can_view(user):
+            scope = ApiKeyScope.READ
+        else:
+            return None
+        return cls(scope=scope, agent_id=None, actor=f"user:{user.get_username()}", ident=f"user:{user.pk}",
+                   creates_agents=user_is_superuser(user))
 
     def can_see(self, agent: Agent) -> bool:
         return self.agent_id is None or self.agent_id == agent.id
@@ -56,26 +79,30 @@ class ApiKeyUser:
         return self.username
 
 
-FAILURE_WINDOW_SECONDS = 60
+class InvalidKeyThrottle(SimpleRateThrottle):
+    """Requests with an invalid key, per client address, at DEFAULT_THROTTLE_RATES["anon"]: past
+    the rate they are a 429 instead of a 401, so keys cannot be guessed at full speed. DRF's
+    cache-based throttle state, shared by the REST API and the MCP server's HTTP transport: one
+    count per address for both. The address is the connection's (REMOTE_ADDR, which uvicorn sets
+    from X-Forwarded-For only for its trusted proxies), never a header the client chose."""
+
+    scope = "anon"
+    cache_format = "throttle_invalid_key_%(ident)s"
+
+    def get_rate(self):
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"ident": request.META.get("REMOTE_ADDR") or "unknown"}
 
 
-def _count_failure(request) -> None:
-    """Requests with an invalid key count per client address (at the "anon" rate); past the
-    limit they are a 429 instead of a 401, so keys cannot be guessed at full speed."""
-    rate = api_settings.DEFAULT_THROTTLE_RATES.get("anon")
-    if not rate:
-        return
-    limit = int(rate.split("/")[0])
-    address = request.META.get("REMOTE_ADDR", "") or "unknown"
-    key = f"auth-failures:{address}"
-    cache.add(key, 0, FAILURE_WINDOW_SECONDS)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, FAILURE_WINDOW_SECONDS)
-        count = 1
-    if count > limit:
-        raise exceptions.Throttled(wait=FAILURE_WINDOW_SECONDS, detail="too many requests with an invalid API key")
+def invalid_key_attempt(request) -> float | None:
+    """Count one request with an invalid key from the request's address (anything with a `META`
+    holding REMOTE_ADDR); the seconds to wait when it is over the rate, else None."""
+    throttle = InvalidKeyThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    return max(1.0, throttle.wait() or 1.0)
 
 
 class BearerKeyAuthentication(authentication.BaseAuthentication):
@@ -96,7 +123,9 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("invalid API key") from exc
         key = api_key_authenticate(plaintext=plaintext)
         if key is None:
-            _count_failure(request)
+            wait = invalid_key_attempt(request)
+            if wait is not None:
+                raise exceptions.Throttled(wait=wait, detail="too many requests with an invalid API key")
             raise exceptions.AuthenticationFailed("invalid or revoked API key")
         return ApiKeyUser(key), key
 
@@ -105,18 +134,15 @@ class BearerKeyAuthentication(authentication.BaseAuthentication):
 
 
 def principal_of(request) -> Principal | None:
-    """The caller behind an authenticated request, or None (anonymous or a non-staff user)."""
+    """The caller behind an authenticated request, or None (anonymous, or a user without a role)."""
     cached = getattr(request, "_anamnesis_principal", False)
     if cached is not False:
         return cached
     principal = None
     if isinstance(request.auth, ApiKey):
-        key = request.auth
-        principal = Principal(scope=key.scope, agent_id=key.agent_id, actor=f"key:{key.prefix}", ident=f"key:{key.pk}")
-    elif getattr(request.user, "is_authenticated", False) and request.user.is_staff:
-        user = request.user
-        principal = Principal(scope=ApiKeyScope.ADMIN, agent_id=None, actor=f"user:{user.get_username()}",
-                              ident=f"user:{user.pk}")
+        principal = Principal.of_key(request.auth)
+    elif getattr(request.user, "is_authenticated", False) and not isinstance(request.user, ApiKeyUser):
+        principal = Principal.of_user(request.user)
     request._anamnesis_principal = principal
     return principal
 
@@ -142,6 +168,8 @@ class HasScope(permissions.BasePermission):
     def has_permission(self, request, view):
         principal = principal_of(request)
         if principal is None:
+            if getattr(request.user, "is_authenticated", False):
+                self.message = "your account has no role: ask an admin to add it to the viewers or operators group"
             return False
         resolve = getattr(view, "resolve_agent", None)
         if resolve is not None and "agent" in view.kwargs:

@@ -17,7 +17,8 @@ from memories.services.agents import agent_create
 
 class AgentViewSet(AgentScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
                    viewsets.GenericViewSet):
-    """The agents the caller may use. Creating one needs an admin key for all agents."""
+    """The agents the caller may use. Creating one needs an admin key for all agents or a
+    superuser's session."""
 
     queryset = Agent.objects.none()
     serializer_class = AgentSerializer
@@ -43,8 +44,8 @@ class AgentViewSet(AgentScopedMixin, mixins.ListModelMixin, mixins.RetrieveModel
     @extend_schema(request=InputSerializer, responses={201: AgentSerializer})
     def create(self, request, *args, **kwargs):
         principal = principal_of(request)
-        if principal.agent_id is not None:
-            raise exceptions.PermissionDenied("only an admin key for all agents can create agents")
+        if not principal.creates_agents:
+            raise exceptions.PermissionDenied("only an admin key for all agents or a superuser can create agents")
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         slug = data.validated_data["slug"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -46,7 +46,7 @@ class WriteInputSerializer(StrictInputSerializer):
                                  help_text="the message; empty means nothing to store (200, nothing added)")
     occurred_at = MomentField(required=False, allow_null=True)
     external_id = serializers.CharField(max_length=200, required=False, allow_null=True, allow_blank=True,
-                                        help_text="your id for the message; a repeat returns the stored job")
+                                        help_text="your id for the message; the same body again returns the stored job")
     recent_messages = serializers.ListField(
         child=serializers.CharField(max_length=4000, trim_whitespace=False, allow_blank=True), max_length=20,
         required=False, default=list, help_text="the conversation just before, for context (oldest first)")
@@ -80,6 +80,9 @@ class EventViewSet(AgentScopedReadViewSet):
         responses={
             202: WriteAcceptedSerializer,
             200: WriteResultSerializer,
+            422: OpenApiResponse(description="`idempotency_conflict` or `external_id_conflict` (a reused key or "
+                                             "external_id with another body; `error.fields` names it), or "
+                                             "`job_failed` (waited for a job that failed)"),
         },
         description=(
             "Stores the message and queues its write job: **202** with the job. A repeated `Idempotency-Key` "
@@ -87,8 +90,9 @@ class EventViewSet(AgentScopedReadViewSet):
             "**200** with the WriteResult for `dry_run` (nothing stored), an empty `text` (nothing to store), "
             "or `?wait=true` when the job finished within `wait_timeout` seconds; **422** `job_failed` when it "
             "failed (retry it with `POST jobs/{id}/retry/`). A reused `Idempotency-Key` with a different body is "
-            "a **422** `idempotency_conflict`; every replay carries `Idempotent-Replayed: true`. A message over "
-            "the size limit is a 413."
+            "a **422** `idempotency_conflict`, a reused `external_id` with a different body a **422** "
+            "`external_id_conflict` (the stored message stays as it was); every replay carries "
+            "`Idempotent-Replayed: true`. A message over the size limit is a 413."
         ),
     )
     def create(self, request, *args, **kwargs):

@@ -40,9 +40,10 @@ def event_log(
     *, agent: Agent, speaker: str, text: str, occurred_at: datetime | None, embedder: EmbedderClient,
     idempotency_key: str | None = None, external_id: str | None = None, metadata: dict | None = None,
     params: dict | None = None, embedding_text: str | None = None, start_now: bool = False,
-) -> tuple[Event, PipelineRun, bool]:
+) -> tuple[Event, PipelineRun, str | None]:
     """Store the event and its queued write job in one transaction. A repeated idempotency key
-    or external id returns the stored pair instead (created=False). The vector embeds
+    or external id returns the stored pair instead, with which of the two matched
+    (`"idempotency_key"` / `"external_id"`; None: stored now). The vector embeds
     `embedding_text` (default: the text alone). Repeats are found by the unique constraints: a
     new message pays no lookup. With `start_now` the job is stored as already running (its
     first attempt), for a caller that processes it at once."""
@@ -65,18 +66,18 @@ def event_log(
         existing = _existing(agent, idempotency_key, external_id)
         if not existing:
             raise
-        return (*existing, False)
-    return event, run, True
+        return existing
+    return event, run, None
 
 
 def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
     query = Event.objects.filter(agent=agent)
-    event = None
+    event, matched = None, None
     if idempotency_key:
-        event = query.filter(idempotency_key=idempotency_key).first()
+        event, matched = query.filter(idempotency_key=idempotency_key).first(), "idempotency_key"
     if event is None and external_id:
-        event = query.filter(external_id=external_id).first()
+        event, matched = query.filter(external_id=external_id).first(), "external_id"
     if event is None:
         return None
     run = PipelineRun.objects.filter(event=event, kind=RunKind.WRITE).first()
-    return event, run
+    return event, run, matched

@@ -1,6 +1,8 @@
-"""The UI's two roles as Django groups: `viewers` read every page, `operators` may also change
-memory (correct, retract, alias, merge, forget) through the operator services. Superusers may do
-everything. Created after every `migrate` (post_migrate), so a fresh database has them."""
+"""The two roles as Django groups: `viewers` read every page, `operators` may also change
+memory (correct, retract, reinstate, alias, merge, unmerge, forget) through the operator services.
+Superusers may do everything. Created after every `migrate` (post_migrate), so a fresh database has
+them. The UI and the REST API (a session's rights) both ask `user_can_view` / `user_can_operate`;
+`is_staff` alone grants nothing (it only opens the admin site, where model permissions apply)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,21 @@ MODELS = ("agent", "event", "entity", "entityalias", "fact", "relationship", "pi
           "auditentry")
 VIEW_PERM = "memories.view_fact"
 OPERATE_PERMS = ("memories.change_fact", "memories.change_entity")
+
+
+def user_can_view(user) -> bool:
+    """Reads every agent's pages (and, over a session, the API's reads): the viewers' permission,
+    which operators and superusers have too."""
+    return bool(user is not None and user.is_authenticated and user.has_perm(VIEW_PERM))
+
+
+def user_can_operate(user) -> bool:
+    """Also changes memory through the operator services: the operators' permissions."""
+    return bool(user is not None and user.is_authenticated and all(user.has_perm(p) for p in OPERATE_PERMS))
+
+
+def user_is_superuser(user) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active and user.is_superuser)
 
 
 @transaction.atomic

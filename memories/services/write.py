@@ -18,7 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories.config import WriteConfig, apply_overrides, overrides_within_ceilings
-from memories.errors import IdempotencyConflict
+from memories.errors import ExternalIdConflict, IdempotencyConflict
 from memories.live import live_notify
 from memories.metrics import WRITE_SECONDS
 from memories.models import Agent, Event, PipelineRun, RunStatus
@@ -62,7 +62,7 @@ def event_submit(
     digest = request_digest(speaker=speaker_name.strip(), text=text, occurred_at=occurred_at, external_id=external_id,
                             recent_messages=list(recent_messages or ()), config_overrides=config_overrides or {},
                             metadata=metadata or {})
-    event, run, created = event_log(
+    event, run, matched = event_log(
         agent=agent, speaker=speaker_name, text=text, occurred_at=occurred_at,
         embedder=embedder or get_embedder(), idempotency_key=idempotency_key, external_id=external_id,
         metadata=metadata, params={**_params(recent_messages, config_overrides), "request_digest": digest},
@@ -71,21 +71,35 @@ def event_submit(
                                             with_speaker=config.event_embedding_speaker,
                                             context=config.event_embedding_context),
     )
+    created = matched is None
     if created and actor:
         audit_record(agent=agent, actor=actor, action="event_write", obj=event,
                      after={"job": run.id, "speaker": event.speaker})
-    if not created and idempotency_key:
-        stored = (run.params or {}).get("request_digest") if run is not None else None
-        if stored and stored != digest:
-            raise IdempotencyConflict(
-                f"Idempotency-Key {idempotency_key!r} was used for a different request (job {run.id}); "
-                "use a new key for a new message",
-                {"Idempotency-Key": "reused with a different body", "job": run.id})
+    if not created:
+        _replay_check(run, digest=digest, matched=matched, idempotency_key=idempotency_key, external_id=external_id)
     if created and enqueue:
         job_enqueue_on_commit(run.id)
     if created:
         live_notify(agent=agent, kind="event", obj_id=event.id)
     return event, run, created
+
+
+def _replay_check(run: PipelineRun | None, *, digest: str, matched: str, idempotency_key: str | None,
+                  external_id: str | None) -> None:
+    """A repeat is a replay only with the same body; otherwise the field that matched the stored
+    message is blamed (422) and the stored message stays as it was."""
+    stored = (run.params or {}).get("request_digest") if run is not None else None
+    if not stored or stored == digest:
+        return
+    if matched == "idempotency_key":
+        raise IdempotencyConflict(
+            f"Idempotency-Key {idempotency_key!r} was used for a different request (job {run.id}); "
+            "use a new key for a new message",
+            {"Idempotency-Key": "reused with a different body", "job": run.id})
+    raise ExternalIdConflict(
+        f"external_id {external_id!r} belongs to a stored message with a different body (job {run.id}); "
+        "use a new external_id for a new message",
+        {"external_id": "reused with a different body", "job": run.id})
 
 
 def request_digest(**fields) -> str:
@@ -97,9 +111,10 @@ def memory_write(
     *, agent: Agent, message: str, speaker_name: str, occurred_at: datetime | None = None,
     recent_messages=(), idempotency_key: str | None = None, external_id: str | None = None,
     dry_run: bool = False, config_overrides: dict | None = None,
-    llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
+    llm: LLMClient | None = None, embedder: EmbedderClient | None = None, actor: str | None = None,
 ) -> WriteResult:
-    """Run the whole write pipeline now. A repeated idempotency key returns the first result."""
+    """Run the whole write pipeline now. A repeated idempotency key returns the first result.
+    With `actor`, a new event is audited as written by them (as `event_submit` does)."""
     started = time.perf_counter()
     if dry_run:
         return _dry_run(agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
@@ -108,7 +123,7 @@ def memory_write(
     event, run, created = event_submit(
         agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
         recent_messages=recent_messages, idempotency_key=idempotency_key, external_id=external_id,
-        config_overrides=config_overrides, enqueue=False, embedder=embedder,
+        config_overrides=config_overrides, enqueue=False, embedder=embedder, actor=actor,
     )
     if event is None:
         return WriteResult(success=True, duration_ms=_ms(started))

@@ -24,7 +24,7 @@ def _first_message(errors) -> str:
     return str(errors)
 
 
-def _validation_message(detail: dict) -> str:
+def validation_message(detail: dict) -> str:
     parts = [f"{name}: {_first_message(errors)}" for name, errors in detail.items()]
     return "invalid input: " + "; ".join(parts)
 
@@ -47,7 +47,7 @@ def exception_handler(exc, context):
         fields, message = {}, str(detail["detail"])
         code = getattr(detail["detail"], "code", None) or code
     elif isinstance(detail, dict):
-        fields, message = detail, _validation_message(detail)
+        fields, message = detail, validation_message(detail)
     elif isinstance(detail, list):
         fields, message = {"non_field_errors": detail}, "; ".join(str(d) for d in detail) or "invalid input"
     else:

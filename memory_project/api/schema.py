@@ -67,6 +67,9 @@ def add_error_responses(result, generator, request, public):
                     "description": description,
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
                 })
+            for code, response in operation["responses"].items():  # a view's own 4xx (e.g. 422): the same shape
+                if str(code).startswith("4") and "content" not in response:
+                    response["content"] = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") != "path":
                     continue

@@ -1,4 +1,4 @@
-"""Throttling per API key (or per staff user), at the rate in REST_FRAMEWORK
+"""Throttling per API key (or per logged-in user), at the rate in REST_FRAMEWORK
 DEFAULT_THROTTLE_RATES["api"], read on every request so settings changes apply at once."""
 
 from rest_framework.settings import api_settings

@@ -6,6 +6,7 @@ See README.md "Configuration" for the full list.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from memory_project import embedded_pg
@@ -45,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "channels",
+    "axes",  # login throttling (django-axes): see AXES_* below
     "memory_project",  # the interfaces' own commands (manage.py mcp); no models
     "memories",
     "retrieval",
@@ -62,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its response
 ]
 
 ROOT_URLCONF = "memory_project.urls"
@@ -117,6 +120,19 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missi
 # `collectstatic` first; a production image may still collect into STATIC_ROOT.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+# Password guessing at /ui/login/ and /admin/login/ is throttled by django-axes (its attempts in the
+# database, so every web process sees them): after ANAMNESIS_LOGIN_FAILURE_LIMIT failed logins for
+# one user name from one client address, that pair is refused (429, even with the right password)
+# for ANAMNESIS_LOGIN_COOLOFF_MINUTES after the last failure. Keyed on the pair, so nobody elsewhere
+# can lock a user out and colleagues behind one address do not lock each other out; a success
+# clears the count; `manage.py axes_reset` unlocks everyone at once. The address is the
+# connection's (uvicorn takes X-Forwarded-For only from its trusted proxies).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("ANAMNESIS_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("ANAMNESIS_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "dashboard/locked_out.html"
 LOGIN_URL = "ui:login"
 LOGIN_REDIRECT_URL = "ui:overview"
 LOGOUT_REDIRECT_URL = "ui:login"
@@ -215,10 +231,10 @@ ANAMNESIS_MERGE_SUGGESTION_MIN_SCORE = float(os.environ.get("ANAMNESIS_MERGE_SUG
 ANAMNESIS_AUTO_MERGE = env_bool("ANAMNESIS_AUTO_MERGE", False)
 # graph_warmup rebuilds the entity graphs of agents written to or read in this many seconds
 ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS = float(os.environ.get("ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS", "3600"))
-# /metrics (Prometheus): staff users and admin keys only, unless this is on
+# /metrics (Prometheus): sessions with a UI role and all-agents admin keys only, unless this is on
 ANAMNESIS_METRICS_PUBLIC = env_bool("ANAMNESIS_METRICS_PUBLIC", False)
 
-# --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a staff session ---
+# --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a session with a UI role ---
 # Request bodies above this are a 413 (the API checks Content-Length before reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 REST_FRAMEWORK = {
@@ -235,7 +251,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": ["memory_project.api.throttling.PrincipalRateThrottle"],
-    # per API key (or staff user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
+    # per API key (or logged-in user); ANAMNESIS_API_RATE e.g. "600/min", "20/sec"
     "DEFAULT_THROTTLE_RATES": {
         "api": os.environ.get("ANAMNESIS_API_RATE", "1200/min"),
         # per client address: /health/ and requests with an invalid key
@@ -269,5 +285,6 @@ LOGGING = {
         "pgserver": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "sentence_transformers": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # lockouts (warnings) stay; not its start-up banner or every attempt
     },
 }

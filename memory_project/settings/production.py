@@ -55,5 +55,6 @@ LOGGING = {
         "pgserver": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "sentence_transformers": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # lockouts (warnings) stay; not its start-up banner or every attempt
     },
 }

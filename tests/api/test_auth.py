@@ -1,5 +1,5 @@
 """API keys (hashed, shown once, revocable, scoped), the create_api_key command, the
-cross-tenant matrix over every endpoint, staff sessions and per-key throttling."""
+cross-tenant matrix over every endpoint, sessions and per-key throttling."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import io
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
@@ -182,10 +183,11 @@ def test_agent_slugs_are_validated(db, make_key, client_for, slug):
 
 # --- sessions and throttling ---------------------------------------------------------------------
 
-def test_a_staff_session_acts_as_admin_on_every_agent_and_is_audited(seeded, other_agent):
-    staff = get_user_model().objects.create_user("olga", password="x", is_staff=True)
+def test_an_operators_session_acts_on_every_agent_and_is_audited(seeded, other_agent):
+    operator = get_user_model().objects.create_user("olga", password="x")
+    operator.groups.add(Group.objects.get(name="operators"))
     client = APIClient()
-    client.force_login(staff)
+    client.force_login(operator)
     assert client.get(url(other_agent, "facts")).status_code == 200
     fact = Fact.objects.filter(agent=seeded).first()
     response = client.post(url(seeded, "facts", fact.id, "retract"), {"reason": "checked"}, format="json")
@@ -193,7 +195,7 @@ def test_a_staff_session_acts_as_admin_on_every_agent_and_is_audited(seeded, oth
     assert AuditEntry.objects.get(action="fact_retract").actor == "user:olga"
 
 
-def test_a_non_staff_session_is_refused(seeded):
+def test_a_session_without_a_role_is_refused(seeded):  # tests/api/test_roles.py: every role
     user = get_user_model().objects.create_user("pat", password="x")
     client = APIClient()
     client.force_login(user)

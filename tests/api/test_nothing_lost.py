@@ -1,5 +1,5 @@
-"""Nothing accepted is lost: a reused Idempotency-Key with another body is refused (not silently
-dropped), a bad fact is skipped while the rest of the message is stored, failed jobs can be
+"""Nothing accepted is lost: a reused Idempotency-Key or external_id with another body is refused
+(not silently dropped), a bad fact is skipped while the rest of the message is stored, failed jobs can be
 retried (by the caller or the sweeper), a waiting client sees a failure in the HTTP status, and
 the CLI says what went wrong in one line."""
 
@@ -43,6 +43,36 @@ def test_a_reused_key_with_another_body_is_a_422_and_every_replay_says_so(agent,
     event_process(run_id=first.json()["job"]["id"])
     done = post(api, agent, BODY, "k-1", "?wait=true")
     assert done.status_code == 200 and done["Idempotent-Replayed"] == "true" and done.json()["success"]
+
+
+def test_a_reused_external_id_with_another_body_is_a_422_naming_it_and_the_stored_message_stays(agent, api):
+    body = {**BODY, "external_id": "chat-7-msg-1"}
+    first = api.post(url(agent, "events"), body, format="json")
+    assert first.status_code == 202 and "Idempotent-Replayed" not in first
+    other = api.post(url(agent, "events"), {**body, "text": "Marta prefers coffee."}, format="json")
+    assert other.status_code == 422 and "Idempotent-Replayed" not in other
+    error = other.json()["error"]
+    assert error["code"] == "external_id_conflict" and "external_id" in error["fields"]
+    assert "chat-7-msg-1" in error["message"] and error["fields"]["job"] == first.json()["job"]["id"]
+    stored = Event.objects.get(agent=agent)
+    assert (stored.text, stored.external_id) == ("Marta prefers tea.", "chat-7-msg-1")
+    again = api.post(url(agent, "events"), body, format="json")  # the same body: still a replay
+    assert again.status_code == 202 and again["Idempotent-Replayed"] == "true"
+    assert again.json()["job"]["id"] == first.json()["job"]["id"]
+
+
+def test_a_fresh_key_with_a_reused_external_id_blames_the_external_id_not_the_key(agent, api):
+    body = {**BODY, "external_id": "chat-7-msg-2"}
+    first = post(api, agent, body, "k-first")
+    other = post(api, agent, {**body, "text": "Marta prefers coffee."}, "k-fresh")
+    assert other.status_code == 422
+    error = other.json()["error"]
+    assert error["code"] == "external_id_conflict"
+    assert "external_id" in error["fields"] and "Idempotency-Key" not in error["fields"]
+    same = post(api, agent, body, "k-another")  # another key, the same body: a replay of the stored one
+    assert same.status_code == 202 and same["Idempotent-Replayed"] == "true"
+    assert same.json()["job"]["id"] == first.json()["job"]["id"]
+    assert Event.objects.filter(agent=agent).count() == 1
 
 
 def test_a_failed_job_is_a_non_2xx_for_a_waiting_client_and_can_be_retried(agent, api):

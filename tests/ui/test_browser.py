@@ -88,6 +88,24 @@ def test_root_login_overview_and_admin_are_styled(browser, live_server, live_dem
     context.close()
 
 
+def test_a_login_locked_out_by_guessing_says_why_and_for_how_long(browser, live_server, transactional_db):
+    from django.conf import settings
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser("admin", "admin@example.com", "right-password")
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    tab = context.new_page()
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        tab.goto(live_server.url + "/ui/login/")
+        tab.fill("#id_username", "admin")
+        tab.fill("#id_password", f"guess-{n}")
+        tab.click("button[type=submit]")
+    assert "Too many failed logins" in tab.inner_text("main")
+    assert styled(tab, ".login-card", "borderTopLeftRadius") == "12px"
+    shot(tab, "login_locked_out")
+    context.close()
+
+
 def test_swagger_renders(page, live_server):
     page.goto(live_server.url + "/api/v1/docs/")
     page.wait_for_selector(".swagger-ui .info .title", timeout=15000)
