@@ -27,6 +27,8 @@ from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
+from memories.redaction import REDACTED_KEY_PREFIX, request_key_digest
+from memories.selectors.forget import forget_key
 from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
 from memories.services.forget import event_forget_guard
@@ -76,7 +78,7 @@ def event_submit(
                      after={"job": run.id, "speaker": event.speaker})
     if not created and idempotency_key:
         stored = (run.params or {}).get("request_digest") if run is not None else None
-        if stored and stored != digest:
+        if stored and not request_digest_matches(stored, digest):
             raise IdempotencyConflict(
                 f"Idempotency-Key {idempotency_key!r} was used for a different request (job {run.id}); "
                 "use a new key for a new message",
@@ -91,6 +93,14 @@ def event_submit(
 def request_digest(**fields) -> str:
     """A fingerprint of a write request: a reused Idempotency-Key must come with the same one."""
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def request_digest_matches(stored: str, digest: str) -> bool:
+    """The stored fingerprint is this request's: as computed, or keyed by a forget (which keeps
+    only a keyed digest of a forgotten message's fingerprint)."""
+    if stored.startswith(REDACTED_KEY_PREFIX):
+        return stored == request_key_digest(digest, key=forget_key(), field="request")
+    return stored == digest
 
 
 def memory_write(
