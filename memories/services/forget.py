@@ -128,7 +128,7 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "",
     report.profiles_scrubbed = report.count(T_ENTITY, "profiles_scrubbed", _scrub_profiles(agent, scope))
     _delete_entities(scope, report)
     _redact_logs(agent, scope, report)
-    report.count(T_POSTING, "deleted_net", postings - KeywordPosting.objects.filter(agent=agent).count())
+    report.count(T_POSTING, "net_deleted", postings - KeywordPosting.objects.filter(agent=agent).count())
     receipt = erasure_receipt_record(
         agent=agent, actor=actor, opaque_key=report.opaque_key, opaque_keys=list(scope.keys.mapping.values()),
         reason_given=bool(reason), totals=report.totals(), tables=report.tables, name_forms=_forms_outcome(scope.forms))
