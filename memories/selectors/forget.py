@@ -32,6 +32,7 @@ from memories.naming import normalize_alias
 from memories.redaction import KeyRewriter, NameMatcher, opaque_key
 
 THE_ENTITY, MERGED, SAME_NAME = "the entity", "merged into it", "has one of her names"
+BY_NAME = (THE_ENTITY, MERGED, SAME_NAME)  # hers by a full name or alias; the others by a form of it
 
 
 def forget_key() -> bytes:
@@ -102,7 +103,8 @@ class _Entities:
         return found
 
 
-def _her_entities(agent: Agent, entity: Entity, every: _Entities) -> tuple[dict[int, str], list[FormDecision]]:
+def _her_entities(entity: Entity, every: _Entities) -> tuple[dict[int, str], list[FormDecision]]:
+    """Her entities (id → why) and the shorter forms of her names, decided."""
     why = dict.fromkeys(every.merged_into({entity.id}), MERGED)
     why[entity.id] = THE_ENTITY
     names = set().union(*(every.names[i] for i in why))
@@ -171,11 +173,10 @@ def _created_by(own_event_ids: set[int]) -> set[int]:
 def forget_scope(*, agent: Agent, entity: Entity) -> ForgetScope:
     """Everything a forget of `entity` removes or redacts (nothing is changed)."""
     every = _Entities(agent)
-    why, forms = _her_entities(agent, entity, every)
-    full_and_aliases = set().union(*(every.names[i] for i in why if why[i] in (THE_ENTITY, MERGED, SAME_NAME)))
-    leftover_names = set().union(set(), *(every.names[i] for i in why if why[i] not in (THE_ENTITY, MERGED,
-                                                                                         SAME_NAME)))
-    single = {n for n in leftover_names if len(n.split()) == 1}
+    why, forms = _her_entities(entity, every)
+    full_and_aliases = set().union(*(every.names[i] for i in why if why[i] in BY_NAME))
+    leftover_names = set().union(*(every.names[i] for i in why if why[i] not in BY_NAME))
+    single = {n for n in leftover_names if len(n.split()) == 1}  # "Brandt": only capitalized
     names = full_and_aliases | (leftover_names - single)
     matcher, parts = _matchers(names, forms, single)
     own, mentioned, keyed = set(), set(), set()

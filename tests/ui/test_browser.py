@@ -233,6 +233,9 @@ def test_forget_lists_the_forms_of_her_name_then_shows_the_receipt(page, live_se
         memory_write(agent=live_demo, message=text, speaker_name="Rafael",
                      occurred_at=datetime(2024, 8, day, tzinfo=UTC))
     ilse = Entity.objects.get(agent=live_demo, display_name="Ilse Brandt")
+    page.goto(f"{live_server.url}/admin/memories/entity/{ilse.id}/forget/")
+    assert "could also mean Klaus Brandt" in page.inner_text("#content")
+    shot(page, "admin-forget-confirmation")
     page.goto(f"{live_server.url}/ui/agents/demo/entities/{ilse.id}/")
     page.click("text=Review what would be forgotten")
     page.wait_for_url(f"**/entities/{ilse.id}/forget/")
@@ -256,6 +259,12 @@ def test_forget_lists_the_forms_of_her_name_then_shows_the_receipt(page, live_se
     page.wait_for_url("**/ui/agents/demo/erasures/")
     assert page.locator("table tbody tr").count() == 1 and receipt.opaque_key in page.inner_text("main")
     shot(page, "erasures")
+    page.click(".sidebar >> text=Home & search")
+    page.click(f"text=erasure receipt {receipt.id}")
+    page.wait_for_url(f"**/ui/agents/demo/erasures/{receipt.id}/")
+    page.goto(f"{live_server.url}/admin/memories/erasurereceipt/{receipt.id}/change/")
+    assert receipt.opaque_key in page.inner_text("#content") and "Ilse" not in page.inner_text("#content")
+    shot(page, "admin-erasure-receipt")
 
 
 def test_markup_stored_in_memory_is_shown_as_text_and_never_runs(page, live_server, live_demo):
