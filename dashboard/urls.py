@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard.views import agents, ask, entities, facts, graph, merge_suggestions, traces
+from dashboard.views import agents, ask, entities, erasures, facts, graph, merge_suggestions, traces
 
 app_name = "ui"
 
@@ -21,6 +21,8 @@ urlpatterns = [
     path(A + "entities/<int:entity_id>/merge/", entities.entity_merge, name="entity_merge"),
     path(A + "entities/<int:entity_id>/unmerge/", entities.entity_unmerge, name="entity_unmerge"),
     path(A + "entities/<int:entity_id>/forget/", entities.entity_forget, name="entity_forget"),
+    path(A + "erasures/", erasures.erasures, name="erasures"),
+    path(A + "erasures/<int:receipt_id>/", erasures.erasure_detail, name="erasure"),
     path(A + "facts/<int:fact_id>/", facts.fact_detail, name="fact"),
     path(A + "facts/<int:fact_id>/correct/", facts.fact_correct, name="fact_correct"),
     path(A + "facts/<int:fact_id>/retract/", facts.fact_retract, name="fact_retract"),

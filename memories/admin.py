@@ -26,6 +26,7 @@ from memories.models import (
     AuditEntry,
     Entity,
     EntityAlias,
+    ErasureReceipt,
     Event,
     Fact,
     FactEntityLink,
@@ -286,8 +287,8 @@ class EntityAdmin(OperatorViewsMixin, NoAddDeleteAdmin):
             else:
                 self.message_user(request, f"Forgotten: {report.entities_deleted} entities, {report.facts_deleted} "
                                            f"facts, {report.relationships_deleted} relationships; "
-                                           f"{report.events_redacted} events redacted.")
-                return HttpResponseRedirect(reverse("admin:memories_entity_changelist"))
+                                           f"{report.events_redacted} events redacted. This is the erasure receipt.")
+                return HttpResponseRedirect(reverse("admin:memories_erasurereceipt_change", args=[report.receipt_id]))
         preview = forget_services.entity_forget_preview(agent=entity.agent, entity_id=entity.pk)
         return self.render_operator_form(
             request, title=f"Forget {entity.display_name}", form=form, obj=entity, submit="Forget",
@@ -468,6 +469,19 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "actor", "action", "object_type", "object_id", "agent")
     list_filter = ("action", "object_type", "agent")
     search_fields = ("actor", "object_id", "reason")
+
+
+@admin.register(ErasureReceipt)
+class ErasureReceiptAdmin(ReadOnlyAdmin):
+    """What each forget removed or redacted, counted per table, when and by whom (no personal data
+    of the person forgotten). Written only by the forget."""
+
+    list_display = ("id", "created_at", "actor", "opaque_key", "agent", "vacuumed_at")
+    list_filter = ("agent",)
+    search_fields = ("actor", "opaque_key")
+    fields = ("agent", "created_at", "actor", "opaque_key", "opaque_keys", "reason_given", "totals", "tables",
+              "name_forms", "vacuum_tables", "vacuumed_at", "vacuum_seconds", "vacuum_error")
+    readonly_fields = fields
 
 
 @admin.register(ApiKey)

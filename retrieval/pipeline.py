@@ -23,6 +23,7 @@ from memories.models.visibility import Moment
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient
+from memories.redaction import REDACTED_KEY_PREFIX
 from memories.tokens import count_tokens
 from retrieval import rerank as reranker
 from retrieval import selectors, signals
@@ -521,4 +522,5 @@ def render(config: FormatSettings, selected: list[Candidate], rows: Rows, rankin
 def _citation_label(event: selectors.EventRow | None) -> str:
     if event is None:
         return ""
-    return f"event {event.id}" + (f" / {event.external_id}" if event.external_id else "")
+    shown = event.external_id and not event.external_id.startswith(REDACTED_KEY_PREFIX)  # a forget's digest: noise
+    return f"event {event.id}" + (f" / {event.external_id}" if shown else "")

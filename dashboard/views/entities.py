@@ -1,5 +1,5 @@
 """An entity's page and its operator actions: add, remove or move an alias, merge a duplicate
-into it, unmerge, and forget (a preview of exactly what goes, then the removal)."""
+into it, unmerge, and forget (a preview of exactly what goes, then the removal and its receipt)."""
 
 from __future__ import annotations
 
@@ -121,8 +121,8 @@ def entity_forget(request, agent, entity_id: int):
                                                reason=form.cleaned_data["reason"])
         messages.success(request, f"Forgotten: {report.entities_deleted} entities, {report.facts_deleted} facts, "
                                   f"{report.relationships_deleted} relationships, {report.aliases_deleted} aliases; "
-                                  f"{report.events_redacted} messages redacted.")
-        return redirect("ui:agent_home", agent.slug)
+                                  f"{report.events_redacted} messages redacted. This is the erasure receipt.")
+        return redirect("ui:erasure", agent.slug, report.receipt_id)
     return render_page(request, "dashboard/forget.html", {
         "entity": preview.entities[0] if preview.entities else None, "preview": preview, "form": form,
     }, agent=agent)

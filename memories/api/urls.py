@@ -15,6 +15,7 @@ from memories.api.views_entities import (
     EntityViewSet,
     RelationshipViewSet,
 )
+from memories.api.views_erasures import ErasureReceiptViewSet
 from memories.api.views_events import EventViewSet, JobViewSet
 from memories.api.views_facts import FactCorrectApi, FactHistoryApi, FactReinstateApi, FactRetractApi, FactViewSet
 from memories.api.views_merge import MergeSuggestionViewSet
@@ -29,6 +30,7 @@ router.register(f"{AGENT_PATH}/entities", EntityViewSet, basename="entity")
 router.register(f"{AGENT_PATH}/relationships", RelationshipViewSet, basename="relationship")
 router.register(f"{AGENT_PATH}/traces", TraceViewSet, basename="trace")
 router.register(f"{AGENT_PATH}/merge-suggestions", MergeSuggestionViewSet, basename="merge-suggestion")
+router.register(f"{AGENT_PATH}/erasures", ErasureReceiptViewSet, basename="erasure")
 
 FACT = rf"^{AGENT_PATH}/facts/(?P<pk>{ID_REGEX})"
 ENTITY = rf"^{AGENT_PATH}/entities/(?P<pk>{ID_REGEX})"

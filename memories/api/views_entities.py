@@ -7,6 +7,7 @@ from dataclasses import asdict
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from memories import selectors
@@ -19,6 +20,7 @@ from memories.api.serializers import (
 )
 from memories.api.strict import StrictInputSerializer
 from memories.api.views_base import AgentScopedMixin, AgentScopedReadViewSet
+from memories.api.views_erasures import ErasureReceiptSerializer
 from memories.filters import EntityFilterSet, RelationshipFilterSet
 from memories.models import ApiKeyScope, Entity, Relationship
 from memories.services import entities as entity_services
@@ -158,10 +160,12 @@ class EntityUnmergeApi(AgentScopedMixin, APIView):
 
 
 class EntityForgetApi(AgentScopedMixin, APIView):
-    """Remove the entity and everything derived from it (facts of every version, links,
-    relationships, aliases, profile sentences naming it) and redact the events that mention it."""
+    """GET: what a forget would remove or redact (nothing changes). POST: forget the entity — it
+    and everything derived from it (facts of every version, links, relationships, aliases,
+    profile sentences naming it, the entities that carry only a shorter form of her name), her
+    own messages whole and the mentions in others' — and store an erasure receipt."""
 
-    scopes = {"POST": ApiKeyScope.ADMIN}
+    scopes = {"POST": ApiKeyScope.ADMIN, "GET": ApiKeyScope.ADMIN}
 
     @extend_schema_serializer(component_name="EntityForgetInput")
     class InputSerializer(StrictInputSerializer):
@@ -176,15 +180,57 @@ class EntityForgetApi(AgentScopedMixin, APIView):
         events_redacted = serializers.IntegerField()
         profiles_scrubbed = serializers.IntegerField()
         entities_deleted = serializers.IntegerField()
+        request_keys_redacted = serializers.IntegerField(
+            help_text="external ids and idempotency keys replaced by keyed digests (a retry is still a replay)")
+        opaque_key = serializers.CharField(help_text="what the entity's key became wherever it was stored")
         tables = serializers.DictField(
             child=serializers.DictField(child=serializers.IntegerField()),
             help_text="rows changed per table: deleted, redacted (whole), mentions_redacted, …")
+        receipt = ErasureReceiptSerializer(help_text="the erasure receipt this forget stored")
+        receipt_url = serializers.URLField()
+
+    @extend_schema_serializer(component_name="ForgetPreview")
+    class PreviewSerializer(serializers.Serializer):
+        entities = serializers.ListField(child=serializers.DictField(), help_text=(
+            "{id, key, display_name, type, why}: every entity that goes (the chosen one, those merged into it, "
+            "those with one of her names, those named only by a form of her name that is hers)"))
+        names = serializers.ListField(child=serializers.CharField(), help_text="her names and aliases")
+        name_forms = serializers.ListField(child=serializers.DictField(), help_text=(
+            "{kind, form, action: redacted | kept, reason, could_also_mean}: the shorter forms of her names "
+            "(family name alone, with a title, initial and family name, given name). A form another known "
+            "person could also go by is kept; add it as her alias first to forget it with her"))
+        facts = serializers.IntegerField()
+        relationships = serializers.IntegerField()
+        own_messages = serializers.IntegerField(help_text="messages she said: redacted whole")
+        mentioning_messages = serializers.IntegerField(help_text="others' messages naming her: names redacted")
+        request_keys = serializers.IntegerField(help_text="messages whose external id / idempotency key is digested")
+        profiles_scrubbed = serializers.IntegerField()
+        entities_only_from_her_messages = serializers.IntegerField()
+
+    @extend_schema(responses={200: PreviewSerializer})
+    def get(self, request, agent, pk):
+        preview = forget_services.entity_forget_preview(agent=self.agent, entity_id=int(pk))
+        return Response(self.PreviewSerializer({
+            "entities": [{"id": e.id, "key": e.key, "display_name": e.display_name, "type": e.type,
+                          "why": preview.why.get(e.id, "")} for e in preview.entities],
+            "names": preview.names,
+            "name_forms": [{"kind": d.kind, "form": d.shown, "action": "redacted" if d.hers else "kept",
+                            "reason": d.reason, "could_also_mean": d.also} for d in preview.forms],
+            "facts": len(preview.facts), "relationships": len(preview.relationships),
+            "own_messages": preview.own_events, "mentioning_messages": preview.mention_events,
+            "request_keys": preview.request_keys, "profiles_scrubbed": len(preview.profiles_scrubbed),
+            "entities_only_from_her_messages": preview.created_by_her,
+        }).data)
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def post(self, request, agent, pk):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         report = forget_services.entity_forget(agent=self.agent, entity_id=int(pk), actor=self.actor,
-                                        reason=data.validated_data["reason"])
-        return Response(self.OutputSerializer({**asdict(report), "tables": {
-            table: dict(counts) for table, counts in report.tables.items()}}).data)
+                                               reason=data.validated_data["reason"])
+        receipt = selectors.erasure_receipt_get(agent=self.agent, receipt_id=report.receipt_id)
+        receipt_url = reverse("api:erasure-detail", kwargs={"agent": self.agent.slug, "pk": receipt.pk},
+                              request=request)
+        return Response(self.OutputSerializer({
+            **asdict(report), "tables": {table: dict(counts) for table, counts in report.tables.items()},
+            "receipt": receipt, "receipt_url": receipt_url}, context={"request": request, "view": self}).data)

@@ -5,7 +5,7 @@ from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias, EntityMerge
 from .events import Event
 from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
-from .forget import ForgetTombstone
+from .forget import ErasureReceipt, ForgetTombstone
 from .jobs import JobCheckpoint, MergeSuggestion, MergeSuggestionStatus
 from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
 from .relationships import Relationship
@@ -24,6 +24,7 @@ __all__ = [
     "Entity",
     "EntityAlias",
     "EntityMerge",
+    "ErasureReceipt",
     "Event",
     "Fact",
     "FactEntityLink",

@@ -12,6 +12,7 @@ from memories.models import (
     Agent,
     Entity,
     EntityAlias,
+    ErasureReceipt,
     Event,
     Fact,
     FactEntityLink,
@@ -162,6 +163,20 @@ def merge_suggestions_list(*, agent: Agent) -> QuerySet:
 
     return MergeSuggestion.objects.filter(agent=agent).select_related("entity_a", "entity_b").defer(
         "entity_a__name_embedding", "entity_b__name_embedding")
+
+
+# --- erasure receipts (forget) --------------------------------------------------------------------
+
+def erasure_receipts(*, agent: Agent) -> QuerySet[ErasureReceipt]:
+    """The agent's erasure receipts, newest first."""
+    return ErasureReceipt.objects.filter(agent=agent)
+
+
+def erasure_receipt_get(*, agent: Agent, receipt_id: int) -> ErasureReceipt:
+    receipt = ErasureReceipt.objects.filter(agent=agent, pk=receipt_id).first()
+    if receipt is None:
+        raise NotFound(f"erasure receipt {receipt_id} not found")
+    return receipt
 
 
 def profile_facts(*, agent: Agent, entity_ids: list[int]) -> dict[int, list[ProfileFact]]:

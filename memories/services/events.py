@@ -10,6 +10,8 @@ from django.utils import timezone
 from memories.errors import DomainError, PayloadTooLarge
 from memories.models import Agent, Event, PipelineRun, RunKind, RunStatus
 from memories.providers.embeddings import EmbedderClient
+from memories.redaction import request_key_digest
+from memories.selectors.forget import forget_key
 from memories.services.keyword import keyword_stats_apply
 
 
@@ -44,10 +46,14 @@ def event_log(
     """Store the event and its queued write job in one transaction. A repeated idempotency key
     or external id returns the stored pair instead, with which of the two matched
     (`"idempotency_key"` / `"external_id"`; None: stored now). The vector embeds
-    `embedding_text` (default: the text alone). Repeats are found by the unique constraints: a
-    new message pays no lookup. With `start_now` the job is stored as already running (its
-    first attempt), for a caller that processes it at once."""
+    `embedding_text` (default: the text alone). Repeats are found by the unique constraints, and
+    a message with a key pays one indexed lookup for a forgotten message that kept only the key's
+    digest (a retry after a forget is still a replay). With `start_now` the job is stored as
+    already running (its first attempt), for a caller that processes it at once."""
     now = timezone.now()
+    forgotten = _existing_forgotten(agent, idempotency_key, external_id)
+    if forgotten is not None:
+        return forgotten
     vector = embedder.embed([embedding_text or text])[0]
     try:
         with transaction.atomic():
@@ -70,13 +76,36 @@ def event_log(
     return event, run, None
 
 
+def stored_key_forms(value: str, *, field: str) -> list[str]:
+    """How a message's `external_id` or `idempotency_key` (`field`) may be stored: as sent, or as
+    the keyed digest a forget left in its place."""
+    return [value, request_key_digest(value, key=forget_key(), field=field)]
+
+
+def _existing_forgotten(agent: Agent, idempotency_key: str | None, external_id: str | None):
+    if not idempotency_key and not external_id:
+        return None
+    query, event, matched = Event.objects.filter(agent=agent), None, None
+    if idempotency_key:
+        digest = stored_key_forms(idempotency_key, field="idempotency_key")[1]
+        event, matched = query.filter(idempotency_key=digest).first(), "idempotency_key"
+    if event is None and external_id:
+        digest = stored_key_forms(external_id, field="external_id")[1]
+        event, matched = query.filter(external_id=digest).first(), "external_id"
+    if event is None:
+        return None
+    return event, PipelineRun.objects.filter(event=event, kind=RunKind.WRITE).first(), matched
+
+
 def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
     query = Event.objects.filter(agent=agent)
     event, matched = None, None
     if idempotency_key:
-        event, matched = query.filter(idempotency_key=idempotency_key).first(), "idempotency_key"
+        event, matched = query.filter(
+            idempotency_key__in=stored_key_forms(idempotency_key, field="idempotency_key")).first(), "idempotency_key"
     if event is None and external_id:
-        event, matched = query.filter(external_id=external_id).first(), "external_id"
+        event, matched = query.filter(
+            external_id__in=stored_key_forms(external_id, field="external_id")).first(), "external_id"
     if event is None:
         return None
     run = PipelineRun.objects.filter(event=event, kind=RunKind.WRITE).first()

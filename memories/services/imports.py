@@ -14,7 +14,7 @@ from memories.extraction.offline.text import normalize_message, split_sentences
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event
 from memories.providers.embeddings import get_embedder
-from memories.services.events import event_embedding_text
+from memories.services.events import event_embedding_text, stored_key_forms
 from memories.services.write import memory_write
 
 PRIME_BATCH = 64
@@ -66,7 +66,10 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     written (the model runs outside the GIL), so the two cores overlap model and database work."""
     stats = ImportStats()
     started = time.perf_counter()
-    done = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
+    stored = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
+    # a turn forgotten since keeps only a keyed digest of its id: it is done too
+    done = {t.dia_id for t in turns
+            if t.dia_id and any(f in stored for f in stored_key_forms(t.dia_id, field="external_id"))}
     embedder = get_embedder()
     batches = [range(i, min(i + PRIME_BATCH, len(turns))) for i in range(0, len(turns), PRIME_BATCH)]
 

@@ -27,6 +27,8 @@ from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
+from memories.redaction import REDACTED_KEY_PREFIX, request_key_digest
+from memories.selectors.forget import forget_key
 from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
 from memories.services.forget import event_forget_guard
@@ -89,7 +91,7 @@ def _replay_check(run: PipelineRun | None, *, digest: str, matched: str, idempot
     """A repeat is a replay only with the same body; otherwise the field that matched the stored
     message is blamed (422) and the stored message stays as it was."""
     stored = (run.params or {}).get("request_digest") if run is not None else None
-    if not stored or stored == digest:
+    if not stored or request_digest_matches(stored, digest):
         return
     if matched == "idempotency_key":
         raise IdempotencyConflict(
@@ -105,6 +107,14 @@ def _replay_check(run: PipelineRun | None, *, digest: str, matched: str, idempot
 def request_digest(**fields) -> str:
     """A fingerprint of a write request: a reused Idempotency-Key must come with the same one."""
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def request_digest_matches(stored: str, digest: str) -> bool:
+    """The stored fingerprint is this request's: as computed, or keyed by a forget (which keeps
+    only a keyed digest of a forgotten message's fingerprint)."""
+    if stored.startswith(REDACTED_KEY_PREFIX):
+        return stored == request_key_digest(digest, key=forget_key(), field="request")
+    return stored == digest
 
 
 def memory_write(

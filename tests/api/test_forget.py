@@ -22,8 +22,8 @@ from tests.api.conftest import url
 
 pytestmark = pytest.mark.django_db
 
-NAMES = re.compile(r"\b(zoe|zo|kim)\b", re.IGNORECASE)  # her name, surname and 2-letter nickname
-PG_NAMES = r"\m(zoe|zo|kim)\M"
+NAMES = re.compile(r"(?<![^\W_])(zoe|zo|kim)(?![^\W_])", re.IGNORECASE)  # her name, surname and 2-letter nickname,
+# also inside identifiers: `person:zoe_kim`, `note-zoe-kim-1` (an underscore or a hyphen separates words)
 
 
 def say(agent, text, speaker="Rafael", day=5):
@@ -43,13 +43,24 @@ def _text_columns() -> list[tuple[str, str]]:
         return cursor.fetchall()
 
 
-def database_mentions() -> list[str]:
-    """Every (table.column: value) in the database, any text, JSON, array or tsvector column,
-    that names her."""
+def pg_words(*words: str) -> str:
+    """A PostgreSQL regex for any of `words` as a whole word, where an underscore or a hyphen also
+    separates words: it finds names inside entity keys (`person:zoe_kim`), external ids and
+    idempotency keys (`note-zoe-kim-1`), trace data, job results and audit rows alike."""
+    return rf"(^|[^[:alnum:]])({'|'.join(words)})([^[:alnum:]]|$)"
+
+
+def database_mentions(pattern: str = pg_words("zoe", "zo", "kim"), literals: tuple[str, ...] = ()) -> list[str]:
+    """Every (table.column: value) in the database — any text, JSON, array or tsvector column of
+    any table: messages and their external ids and idempotency keys, entities and their keys,
+    facts, traces (runs and steps), job results, audit rows, merge records, the admin log, BM25
+    terms and postings — that matches `pattern` (case-insensitive) or holds one of `literals`."""
     found = []
     with connection.cursor() as cursor:
         for table, column in _text_columns():
-            cursor.execute(f'SELECT "{column}"::text FROM "{table}" WHERE "{column}"::text ~* %s', [PG_NAMES])
+            cursor.execute(f'SELECT "{column}"::text FROM "{table}" WHERE "{column}"::text ~* %s'
+                           + "".join(f' OR strpos(lower("{column}"::text), %s) > 0' for _ in literals),
+                           [pattern, *[literal.lower() for literal in literals]])
             found += [f"{table}.{column}: {row[0][:3000]}" for row in cursor.fetchall()]
     return found
 

@@ -26,7 +26,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from memories.models import Entity, Event, Fact, PipelineRun, Relationship
+from memories.models import Entity, ErasureReceipt, Event, Fact, PipelineRun, Relationship
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +34,7 @@ EXAMPLES = {GenerationMode.POSITIVE: 10, GenerationMode.NEGATIVE: 5}
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 RESOURCE_IDS = {  # path segment before {id} → the model whose real ids the run should hit
     "events": Event, "jobs": PipelineRun, "facts": Fact, "entities": Entity, "relationships": Relationship,
-    "traces": PipelineRun,
+    "traces": PipelineRun, "erasures": ErasureReceipt,
 }
 
 
@@ -99,7 +99,7 @@ def test_every_operation_survives_generated_requests(seeded, make_key, in_proces
     # destructive operations last, so the others still find the seeded objects
     operations = sorted((result.ok() for result in schema.get_all_operations()),
                         key=lambda op: (op.path.endswith("/merge/"), op.path.endswith("/forget/"), op.label))
-    assert len(operations) == 33  # + merge suggestions (4), POST jobs/{id}/retry/
+    assert len(operations) == 36  # + merge suggestions (4), POST jobs/{id}/retry/, erasures (2), GET forget/
     statuses: Counter = Counter()
     failures = []
     for operation in operations:

@@ -244,7 +244,8 @@ def test_forget_through_the_admin_lists_what_goes_and_needs_confirmation(maya, s
     page = site.get(admin_url("entity", entity.id, "forget"))
     assert page.status_code == 200
     html = page.content.decode()
-    assert "Maya works at Google" in html and "Events whose text is redacted: 1" in html
+    assert "Maya works at Google" in html and "Messages of others naming her, her names redacted: 1" in html
+    assert "Shorter forms of her name" in html
 
     unconfirmed = site.post(admin_url("entity", entity.id, "forget"), {"reason": "asked to"})
     assert unconfirmed.status_code == 200 and Entity.objects.filter(pk=entity.id).exists()
@@ -252,7 +253,13 @@ def test_forget_through_the_admin_lists_what_goes_and_needs_confirmation(maya, s
     assert response.status_code == 302
     assert not Entity.objects.filter(pk=entity.id).exists()
     assert not Fact.objects.filter(agent=maya, text__contains="Maya").exists()
-    assert AuditEntry.objects.get(action="entity_forget").actor == ACTOR
+    entry = AuditEntry.objects.get(action="entity_forget")
+    assert entry.actor == ACTOR
+    # then the erasure receipt, read-only
+    assert response["Location"] == admin_url("erasurereceipt", entry.after["receipt"], "change")
+    receipt = site.get(response["Location"]).content.decode()
+    assert "memories_fact" in receipt and ACTOR in receipt and "Maya" not in receipt
+    assert "Save" not in receipt and site.get(admin_url("erasurereceipt", "add")).status_code == 403
 
 
 def test_staff_without_the_model_permissions_cannot_correct(maya):

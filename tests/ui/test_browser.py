@@ -238,6 +238,53 @@ def test_merge_suggestions_are_merged_and_dismissed_in_place(page, live_server, 
         "entity_merge", "merge_suggestion_dismiss"}
 
 
+def test_forget_lists_the_forms_of_her_name_then_shows_the_receipt(page, live_server, live_demo):
+    """The confirmation says which forms of her name go and which stay (another Brandt is known),
+    the forget lands on its receipt, and the Erasures page lists it — with nothing of her."""
+    from datetime import UTC, datetime
+
+    from memories.models import Entity, ErasureReceipt
+    from memories.services.write import memory_write
+
+    for day, text in enumerate(["Ilse Brandt moved to Hamburg.", "Klaus Brandt works at the harbour office.",
+                                "I. Brandt signed the lease on Monday.", "Ilse loves sailing."], start=1):
+        memory_write(agent=live_demo, message=text, speaker_name="Rafael",
+                     occurred_at=datetime(2024, 8, day, tzinfo=UTC))
+    ilse = Entity.objects.get(agent=live_demo, display_name="Ilse Brandt")
+    page.goto(f"{live_server.url}/admin/memories/entity/{ilse.id}/forget/")
+    assert "could also mean Klaus Brandt" in page.inner_text("#content")
+    shot(page, "admin-forget-confirmation")
+    page.goto(f"{live_server.url}/ui/agents/demo/entities/{ilse.id}/")
+    page.click("text=Review what would be forgotten")
+    page.wait_for_url(f"**/entities/{ilse.id}/forget/")
+    forms = page.locator("table.name-forms tbody tr")
+    rows = {forms.nth(i).locator("td").nth(1).inner_text(): forms.nth(i).locator("td").nth(2).inner_text()
+            for i in range(forms.count())}
+    assert rows["family name"].startswith("kept") and "Klaus Brandt" in rows["family name"]
+    assert rows["initial and family name"].startswith("redacted") and rows["given name"].startswith("redacted")
+    shot(page, "forget-confirmation")
+
+    page.fill("#id_reason", "She asked us to")
+    page.check("input[name=confirm]")
+    page.click("button.danger")
+    page.wait_for_url("**/ui/agents/demo/erasures/*/")
+    receipt = ErasureReceipt.objects.get(agent=live_demo)
+    body = page.inner_text("main")
+    assert f"Erasure receipt {receipt.id}" in body and "memories_fact" in body and "user:admin" in body
+    assert "Ilse" not in body and "sailing" not in body
+    shot(page, "erasure-receipt")
+    page.click(".sidebar >> text=Erasures")
+    page.wait_for_url("**/ui/agents/demo/erasures/")
+    assert page.locator("table tbody tr").count() == 1 and receipt.opaque_key in page.inner_text("main")
+    shot(page, "erasures")
+    page.click(".sidebar >> text=Home & search")
+    page.click(f"text=erasure receipt {receipt.id}")
+    page.wait_for_url(f"**/ui/agents/demo/erasures/{receipt.id}/")
+    page.goto(f"{live_server.url}/admin/memories/erasurereceipt/{receipt.id}/change/")
+    assert receipt.opaque_key in page.inner_text("#content") and "Ilse" not in page.inner_text("#content")
+    shot(page, "admin-erasure-receipt")
+
+
 def test_markup_stored_in_memory_is_shown_as_text_and_never_runs(page, live_server, live_demo):
     from memories.models import Entity
     from memories.services.write import memory_write

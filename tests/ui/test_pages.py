@@ -1,6 +1,7 @@
 """The UI pages through the Django test client: login and roles, full page vs htmx fragment on
 the same URL, operator actions landing as new versions and audit entries with the user."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,7 +152,17 @@ def test_forget_lists_what_goes_then_removes_it_only_when_confirmed(operator_cli
     assert Entity.objects.filter(pk=ana.pk).exists()
     response = operator_client.post(url, {"confirm": "on", "reason": "asked"})
     assert response.status_code == 302 and not Entity.objects.filter(pk=ana.pk).exists()
-    assert AuditEntry.objects.get(action="entity_forget").actor == "user:otto"
+    entry = AuditEntry.objects.get(action="entity_forget")
+    assert entry.actor == "user:otto"
+    # afterwards: the erasure receipt, linked from the agent's page, listed with the others
+    receipt = reverse("ui:erasure", args=["demo", entry.after["receipt"]])
+    assert response["Location"] == receipt
+    page = operator_client.get(receipt)
+    assert b"Erasure receipt" in page.content and b"memories_fact" in page.content and b"user:otto" in page.content
+    assert b"person:forgotten-" in page.content and not re.search(rb"\bAna\b", page.content)
+    assert b"<html" not in operator_client.get(receipt, HTTP_HX_REQUEST="true").content
+    assert receipt.encode() in operator_client.get(reverse("ui:erasures", args=["demo"])).content
+    assert receipt.encode() in operator_client.get(reverse("ui:agent_home", args=["demo"])).content
 
 
 def test_time_travel_reads_the_agents_clock(viewer_client, demo):
