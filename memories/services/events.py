@@ -46,14 +46,17 @@ def event_log(
     """Store the event and its queued write job in one transaction. A repeated idempotency key
     or external id returns the stored pair instead, with which of the two matched
     (`"idempotency_key"` / `"external_id"`; None: stored now). The vector embeds
-    `embedding_text` (default: the text alone). Repeats are found by the unique constraints, and
-    a message with a key pays one indexed lookup for a forgotten message that kept only the key's
-    digest (a retry after a forget is still a replay). With `start_now` the job is stored as
-    already running (its first attempt), for a caller that processes it at once."""
+    `embedding_text` (default: the text alone). A message with a key pays one indexed lookup
+    first, which also finds a forgotten message that kept only the key's digest (a retry after a
+    forget is still a replay): a repeat never reaches the database as a failed insert, which the
+    server would log with the message's text. A concurrent repeat is still caught by the unique
+    constraints. With `start_now` the job is stored as already running (its first attempt), for a
+    caller that processes it at once."""
     now = timezone.now()
-    forgotten = _existing_forgotten(agent, idempotency_key, external_id)
-    if forgotten is not None:
-        return forgotten
+    if idempotency_key or external_id:
+        existing = _existing(agent, idempotency_key, external_id)
+        if existing is not None:
+            return existing
     vector = embedder.embed([embedding_text or text])[0]
     try:
         with transaction.atomic():
@@ -80,21 +83,6 @@ def stored_key_forms(value: str, *, field: str) -> list[str]:
     """How a message's `external_id` or `idempotency_key` (`field`) may be stored: as sent, or as
     the keyed digest a forget left in its place."""
     return [value, request_key_digest(value, key=forget_key(), field=field)]
-
-
-def _existing_forgotten(agent: Agent, idempotency_key: str | None, external_id: str | None):
-    if not idempotency_key and not external_id:
-        return None
-    query, event, matched = Event.objects.filter(agent=agent), None, None
-    if idempotency_key:
-        digest = stored_key_forms(idempotency_key, field="idempotency_key")[1]
-        event, matched = query.filter(idempotency_key=digest).first(), "idempotency_key"
-    if event is None and external_id:
-        digest = stored_key_forms(external_id, field="external_id")[1]
-        event, matched = query.filter(external_id=digest).first(), "external_id"
-    if event is None:
-        return None
-    return event, PipelineRun.objects.filter(event=event, kind=RunKind.WRITE).first(), matched
 
 
 def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
