@@ -11,6 +11,7 @@ from memories.errors import DomainError, PayloadTooLarge
 from memories.models import Agent, Event, PipelineRun, RunKind, RunStatus
 from memories.providers.embeddings import EmbedderClient
 from memories.services.keyword import keyword_stats_apply
+from memories.services.leases import lease_fields
 
 
 def message_validate(*, message: str, speaker_name: str, max_bytes: int) -> str:
@@ -45,7 +46,7 @@ def event_log(
     or external id returns the stored pair instead (created=False). The vector embeds
     `embedding_text` (default: the text alone). Repeats are found by the unique constraints: a
     new message pays no lookup. With `start_now` the job is stored as already running (its
-    first attempt), for a caller that processes it at once."""
+    first attempt, leased to this thread), for a caller that processes it at once."""
     now = timezone.now()
     vector = embedder.embed([embedding_text or text])[0]
     try:
@@ -58,8 +59,8 @@ def event_log(
             keyword_stats_apply(agent_id=agent.id, kind="event", ids=[event.id])
             run = PipelineRun.objects.create(
                 agent=agent, kind=RunKind.WRITE, name="write", event=event, input_ref=f"event:{event.id}",
-                params=params or {}, **({"status": RunStatus.RUNNING, "started_at": now, "attempts": 1}
-                                        if start_now else {"status": RunStatus.QUEUED}),
+                params=params or {}, **({"status": RunStatus.RUNNING, "started_at": now, "attempts": 1,
+                                         **lease_fields(now)} if start_now else {"status": RunStatus.QUEUED}),
             )
     except IntegrityError:
         existing = _existing(agent, idempotency_key, external_id)
