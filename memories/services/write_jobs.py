@@ -131,7 +131,7 @@ def _expired_leases_release(*, max_attempts: int) -> tuple[list[int], int, int]:
         status=RunStatus.QUEUED, lease_expires_at=None, error=f"{WORKER_LOST}; re-queued")
     PipelineRun.objects.filter(id__in=give_up).update(
         status=RunStatus.FAILED, lease_expires_at=None, finished_at=now,
-        error=f"{WORKER_LOST} on each of {max_attempts} attempts; retry it with POST jobs/<id>/retry/")
+        error=f"{WORKER_LOST}, after {max_attempts} attempts or more; retry it with POST jobs/<id>/retry/")
     PipelineRun.objects.filter(id__in=lost).update(
         status=RunStatus.FAILED, lease_expires_at=None, finished_at=now, error=WORKER_LOST)
     return requeue, len(give_up), len(lost)
