@@ -1,7 +1,8 @@
 """Regenerate docs/RELIABILITY.md: run every reliability test (forget, nothing lost, strict input,
-safe defaults, roles and attacks, and the measured faults with RELIABILITY_N writes, default 500),
-then write one table of the measured faults with their figures, one of the attacks tried with
-what they met, and one of every test with its outcome.
+safe defaults, leases, roles and attacks, and the measured faults with RELIABILITY_N writes,
+default 500; the worker-kill tests with the default lease and sweep interval), then write one
+table of the measured faults with their figures, one of the attacks tried with what they met, and
+one of every test with its outcome.
 
     python bench/reliability.py            # what `make reliability` runs
     python bench/reliability.py --n 200    # the size the CI run uses
@@ -30,12 +31,13 @@ TESTS = [
     ("Attacks: bodies past the limit, unknown websocket paths", "tests/test_asgi_guards.py"),
     ("Attacks: password guessing at the login", "tests/ui/test_login_throttle.py"),
     ("Faults: LLM", "tests/faults/test_llm_faults.py"),
+    ("Leases on running jobs", "tests/memories/test_leases.py"),
     ("Faults: worker killed", "tests/faults/test_worker_kill.py"),
     ("Faults: broker and database outages", "tests/faults/test_outages.py"),
     ("Faults: forget during queued writes", "tests/faults/test_forget_race.py"),
 ]
-FAULT_ORDER = ["worker_kill", "database_restart", "broker_down", "forget_race", "llm_timeout", "llm_http_500",
-               "llm_http_503", "llm_http_429", "llm_invalid_json", "llm_wrong_shape"]
+FAULT_ORDER = ["worker_kill", "crash_recovery", "database_restart", "broker_down", "forget_race", "llm_timeout",
+               "llm_http_500", "llm_http_503", "llm_http_429", "llm_invalid_json", "llm_wrong_shape"]
 # records named attack_* (tests/faults/figures.record) go to their own table
 ATTACK_ORDER = ["attack_login_guessing", "attack_mcp_invalid_keys", "attack_chunked_body",
                 "attack_websocket_unknown_path"]
@@ -56,7 +58,9 @@ def _rows(records: dict, order: list[str], names: set[str]) -> list[str]:
 def run_tests(n: int, junit: Path, figures: Path) -> int:
     for old in figures.glob("*.json"):
         old.unlink()
-    env = {**os.environ, "RELIABILITY_N": str(n), "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    # the worker-kill tests measure the recovery with the shipped lease and sweep interval
+    env = {**os.environ, "RELIABILITY_N": str(n), "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+           "RELIABILITY_CRASH_DEFAULTS": "1"}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
                "-o", "faulthandler_timeout=600",  # a hang prints every thread's stack
                *[path for _, path in TESTS]]

@@ -22,8 +22,11 @@ from memories.services.write_jobs import jobs_sweep
     max_retries=5,
 )
 def process_event_task(self, run_id: int) -> dict:
-    """Run the write pipeline for one logged event (idempotent per event)."""
+    """Run the write pipeline for one logged event (idempotent per event); a job another live
+    worker holds is skipped."""
     result = event_process(run_id=run_id)
+    if result is None:
+        return {"run_id": run_id, "skipped": "another worker holds the job"}
     return {"run_id": run_id, "success": result.success}
 
 
@@ -52,6 +55,6 @@ def run_job_task(self, name: str, agent_slug: str | None = None, run_id: int | N
 
 @shared_task(name="memories.tasks.jobs_sweep_task")
 def jobs_sweep_task() -> dict:
-    """Re-enqueue write jobs left queued (broker down when they were accepted) or failed by
-    infrastructure (see memories.services.write_jobs.jobs_sweep)."""
+    """Re-enqueue write jobs left queued (broker down when they were accepted), failed by
+    infrastructure or running under an expired lease (see memories.services.write_jobs.jobs_sweep)."""
     return jobs_sweep()

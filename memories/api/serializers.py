@@ -81,16 +81,18 @@ class AgentSerializer(serializers.ModelSerializer):
 
 
 class JobSerializer(serializers.ModelSerializer):
-    """A write job: one per event."""
+    """A write job: one per event. A running job is held by its worker until `held_until` (its
+    lease, renewed while it works); a running job past it lost its worker and can be retried."""
 
     url = serializers.SerializerMethodField()
     trace_url = serializers.SerializerMethodField()
     result = serializers.SerializerMethodField()
+    held_until = serializers.SerializerMethodField()
 
     class Meta:
         model = PipelineRun
         fields = ["id", "status", "event", "attempts", "created_at", "started_at", "finished_at", "duration_ms",
-                  "tokens_in", "tokens_out", "error", "result", "url", "trace_url"]
+                  "tokens_in", "tokens_out", "error", "result", "held_until", "url", "trace_url"]
 
     def _url(self, name: str, run: PipelineRun) -> str:
         kwargs = {"agent": self.context["agent"].slug, "pk": run.pk}
@@ -103,6 +105,12 @@ class JobSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.URI)
     def get_trace_url(self, run) -> str:
         return self._url("api:trace-detail", run)
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_held_until(self, run) -> str | None:
+        if run.status != RunStatus.RUNNING or run.lease_expires_at is None:
+            return None
+        return serializers.DateTimeField().to_representation(run.lease_expires_at)
 
     @extend_schema_field(WriteResultSerializer(allow_null=True))
     def get_result(self, run):

@@ -160,7 +160,8 @@ class JobViewSet(AgentScopedReadViewSet):
         return selectors.write_jobs(agent=agent)
 
     @extend_schema(request=None, responses={202: WriteAcceptedSerializer},
-                   description="Queue a failed job again (409 if it did not fail).")
+                   description="Queue a failed job again, or a running one whose worker stopped (its `held_until` "
+                               "passed); 409 for a job that succeeded, is queued, or is held by a live worker.")
     @action(detail=True, methods=["post"], url_path="retry")
     def retry(self, request, agent=None, pk=None):
         job = job_retry(agent=self.agent, job_id=int(pk))

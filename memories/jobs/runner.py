@@ -20,6 +20,7 @@ from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
 from memories.services.jobs import job_checkpoint_get, job_checkpoint_save, job_run_finish, job_run_start
+from memories.services.leases import lease_kept
 
 logger = logging.getLogger(__name__)
 
@@ -88,14 +89,15 @@ def job_run(*, name: str, agent: Agent | None = None, run_id: int | None = None,
     ctx = JobContext(job=job, run=run, now=timezone.now(), deadline=started + budget, tracer=Tracer(),
                      llm_client=llm, embedder_client=embedder)
     outcome = _Outcome()
-    if job.per_agent:
-        for target in [agent] if agent else (job.agents(ctx) if job.agents else agents_by_staleness(name)):
-            if ctx.out_of_time():
-                outcome.left.append(target.slug)
-                continue
-            _agent_pass(ctx, target, outcome)
-    else:
-        _global_pass(ctx, outcome)
+    with lease_kept(run.id):  # a run whose process dies is failed by the sweeper when the lease expires
+        if job.per_agent:
+            for target in [agent] if agent else (job.agents(ctx) if job.agents else agents_by_staleness(name)):
+                if ctx.out_of_time():
+                    outcome.left.append(target.slug)
+                    continue
+                _agent_pass(ctx, target, outcome)
+        else:
+            _global_pass(ctx, outcome)
     error = "; ".join(outcome.errors)
     job_run_finish(run=run, steps=ctx.tracer.steps, result=outcome.as_dict(), error=error,
                    duration_ms=(time.monotonic() - started) * 1000,

@@ -17,7 +17,11 @@ class RunStatus(models.TextChoices):
 class PipelineRun(models.Model):
     """One execution of a pipeline — a write, a retrieval or a background job — with its
     status, timings, token usage, result or error. A write's run doubles as its job record:
-    there is one per event, and a retried job updates the same row (`attempts`)."""
+    there is one per event, and a retried job updates the same row (`attempts`). A running job
+    (a write or a background job) is leased: `lease_owner` names the process running it and
+    `lease_expires_at` says until when it holds the job unless it renews the lease
+    (memories/services/leases.py); a lease that expired means that process stopped. A queued
+    write job the sweeper sent is leased to the broker: it is not sent again before then."""
 
     agent = models.ForeignKey("memories.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=16, choices=RunKind.choices)
@@ -37,6 +41,8 @@ class PipelineRun(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     result = models.JSONField(default=dict, blank=True)
+    lease_owner = models.CharField(max_length=255, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -45,7 +51,12 @@ class PipelineRun(models.Model):
                 fields=["event"], condition=models.Q(kind="write"), name="one_write_run_per_event"
             )
         ]
-        indexes = [models.Index(fields=["agent", "kind", "-created_at"], name="run_agent_kind_time")]
+        indexes = [
+            models.Index(fields=["agent", "kind", "-created_at"], name="run_agent_kind_time"),
+            # the sweeper's and the metrics' reads: the few runs not finished, by lease
+            models.Index(fields=["status", "lease_expires_at"], name="run_unfinished",
+                         condition=models.Q(status__in=["queued", "running"])),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} run {self.pk} ({self.status})"

@@ -13,6 +13,7 @@ from memories.providers.embeddings import EmbedderClient
 from memories.redaction import request_key_digest
 from memories.selectors.forget import forget_key
 from memories.services.keyword import keyword_stats_apply
+from memories.services.leases import lease_fields
 
 
 def message_validate(*, message: str, speaker_name: str, max_bytes: int) -> str:
@@ -50,8 +51,8 @@ def event_log(
     first, which also finds a forgotten message that kept only the key's digest (a retry after a
     forget is still a replay): a repeat never reaches the database as a failed insert, which the
     server would log with the message's text. A concurrent repeat is still caught by the unique
-    constraints. With `start_now` the job is stored as already running (its first attempt), for a
-    caller that processes it at once."""
+    constraints. With `start_now` the job is stored as already running (its first attempt, leased to
+    this thread), for a caller that processes it at once."""
     now = timezone.now()
     if idempotency_key or external_id:
         existing = _existing(agent, idempotency_key, external_id)
@@ -68,8 +69,8 @@ def event_log(
             keyword_stats_apply(agent_id=agent.id, kind="event", ids=[event.id])
             run = PipelineRun.objects.create(
                 agent=agent, kind=RunKind.WRITE, name="write", event=event, input_ref=f"event:{event.id}",
-                params=params or {}, **({"status": RunStatus.RUNNING, "started_at": now, "attempts": 1}
-                                        if start_now else {"status": RunStatus.QUEUED}),
+                params=params or {}, **({"status": RunStatus.RUNNING, "started_at": now, "attempts": 1,
+                                         **lease_fields(now)} if start_now else {"status": RunStatus.QUEUED}),
             )
     except IntegrityError:
         existing = _existing(agent, idempotency_key, external_id)

@@ -12,21 +12,24 @@ from django.utils import timezone
 
 from memories.models import Agent, JobCheckpoint, PipelineRun, RunKind, RunStatus
 from memories.pipeline.trace import StepRecord
+from memories.services.leases import lease_fields
 from memories.services.traces import trace_steps_persist
 
 
 def job_run_start(*, name: str, agent: Agent | None, params: dict, run_id: int | None = None) -> PipelineRun:
-    """A running job run: a new row, or the same row again when a failed run is retried
-    (`attempts` counts the tries; each try's steps are kept under its attempt number)."""
+    """A running job run, leased to this thread (see memories/services/leases.py): a new row, or
+    the same row again when a failed run is retried (`attempts` counts the tries; each try's steps
+    are kept under its attempt number)."""
     now = timezone.now()
     if run_id is not None:
         updated = PipelineRun.objects.filter(pk=run_id, kind=RunKind.JOB).update(
-            status=RunStatus.RUNNING, started_at=now, finished_at=None, attempts=F("attempts") + 1, error="")
+            status=RunStatus.RUNNING, started_at=now, finished_at=None, attempts=F("attempts") + 1, error="",
+            **lease_fields(now))
         if updated:
             return PipelineRun.objects.get(pk=run_id)
     return PipelineRun.objects.create(
         agent=agent, kind=RunKind.JOB, name=name, status=RunStatus.RUNNING, input_ref=name,
-        params=params, started_at=now, attempts=1,
+        params=params, started_at=now, attempts=1, **lease_fields(now),
     )
 
 
@@ -40,7 +43,9 @@ def job_run_finish(*, run: PipelineRun, steps: Iterable[StepRecord], result: dic
     run.finished_at = timezone.now()
     run.duration_ms = round(duration_ms, 3)
     run.tokens_in, run.tokens_out = tokens
-    run.save(update_fields=["status", "error", "result", "finished_at", "duration_ms", "tokens_in", "tokens_out"])
+    run.lease_expires_at = None
+    run.save(update_fields=["status", "error", "result", "finished_at", "duration_ms", "tokens_in", "tokens_out",
+                            "lease_expires_at"])
     trace_steps_persist(run=run, steps=steps, attempt=run.attempts)
     return run
 

@@ -11,10 +11,10 @@ import hashlib
 import json
 import logging
 import time
+from contextlib import nullcontext
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from memories.config import WriteConfig, apply_overrides, overrides_within_ceilings
@@ -32,6 +32,7 @@ from memories.selectors.forget import forget_key
 from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
 from memories.services.forget import event_forget_guard
+from memories.services.leases import LeaseDecision, lease_kept, lease_owner_name, lease_take
 from memories.services.traces import trace_steps_persist
 from memories.services.write_jobs import PROCESS_EVENT_TASK, job_enqueue_on_commit  # noqa: F401
 
@@ -139,7 +140,7 @@ def memory_write(
         return WriteResult(success=True, duration_ms=_ms(started))
     if not created and run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
-    result = event_process(run_id=run.id, llm=llm, embedder=embedder, started=created)
+    result = event_process(run_id=run.id, llm=llm, embedder=embedder, started=created, skip_held=False)
     result.duration_ms = _ms(started)
     return result
 
@@ -172,42 +173,61 @@ def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, conf
 
 
 def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
-                  started: bool = False) -> WriteResult:
+                  started: bool = False, skip_held: bool = True) -> WriteResult | None:
     """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
     job's `succeeded` status commit together, so a re-run after a crash starts clean and a
     re-run after success returns the stored result. `started`: the job was stored as running
     (its first attempt) by the caller that logged it.
 
+    The job is leased to this thread while it runs (memories/services/leases.py). A job another
+    live process holds is skipped (None) — that process stores it, or the sweeper re-queues it
+    when its lease expires —, unless `skip_held` is off: a caller that waits for the result then
+    runs it alongside, and the locked store keeps one outcome.
+
     What only reads — the alias lookup, the extraction with its LLM calls, the embeddings — runs
     before the transaction; the transaction locks the job, checks that the message is still as
     it was read (a forget may have redacted it meanwhile: then it is read again) and stores."""
-    if not started:
-        PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
-            status=RunStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
-        )
-    llm, embedder = llm or get_llm_client(), embedder or get_embedder()
-    try:
-        run = _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
+    decision = lease_take(run_id=run_id, count_attempt=not started)
+    if decision is LeaseDecision.HELD and skip_held:
+        logger.info("job %s skipped: another process holds its lease", run_id)
+        return None
+    leased = decision is LeaseDecision.TAKE
+    with lease_kept(run_id) if leased else nullcontext():
+        try:
+            return _process(run_id, llm=llm or get_llm_client(), embedder=embedder or get_embedder())
+        except Exception as exc:
+            _fail(run_id, exc, leased=leased)
+            raise
+
+
+def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient) -> WriteResult:
+    run = _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
+    if run.status == RunStatus.SUCCEEDED:
+        return WriteResult.from_dict(run.result)
+    with transaction.atomic():
+        guarded = _forget_guard(run, embedder)
+    tracer, read = Tracer(), _message(run)
+    prepared = pipeline.prepare(read, llm=llm, embedder=embedder, tracer=tracer) if guarded else None
+    with transaction.atomic():
+        run = _run_with_event(PipelineRun.objects.select_for_update(of=("self",)).filter(pk=run_id)).get()
         if run.status == RunStatus.SUCCEEDED:
             return WriteResult.from_dict(run.result)
-        with transaction.atomic():
-            guarded = _forget_guard(run, embedder)
-        tracer, read = Tracer(), _message(run)
-        prepared = pipeline.prepare(read, llm=llm, embedder=embedder, tracer=tracer) if guarded else None
-        with transaction.atomic():
-            run = _run_with_event(PipelineRun.objects.select_for_update(of=("self",)).filter(pk=run_id)).get()
-            if run.status == RunStatus.SUCCEEDED:
-                return WriteResult.from_dict(run.result)
-            return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True, tracer=tracer,
-                                   prepared=prepared, read=read)
-    except Exception as exc:
-        failed = PipelineRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
-            status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
-        )
-        failed_run = PipelineRun.objects.select_related("agent").filter(pk=run_id).first() if failed else None
-        if failed_run is not None and failed_run.agent is not None:
-            live_notify(agent=failed_run.agent, kind="run", obj_id=run_id)
-        raise
+        return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True, tracer=tracer,
+                               prepared=prepared, read=read)
+
+
+def _fail(run_id: int, exc: Exception, *, leased: bool) -> None:
+    """Store the failure — only while this thread holds the job: a job re-queued after its lease
+    expired belongs to whoever took it since."""
+    if not leased:
+        return
+    failed = PipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, lease_owner=lease_owner_name()).update(
+        status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now(),
+        lease_expires_at=None,
+    )
+    failed_run = PipelineRun.objects.select_related("agent").filter(pk=run_id).first() if failed else None
+    if failed_run is not None and failed_run.agent is not None:
+        live_notify(agent=failed_run.agent, kind="run", obj_id=run_id)
 
 
 def _run_with_event(runs):
@@ -260,6 +280,7 @@ def _finish(run: PipelineRun, result: WriteResult, *, started: float, tokens: tu
     result.success, result.event_id, result.run_id = True, run.event_id, run.id
     result.duration_ms = _ms(started)
     run.status, run.finished_at, run.error = RunStatus.SUCCEEDED, timezone.now(), ""
+    run.lease_expires_at = None  # the lease is given up with the job's outcome
     run.duration_ms = result.duration_ms
     run.tokens_in, run.tokens_out = tokens
     run.result = result.as_dict()

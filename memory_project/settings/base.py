@@ -152,13 +152,28 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(BROKER_DIR / "control"),  # else kombu writes ./control/
     }
 CELERY_RESULT_BACKEND = None  # every job persists its own PipelineRun / WriteJob row
+# A task is acknowledged when it finished, not when it arrived, and a worker that dies gives its
+# task back: a crash never drops a message. The job row says who runs it: the worker holds a lease
+# of ANAMNESIS_JOB_LEASE_SECONDS, renewed every third of it while it works; the sweeper below
+# re-queues a running job whose lease expired (memories/services/leases.py).
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+ANAMNESIS_JOB_LEASE_SECONDS = float(os.environ.get("ANAMNESIS_JOB_LEASE_SECONDS", "60"))
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "anamnesis")
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict = {}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+ANAMNESIS_JOB_MAX_SECONDS = float(os.environ.get("ANAMNESIS_JOB_MAX_SECONDS", "300"))
+# Redis hands a task that was delivered but never acknowledged (its worker died) to another worker
+# after the visibility timeout (Redis's own default: one hour). Default: five leases, and at least
+# the longest background job plus a lease, so a task still running is not handed out twice (if it
+# is, the second worker finds the job leased and skips it).
+ANAMNESIS_BROKER_VISIBILITY_TIMEOUT = float(os.environ.get(
+    "ANAMNESIS_BROKER_VISIBILITY_TIMEOUT",
+    max(5 * ANAMNESIS_JOB_LEASE_SECONDS, ANAMNESIS_JOB_MAX_SECONDS + ANAMNESIS_JOB_LEASE_SECONDS)))
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": ANAMNESIS_BROKER_VISIBILITY_TIMEOUT}
 
 # --- Channels: Redis layer when REDIS_URL is set, else in-process ---
 if REDIS_URL:
@@ -182,8 +197,9 @@ ANAMNESIS_LLM_MODEL = os.environ.get("ANAMNESIS_LLM_MODEL", "gpt-4o-mini")
 ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 
-# Write jobs left queued (the broker was down when they were accepted) or failed by infrastructure
-# are sent again (memories.services.jobs.jobs_sweep).
+# Write jobs left queued (the broker was down when they were accepted), failed by infrastructure or
+# running under an expired lease (their worker died) are sent again; a background job run whose lease
+# expired is marked failed (memories.services.write_jobs.jobs_sweep).
 CELERY_BEAT_SCHEDULE["write-jobs-sweep"] = {
     "task": "memories.tasks.jobs_sweep_task",
     "schedule": float(os.environ.get("ANAMNESIS_JOBS_SWEEP_EVERY_SECONDS", "30")),
@@ -208,7 +224,6 @@ ANAMNESIS_AGENT_INDEX_MIN_ROWS = int(os.environ.get("ANAMNESIS_AGENT_INDEX_MIN_R
 # Each runs on beat every ANAMNESIS_JOB_<NAME>_EVERY_SECONDS unless ANAMNESIS_JOB_<NAME>_ENABLED=0
 # (ANAMNESIS_JOBS_ENABLED=0 switches them all off), as a traced run bounded by ANAMNESIS_JOB_MAX_SECONDS.
 ANAMNESIS_JOBS_ENABLED = env_bool("ANAMNESIS_JOBS_ENABLED", True)
-ANAMNESIS_JOB_MAX_SECONDS = float(os.environ.get("ANAMNESIS_JOB_MAX_SECONDS", "300"))
 _JOB_EVERY = {
     "vector_indexes": float(os.environ.get("ANAMNESIS_AGENT_INDEX_EVERY_SECONDS", "600")),
     "consolidate_profiles": 3600, "dedupe_facts": 3600, "importance": 6 * 3600, "decay": 24 * 3600,

@@ -1,7 +1,7 @@
 """Nothing accepted is lost: a reused Idempotency-Key or external_id with another body is refused
-(not silently dropped), a bad fact is skipped while the rest of the message is stored, failed jobs can be
-retried (by the caller or the sweeper), a waiting client sees a failure in the HTTP status, and
-the CLI says what went wrong in one line."""
+(not silently dropped), a bad fact is skipped while the rest of the message is stored, failed jobs
+and jobs whose worker stopped can be retried (by the caller or the sweeper), a waiting client sees
+a failure in the HTTP status, and the CLI says what went wrong in one line."""
 
 from __future__ import annotations
 
@@ -91,6 +91,30 @@ def test_a_failed_job_is_a_non_2xx_for_a_waiting_client_and_can_be_retried(agent
     assert again.status_code == 409 and again.json()["error"]["code"] == "conflict"
 
 
+def test_a_running_job_whose_worker_stopped_can_be_retried_and_a_live_one_cannot(agent, api):
+    accepted = post(api, agent, BODY, "k-3").json()["job"]
+    held_until = datetime.now(UTC) + timedelta(seconds=45)
+    PipelineRun.objects.filter(pk=accepted["id"]).update(  # a worker is on it
+        status=RunStatus.RUNNING, attempts=1, lease_owner="worker-a:17", lease_expires_at=held_until)
+    job = api.get(url(agent, "jobs", accepted["id"])).json()
+    assert job["status"] == "running" and job["held_until"] == held_until.isoformat().replace("+00:00", "Z")
+    live = api.post(url(agent, "jobs", accepted["id"], "retry"), format="json")
+    assert live.status_code == 409
+    error = live.json()["error"]
+    assert error["code"] == "conflict" and "until" in error["message"]
+    assert error["fields"]["held_until"].startswith(held_until.strftime("%Y-%m-%dT%H:%M"))
+
+    # the worker is killed: nothing renews its lease, which runs out
+    PipelineRun.objects.filter(pk=accepted["id"]).update(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+    retried = api.post(url(agent, "jobs", accepted["id"], "retry"), format="json")
+    assert retried.status_code == 202 and retried.json()["job"]["status"] == "queued"
+    assert retried.json()["job"]["held_until"] is None
+    event_process(run_id=accepted["id"])
+    job = api.get(url(agent, "jobs", accepted["id"])).json()
+    assert job["status"] == "succeeded" and job["attempts"] == 2
+    assert Fact.objects.filter(agent=agent, text__icontains="tea").count() == 1
+
+
 def test_the_sweeper_resends_jobs_left_queued_and_jobs_failed_by_infrastructure(agent, monkeypatch):
     sent = []
     monkeypatch.setattr(jobs, "job_enqueue", lambda run_id, force=False: sent.append(run_id) or True)
@@ -102,9 +126,14 @@ def test_the_sweeper_resends_jobs_left_queued_and_jobs_failed_by_infrastructure(
     PipelineRun.objects.filter(pk=broken.pk).update(status=RunStatus.FAILED, attempts=1,
                                                     error="OperationalError: server closed the connection")
     PipelineRun.objects.filter(pk=bad.pk).update(status=RunStatus.FAILED, attempts=1, error="KeyError: 'x'")
-    assert jobs.jobs_sweep() == {"queued": 1, "failed": 1, "sent": 2}
+    assert jobs.jobs_sweep() == {"queued": 1, "failed": 1, "expired": 0, "given_up": 0, "job_runs_lost": 0,
+                                 "sent": 2}
     assert sorted(sent) == sorted([old.pk, broken.pk]) and fresh.pk not in sent
     assert PipelineRun.objects.get(pk=broken.pk).status == RunStatus.QUEUED
+    # what was sent waits in the queue: the next sweeps leave it there for a minute, then send it again
+    assert jobs.jobs_sweep()["sent"] == 0
+    PipelineRun.objects.filter(pk=old.pk).update(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+    assert jobs.jobs_sweep()["sent"] == 1 and sent[-1] == old.pk
 
 
 def test_a_broker_that_is_down_leaves_the_job_queued_not_lost(agent, monkeypatch):

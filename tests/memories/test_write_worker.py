@@ -49,7 +49,9 @@ def test_killed_worker_keeps_the_event_and_the_redelivered_job_writes_once(agent
         return {"content": verdict, "delay": 60} if len(reconcile_calls) == 1 else verdict
 
     fake_llm.responder = respond
-    llm_env = {"ANAMNESIS_LLM": "openai", "ANAMNESIS_LLM_BASE_URL": fake_llm.base_url}
+    # a short lease: the second worker's sweeper re-queues the job soon after the kill
+    llm_env = {"ANAMNESIS_LLM": "openai", "ANAMNESIS_LLM_BASE_URL": fake_llm.base_url,
+               "ANAMNESIS_JOB_LEASE_SECONDS": "5"}
     worker = start_worker(env_extra=llm_env, log=tmp_path / "worker1.log")
     try:
         event, run, _ = event_submit(agent=agent, message="Ricardo Gomes moved to Austin, Texas.",
@@ -65,7 +67,7 @@ def test_killed_worker_keeps_the_event_and_the_redelivered_job_writes_once(agent
     assert not Fact.objects.filter(supersedes=old).exists()
     assert Fact.objects.get(pk=old.pk).is_active
 
-    worker = start_worker(env_extra=llm_env, log=tmp_path / "worker2.log")
+    worker = start_worker(env_extra=llm_env, log=tmp_path / "worker2.log", beat=True)
     try:
         _wait(lambda: PipelineRun.objects.get(pk=run.pk).status == RunStatus.SUCCEEDED, 90, "the redelivered job")
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,14 +29,21 @@ def worker_env() -> dict:
     return env
 
 
-def start_worker(*, env_extra: dict | None = None, log: Path | None = None) -> subprocess.Popen:
-    """Start `celery worker` (prefork, one child) and wait until it is ready."""
+def start_worker(*, env_extra: dict | None = None, log: Path | None = None, beat: bool = False) -> subprocess.Popen:
+    """Start `celery worker` (prefork, one child) and wait until it is ready. With `beat`, the
+    worker runs beat too (`-B`, as `make run` runs one beside it): the sweeper every second
+    unless `env_extra` says otherwise, and no background jobs."""
     celery = Path(sys.executable).parent / "celery"
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115
+    command = [str(celery), "-A", "memory_project", "worker", "--concurrency=1", "--loglevel=INFO",
+               "--without-gossip", "--without-mingle", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE]
+    env = worker_env()
+    if beat:
+        schedule = Path(tempfile.mkdtemp(prefix="beat-")) / "celerybeat-schedule"
+        command += ["-B", "-s", str(schedule)]
+        env.update(ANAMNESIS_JOBS_SWEEP_EVERY_SECONDS="1", ANAMNESIS_JOBS_ENABLED="0")
     proc = subprocess.Popen(
-        [str(celery), "-A", "memory_project", "worker", "--concurrency=1", "--loglevel=INFO",
-         "--without-gossip", "--without-mingle", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE],
-        cwd=ROOT, env={**worker_env(), **(env_extra or {})}, stdout=out, stderr=subprocess.STDOUT,
+        command, cwd=ROOT, env={**env, **(env_extra or {})}, stdout=out, stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     deadline = time.monotonic() + 90

@@ -1,0 +1,160 @@
+"""Leases on running jobs: the decision (pure), taking and renewing a lease, a worker skipping a job
+another live worker holds, and the sweeper re-queueing a job whose worker stopped."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.models import Fact, PipelineRun, RunKind, RunStatus
+from memories.services import write_jobs
+from memories.services.leases import LeaseDecision, lease_decide, lease_kept, lease_owner_name, lease_take
+from memories.services.write import event_process, event_submit, memory_write
+
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+LATER, EARLIER = NOW + timedelta(seconds=30), NOW - timedelta(seconds=1)
+
+
+@pytest.mark.parametrize(("status", "owner", "expires_at", "expected"), [
+    ("queued", "", None, LeaseDecision.TAKE),
+    ("failed", "host-a:10", None, LeaseDecision.TAKE),
+    ("succeeded", "host-a:10", None, LeaseDecision.DONE),
+    ("running", "host-a:10", LATER, LeaseDecision.HELD),  # its worker is alive: leave it
+    ("running", "host-a:10", EARLIER, LeaseDecision.TAKE),  # its worker stopped renewing
+    ("running", "host-a:10", NOW, LeaseDecision.TAKE),  # expired on the dot
+    ("running", "me:1", LATER, LeaseDecision.TAKE),  # left behind by this very thread
+    ("running", "", None, LeaseDecision.TAKE),  # stored before leases
+])
+def test_the_lease_decision(status, owner, expires_at, expected):
+    assert lease_decide(status=status, owner=owner, expires_at=expires_at, now=NOW, me="me:1") is expected
+
+
+def test_the_owner_names_the_host_and_the_process():
+    import os
+    import socket
+
+    assert lease_owner_name() == f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _submit(agent, text="Bruno lives in Porto.", **kwargs):
+    """A queued job (inside the test's transaction nothing is sent to the broker)."""
+    _, run, _ = event_submit(agent=agent, message=text, speaker_name="Rafael", **kwargs)
+    return run
+
+
+def _hold(run, owner="worker-b:4242", seconds=60, attempts=1):
+    PipelineRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, lease_owner=owner, attempts=attempts, started_at=timezone.now(),
+        lease_expires_at=timezone.now() + timedelta(seconds=seconds))
+
+
+@pytest.mark.django_db
+def test_taking_a_lease_marks_the_job_running_and_counts_the_attempt(agent):
+    run = _submit(agent)
+    assert lease_take(run_id=run.pk) is LeaseDecision.TAKE
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.attempts == 1 and run.lease_owner == lease_owner_name()
+    assert timezone.now() < run.lease_expires_at <= timezone.now() + timedelta(seconds=60)
+
+
+@pytest.mark.django_db
+def test_a_worker_skips_a_job_another_live_worker_holds(agent):
+    run = _submit(agent)
+    _hold(run)
+    assert event_process(run_id=run.pk) is None
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.lease_owner == "worker-b:4242" and run.attempts == 1
+    assert not Fact.objects.filter(agent=agent).exists()
+
+
+@pytest.mark.django_db
+def test_a_job_whose_lease_expired_is_taken_over_and_stored_once(agent):
+    run = _submit(agent)
+    _hold(run, seconds=-5)
+    result = event_process(run_id=run.pk)
+    assert result.success and [c.text for c in result.facts_added] == ["Bruno lives in Porto"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.attempts == 2 and run.lease_expires_at is None
+    assert event_process(run_id=run.pk).facts_added == result.facts_added  # a re-run is the stored result
+    assert Fact.objects.filter(agent=agent).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_caller_waiting_for_the_result_runs_a_held_job_alongside_and_it_is_stored_once(agent):
+    run = _submit(agent, "Clara lives in Faro.", idempotency_key="k")
+    _hold(run)  # a worker is on it
+    result = memory_write(agent=agent, message="Clara lives in Faro.", speaker_name="Rafael", idempotency_key="k")
+    assert result.success and [c.text for c in result.facts_added] == ["Clara lives in Faro"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED
+    assert event_process(run_id=run.pk).facts_added == result.facts_added  # the worker then finds it stored
+    assert Fact.objects.filter(agent=agent).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_failure_is_stored_only_by_the_lease_holder(agent, monkeypatch):
+    run = _submit(agent)
+    from memories.services import write
+
+    def broken(*args, **kwargs):
+        # meanwhile the sweeper re-queued the job and another worker took it
+        _hold(run, owner="worker-c:7", attempts=2)
+        raise RuntimeError("stalled for too long")
+
+    monkeypatch.setattr(write, "_process", broken)
+    with pytest.raises(RuntimeError):
+        event_process(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.lease_owner == "worker-c:7" and run.error == ""
+
+
+@pytest.mark.django_db
+def test_the_sweeper_requeues_a_job_whose_worker_stopped_and_leaves_a_live_one(agent, monkeypatch):
+    sent = []
+    monkeypatch.setattr(write_jobs, "job_enqueue", lambda run_id, force=False: sent.append(run_id) or True)
+    live, dead, legacy, crashing = (_submit(agent, f"{name} lives in Braga.") for name in ("Ana", "Rui", "Eva", "Ivo"))
+    _hold(live)
+    _hold(dead, seconds=-1)
+    _hold(crashing, seconds=-1, attempts=write_jobs.SWEEP_MAX_ATTEMPTS)  # it killed its worker 5 times
+    PipelineRun.objects.filter(pk=legacy.pk).update(  # running since before leases existed
+        status=RunStatus.RUNNING, started_at=timezone.now() - timedelta(hours=1), attempts=1)
+    swept = write_jobs.jobs_sweep()
+    assert swept["expired"] == 2 and swept["given_up"] == 1 and sorted(sent) == sorted([dead.pk, legacy.pk])
+    statuses = dict(PipelineRun.objects.filter(agent=agent).values_list("id", "status"))
+    assert statuses == {live.pk: "running", dead.pk: "queued", legacy.pk: "queued", crashing.pk: "failed"}
+    assert PipelineRun.objects.get(pk=dead.pk).error.startswith("WorkerLost:")
+    assert "retry" in PipelineRun.objects.get(pk=crashing.pk).error
+    event_process(run_id=dead.pk)
+    dead.refresh_from_db()
+    assert dead.status == RunStatus.SUCCEEDED and dead.error == "" and dead.attempts == 2
+
+
+@pytest.mark.django_db
+def test_the_sweeper_fails_a_background_job_run_whose_worker_stopped(agent, monkeypatch):
+    monkeypatch.setattr(write_jobs, "job_enqueue", lambda run_id, force=False: True)
+    from memories.services.jobs import job_run_start
+
+    run = job_run_start(name="decay", agent=agent, params={})
+    assert run.lease_owner == lease_owner_name() and run.lease_expires_at > timezone.now()
+    assert write_jobs.jobs_sweep()["job_runs_lost"] == 0
+    PipelineRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert write_jobs.jobs_sweep()["job_runs_lost"] == 1
+    run.refresh_from_db()
+    assert run.kind == RunKind.JOB and run.status == RunStatus.FAILED and run.error.startswith("WorkerLost:")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_is_renewed_while_the_job_runs_and_no_longer_after(agent, settings):
+    settings.ANAMNESIS_JOB_LEASE_SECONDS = 0.9  # renewed every 0.3 s
+    _, run, _ = event_submit(agent=agent, message="Bruno lives in Porto.", speaker_name="Rafael", enqueue=False)
+    assert lease_take(run_id=run.pk) is LeaseDecision.TAKE
+    taken = PipelineRun.objects.get(pk=run.pk).lease_expires_at
+    with lease_kept(run.pk):
+        time.sleep(1.5)  # longer than the lease: only the renewals keep it
+        renewed = PipelineRun.objects.get(pk=run.pk).lease_expires_at
+        assert renewed > taken and renewed > timezone.now()
+    time.sleep(1.0)
+    assert PipelineRun.objects.get(pk=run.pk).lease_expires_at < timezone.now()  # no renewal after the block
