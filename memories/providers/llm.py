@@ -121,16 +121,17 @@ def parse_json_text(text: str) -> Any:
     stripped = (text or "").strip()
     if not stripped:
         raise LLMInvalidReply("reply is not valid JSON: empty reply")
+    # strict=False: a raw newline inside a string is taken as one (llama.cpp's grammars allow it)
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, strict=False)
     except ValueError:
         pass
     for block in _FENCE_RE.findall(stripped):
         try:
-            return json.loads(block.strip())
+            return json.loads(block.strip(), strict=False)
         except ValueError:
             continue
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for match in re.finditer(r"\{", stripped):
         try:
             value, _ = decoder.raw_decode(stripped, match.start())

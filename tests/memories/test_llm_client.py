@@ -104,6 +104,12 @@ def test_schema_mismatch_names_field(server, client):
     assert info.value.usage.total_tokens > 0
 
 
+def test_a_raw_newline_inside_a_string_is_read(server, client):
+    # llama.cpp's grammars let a model write a control character inside a JSON string
+    server.script('{"facts": [{"text": "User likes\ntea", "confidence": 0.9}]}')
+    assert call(client).data == {"facts": [{"text": "User likes\ntea", "confidence": 0.9}]}
+
+
 def test_missing_required_field(server, client):
     server.script(json.dumps({"items": []}))
     with pytest.raises(LLMInvalidReply, match="facts"):
