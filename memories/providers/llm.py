@@ -19,8 +19,8 @@ import openai
 
 MODES = ("json_schema", "json_object+schema", "json_object", "text")
 """Structured-output modes, most constrained first: ``json_schema`` (OpenAI's own form),
-``json_object+schema`` (``{"type": "json_object", "schema": ...}``: llama.cpp, vLLM and others
-constrain the reply with a grammar built from it), ``json_object`` (any JSON), ``text`` (no
+``json_object+schema`` (``{"type": "json_object", "schema": ...}``: llama.cpp's Python server and
+others constrain the reply with a grammar built from it), ``json_object`` (any JSON), ``text`` (no
 ``response_format``). Every mode but ``json_schema`` also puts the schema in the system prompt."""
 
 # A 500 to these forms is the server rejecting the form (llama.cpp answers a form it does not take,
