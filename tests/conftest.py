@@ -15,6 +15,16 @@ def write_owner_watch():
     assert not offenders, "saved outside memories/services/:\n" + "\n".join(sorted(set(offenders)))
 
 
+@pytest.fixture(autouse=True)
+def forget_llm_modes():
+    """Each test starts with no structured-output mode learned: the LLM client keeps what a server
+    accepted per base URL for the whole process, and the scripted servers' ephemeral ports come
+    round again in later tests."""
+    from memories.providers.llm import forget_learned_modes
+
+    forget_learned_modes()
+
+
 @pytest.fixture
 def agent(db):
     from memories.services.agents import agent_get_or_create

@@ -11,9 +11,9 @@ from datetime import datetime
 from memories import prompts
 from memories.errors import DomainError
 from memories.extraction.schema import (
-    EXTRACTION_JSON_SCHEMA,
     Extraction,
     extraction_from_json,
+    extraction_json_schema,
 )
 from memories.providers.llm import LLMClient, LLMError
 from memories.reconcile import Decision, decision_from_llm
@@ -61,7 +61,8 @@ def informed(llm: LLMClient, message: MessageInput, *, timeout: float, usage_sin
         llm,
         system=prompts.EXTRACTION_SYSTEM,
         user=prompts.INFORMED_USER.format(message_block=_message_block(message), knowledge=knowledge),
-        schema=EXTRACTION_JSON_SCHEMA, name="informed_extraction", timeout=timeout, usage_sink=usage_sink,
+        schema=extraction_json_schema(message.text), name="informed_extraction", timeout=timeout,
+        usage_sink=usage_sink,
     )
     try:
         return extraction_from_json(data)
@@ -69,11 +70,11 @@ def informed(llm: LLMClient, message: MessageInput, *, timeout: float, usage_sin
         raise ExtractionFailed(exc.message) from exc
 
 
-def _sub_schema(*keys: str) -> dict:
+def _sub_schema(schema: dict, *keys: str) -> dict:
     return {
         "type": "object",
         "required": list(keys),
-        "properties": {k: EXTRACTION_JSON_SCHEMA["properties"][k] for k in keys},
+        "properties": {k: schema["properties"][k] for k in keys},
     }
 
 
@@ -82,19 +83,22 @@ def blind(llm: LLMClient, message: MessageInput, *, timeout: float, usage_sink) 
     asked again once when ≥ 2 entities came back with 0 relations."""
     system = prompts.EXTRACTION_SYSTEM
     base = _message_block(message)
+    schema = extraction_json_schema(message.text)
     scan = _call(llm, system=system, user=prompts.ENTITY_SCAN_USER.format(message_block=base),
-                 schema=_sub_schema("entities"), name="entity_scan", timeout=timeout, usage_sink=usage_sink)
+                 schema=_sub_schema(schema, "entities"), name="entity_scan", timeout=timeout,
+                 usage_sink=usage_sink)
     entities_json = json.dumps(scan.get("entities", []), ensure_ascii=False)
 
     def facts():
         user = prompts.FACTS_USER.format(message_block=base, entities=entities_json)
         return _call(llm, system=system, user=user,
-                     schema=_sub_schema("facts"), name="fact_extraction", timeout=timeout, usage_sink=usage_sink)
+                     schema=_sub_schema(schema, "facts"), name="fact_extraction", timeout=timeout,
+                     usage_sink=usage_sink)
 
     def relations():
         user = prompts.RELATIONS_USER.format(message_block=base, entities=entities_json)
         return _call(llm, system=system, user=user,
-                     schema=_sub_schema("relations"), name="relation_extraction", timeout=timeout,
+                     schema=_sub_schema(schema, "relations"), name="relation_extraction", timeout=timeout,
                      usage_sink=usage_sink)
 
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -90,7 +90,10 @@ class ExtractionSchemaError(DomainError):
     code = "extraction_schema"
 
 
-# JSON schema sent to the LLM (json_schema response format) and used to validate its reply.
+# the strings extraction_from_json requires non-empty, stated in the schema a grammar is built from
+_NON_EMPTY = {"type": "string", "minLength": 1}
+
+# JSON schema of an extraction reply, without the list bounds extraction_json_schema adds per message.
 EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -103,7 +106,7 @@ EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["name", "type", "aliases"],
                 "properties": {
-                    "name": {"type": "string"},
+                    "name": _NON_EMPTY,
                     "type": {"type": "string"},
                     "aliases": {"type": "array", "items": {"type": "string"}},
                 },
@@ -116,8 +119,8 @@ EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["subject", "text", "confidence", "action", "importance_category"],
                 "properties": {
-                    "subject": {"type": "string"},
-                    "text": {"type": "string"},
+                    "subject": _NON_EMPTY,
+                    "text": _NON_EMPTY,
                     "confidence": {"type": "number"},
                     "action": {"type": "string", "enum": ["NEW", "UPDATE"]},
                     "importance_category": {"type": "string"},
@@ -132,9 +135,9 @@ EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["source", "rel_type", "target"],
                 "properties": {
-                    "source": {"type": "string"},
-                    "rel_type": {"type": "string"},
-                    "target": {"type": "string"},
+                    "source": _NON_EMPTY,
+                    "rel_type": _NON_EMPTY,
+                    "target": _NON_EMPTY,
                 },
             },
         },
@@ -158,6 +161,27 @@ EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+def extraction_json_schema(message: str) -> dict[str, Any]:
+    """The schema sent with the extraction calls of ``message`` (in every structured-output mode)
+    and that their replies must match: ``EXTRACTION_JSON_SCHEMA`` with every list bounded by the
+    message's word count plus two (the speaker, and room to spare). No message states more than
+    that, and a server that builds a grammar from the schema (llama.cpp) then makes even a small
+    model close its lists instead of repeating items until its context runs out."""
+    bound = len(message.split()) + 2
+
+    def bounded(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        out = {key: bounded(value) for key, value in node.items() if key != "properties"}
+        if "properties" in node:
+            out["properties"] = {key: bounded(value) for key, value in node["properties"].items()}
+        if node.get("type") == "array":
+            out["maxItems"] = bound
+        return out
+
+    return bounded(EXTRACTION_JSON_SCHEMA)
 
 
 def _text(value: Any, where: str) -> str:

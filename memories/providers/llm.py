@@ -2,8 +2,8 @@
 
 Code that needs an LLM asks for an ``LLMClient`` (normally via ``get_llm_client()``) and calls
 ``complete_json``, which returns schema-validated JSON plus token usage. The OpenAI-compatible
-implementation negotiates the structured-output mode the server supports (json_schema, then
-json_object, then plain text with a JSON-only instruction) and remembers what worked.
+implementation negotiates the structured-output mode the server supports and remembers, per
+server, the first that worked (see ``MODES``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,27 @@ from typing import Any, Protocol
 import jsonschema
 import openai
 
-MODES = ("json_schema", "json_object", "text")
+MODES = ("json_schema", "json_object+schema", "json_object", "text")
+"""Structured-output modes, most constrained first: ``json_schema`` (OpenAI's own form),
+``json_object+schema`` (``{"type": "json_object", "schema": ...}``: llama.cpp's Python server and
+others constrain the reply with a grammar built from it), ``json_object`` (any JSON), ``text`` (no
+``response_format``). Every mode but ``json_schema`` also puts the schema in the system prompt."""
+
+# A 500 to these forms is the server rejecting the form (llama.cpp answers a form it does not take,
+# or a schema its grammar converter cannot handle, with a 500), not an outage: the next form is
+# tried, and a real outage fails there too.
+_FORMS_A_500_MAY_REJECT = frozenset({"json_schema", "json_object+schema"})
+
+# The first mode each server answered, by (base URL, model), for the whole process: a client
+# rebuilt for the same server (new settings, a reset) starts from what was learned.
+_learned_modes: dict[tuple[str, str], int] = {}
+_learned_lock = threading.Lock()
+
+
+def forget_learned_modes() -> None:
+    """Forget which mode every server accepted (the next call to each starts from json_schema)."""
+    with _learned_lock:
+        _learned_modes.clear()
 
 
 @dataclass
@@ -101,16 +121,17 @@ def parse_json_text(text: str) -> Any:
     stripped = (text or "").strip()
     if not stripped:
         raise LLMInvalidReply("reply is not valid JSON: empty reply")
+    # strict=False: a raw newline inside a string is taken as one (llama.cpp's grammars allow it)
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, strict=False)
     except ValueError:
         pass
     for block in _FENCE_RE.findall(stripped):
         try:
-            return json.loads(block.strip())
+            return json.loads(block.strip(), strict=False)
         except ValueError:
             continue
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for match in re.finditer(r"\{", stripped):
         try:
             value, _ = decoder.raw_decode(stripped, match.start())
@@ -133,7 +154,12 @@ def validate_against_schema(data: Any, schema: dict) -> None:
 
 
 class OpenAICompatibleLLM:
-    """Client for any server speaking the OpenAI chat-completions API (OpenAI, vLLM, llama.cpp, Ollama...)."""
+    """Client for any server speaking the OpenAI chat-completions API (OpenAI, vLLM, llama.cpp, Ollama...).
+
+    Each call tries the ``MODES`` in order from the one learned for this server (base URL and
+    model), moving on when the server rejects a mode (a 400 or 422, or a 500 to a form llama.cpp
+    may not take), and remembers the first mode that got an answer, for every client of the
+    process that talks to the same server; later calls start there."""
 
     enabled = True
 
@@ -144,18 +170,22 @@ class OpenAICompatibleLLM:
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
         )
-        self._mode_lock = threading.Lock()
-        self._mode_index = 0
+        self._server = (base_url.rstrip("/"), model)
+
+    def _mode_index(self) -> int:
+        with _learned_lock:
+            return _learned_modes.get(self._server, 0)
 
     @property
     def mode(self) -> str:
-        """The structured-output mode the next call will try first."""
-        with self._mode_lock:
-            return MODES[self._mode_index]
+        """The structured-output mode the next call to this server will try first."""
+        return MODES[self._mode_index()]
 
     def _remember_mode(self, index: int) -> None:
-        with self._mode_lock:
-            self._mode_index = max(self._mode_index, index)
+        # the first mode that answered stays: a later call that falls back (a transient 500, a
+        # schema one form cannot take) does not move this server to a weaker mode for good
+        with _learned_lock:
+            _learned_modes.setdefault(self._server, index)
 
     @staticmethod
     def _request_args(mode: str, system: str, schema: dict, schema_name: str) -> tuple[str, dict]:
@@ -165,47 +195,55 @@ class OpenAICompatibleLLM:
                 "json_schema": {"name": schema_name, "schema": schema, "strict": False},
             }
             return system, {"response_format": fmt}
+        # also in the prompt: a server may accept json_object+schema and ignore the schema
         hint = (
             "\n\nReply with a single JSON object only (no prose, no code fences) matching this JSON schema:\n"
             + json.dumps(schema, separators=(",", ":"))
         )
+        if mode == "json_object+schema":
+            return system + hint, {"response_format": {"type": "json_object", "schema": schema}}
         if mode == "json_object":
             return system + hint, {"response_format": {"type": "json_object"}}
         return system + hint, {}
+
+    def _send(self, mode: str, *, system: str, user: str, schema: dict, schema_name: str,
+              timeout: float | None, usage: TokenUsage, last: bool):
+        """One request in ``mode``: the response, or None when the server rejects the mode (and
+        another is left to try)."""
+        system_text, extra = self._request_args(mode, system, schema, schema_name)
+        try:
+            return self._client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": system_text}, {"role": "user", "content": user}],
+                temperature=0,
+                timeout=timeout if timeout is not None else self.timeout,
+                **extra,
+            )
+        except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            if not last:
+                return None
+            raise LLMError(f"LLM rejected the request: {exc}", usage=usage) from exc
+        except openai.InternalServerError as exc:
+            if mode in _FORMS_A_500_MAY_REJECT and exc.status_code == 500:
+                return None
+            raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
+        except openai.APITimeoutError as exc:
+            raise LLMTimeout(f"LLM timed out: {exc}", usage=usage) from exc
+        except openai.APIConnectionError as exc:
+            raise LLMUnavailable(f"LLM unreachable at {self.base_url}: {exc}", usage=usage) from exc
+        except openai.APIError as exc:
+            raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
 
     def complete_json(
         self, *, system: str, user: str, schema: dict, schema_name: str, timeout: float | None = None
     ) -> LLMReply:
         usage = TokenUsage()
-        with self._mode_lock:
-            start = self._mode_index
-        for index in range(start, len(MODES)):
+        for index in range(self._mode_index(), len(MODES)):
             mode = MODES[index]
-            system_text, extra = self._request_args(mode, system, schema, schema_name)
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.model,
-                    messages=[{"role": "system", "content": system_text}, {"role": "user", "content": user}],
-                    temperature=0,
-                    timeout=timeout if timeout is not None else self.timeout,
-                    **extra,
-                )
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if index + 1 < len(MODES):
-                    continue
-                raise LLMError(f"LLM rejected the request: {exc}", usage=usage) from exc
-            except openai.InternalServerError as exc:
-                # llama.cpp's server answers `response_format: json_schema` with a 500: a mode it
-                # rejects, not an outage (json_object is tried next; a real outage fails there too)
-                if mode == "json_schema" and exc.status_code == 500:
-                    continue
-                raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
-            except openai.APITimeoutError as exc:
-                raise LLMTimeout(f"LLM timed out: {exc}", usage=usage) from exc
-            except openai.APIConnectionError as exc:
-                raise LLMUnavailable(f"LLM unreachable at {self.base_url}: {exc}", usage=usage) from exc
-            except openai.APIError as exc:
-                raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
+            response = self._send(mode, system=system, user=user, schema=schema, schema_name=schema_name,
+                                  timeout=timeout, usage=usage, last=index + 1 == len(MODES))
+            if response is None:
+                continue
             self._remember_mode(index)
             if response.usage is not None:
                 usage = usage + TokenUsage(

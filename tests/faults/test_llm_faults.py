@@ -25,9 +25,11 @@ def test_a_500_on_json_schema_is_a_rejected_mode_not_an_outage(fake_llm):
     fake_llm.script({"status": 500}, json.dumps({"facts": []}), json.dumps({"facts": []}))
     client = OpenAICompatibleLLM(base_url=fake_llm.base_url, model="m", timeout=5)
     reply = client.complete_json(system="s", user="u", schema=SCHEMA, schema_name="x")
-    assert reply.mode == "json_object" and reply.data == {"facts": []}
-    assert client.complete_json(system="s", user="u", schema=SCHEMA, schema_name="x").mode == "json_object"
-    assert len(fake_llm.chat_requests) == 3  # remembered: no second json_schema attempt
+    assert reply.mode == "json_object+schema" and reply.data == {"facts": []}
+    again = client.complete_json(system="s", user="u", schema=SCHEMA, schema_name="x")
+    assert again.mode == "json_object+schema"
+    # remembered: no second json_schema attempt
+    assert fake_llm.chat_forms == ["json_schema", "json_object+schema", "json_object+schema"]
 
 
 @pytest.mark.parametrize(("fault", "responder"), [

@@ -2,8 +2,9 @@
 (``python -m llama_cpp.server``, the ``llm-test`` extra) serving SmolLM2-135M Instruct on 127.0.0.1.
 
 The model is too small to extract well; these tests assert the plumbing: llama.cpp answers
-``response_format: json_schema`` with a 500 and the client falls back to ``json_object``, a write
-through the real client completes, and a write with the server gone is still stored.
+``response_format: json_schema`` with a 500, the client falls back to ``json_object`` with the
+schema (which llama.cpp turns into a grammar, so the reply matches the schema), a write through
+the real client takes the informed path, and a write with the server gone is still stored.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from pathlib import Path
 import pytest
 
 from memories.config import WriteConfig
-from memories.models import Event, PipelineRun
-from memories.pipeline.results import EXTRACTION_PATHS
+from memories.models import Event, PipelineRun, PipelineStep
 from memories.providers.llm import (
     MODES,
     LLMError,
     LLMInvalidReply,
     OpenAICompatibleLLM,
+    forget_learned_modes,
     get_llm_client,
     reset_llm_client,
 )
@@ -40,6 +41,9 @@ pytestmark = pytest.mark.slow
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 MODEL = "smollm2-135m-instruct"
+# room for an extraction prompt (~1,000 tokens) and the longest reply the bounded extraction schema
+# allows for the short messages below, should the model fill every list
+N_CTX = 4096
 # one extraction (~700 prompt tokens, ~50 generated) takes 5-25 s on one thread of a quiet or a busy
 # machine; a call cut off by a timeout is retried in another mode, which these tests would misread as
 # the server's answer, so the limit is generous (a stuck call is still cut off)
@@ -92,7 +96,7 @@ class LlamaServer:
 
     def start(self, wait: float = 60.0) -> LlamaServer:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--model_alias", MODEL,
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_threads", "1", "--n_ctx", "2048"]
+               "--host", "127.0.0.1", "--port", str(self.port), "--n_threads", "1", "--n_ctx", str(N_CTX)]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + wait
@@ -171,52 +175,53 @@ def ask(client, user="I moved to Lisbon last year.", **kwargs):
                                 schema_name="city", **kwargs)
 
 
-def test_json_schema_is_rejected_with_a_500_and_json_object_answers(llama):
+def test_json_schema_is_rejected_with_a_500_and_the_schema_goes_with_json_object(llama):
     client = OpenAICompatibleLLM(base_url=llama.base_url, model=MODEL, timeout=TIMEOUT)
-    try:
-        reply = ask(client)
-    except LLMInvalidReply as exc:  # a 135M model may still write JSON that misses the schema
-        usage = exc.usage
-    else:
-        assert reply.mode == "json_object" and isinstance(reply.data, dict)
-        assert reply.data["city"] and json.loads(reply.raw) == reply.data
-        usage = reply.usage
+    reply = ask(client)  # the grammar keeps even a 135M model to the schema
+    assert reply.mode == "json_object+schema" and isinstance(reply.data["city"], str)
+    assert json.loads(reply.raw) == reply.data
     assert llama.chat_statuses() == [500, 200]
-    assert client.mode == "json_object"  # remembered: the next call skips json_schema
-    assert usage.input_tokens > 0 and usage.output_tokens > 0
+    # learned for this server: a client built again skips json_schema
+    assert OpenAICompatibleLLM(base_url=llama.base_url, model=MODEL, timeout=TIMEOUT).mode == "json_object+schema"
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
 
 def test_every_mode_reaches_the_real_server_and_a_rejected_prompt_fails_cleanly(llama):
     client = OpenAICompatibleLLM(base_url=llama.base_url, model=MODEL, timeout=TIMEOUT)
-    # over the 2048-token context: 500 to json_schema, then 400 to json_object and to plain text
+    # over the context: 500 to json_schema, then 400 to each json_object form and to plain text
     with pytest.raises(LLMError) as raised:
-        ask(client, user="tea " * 3000)
+        ask(client, user="tea " * (N_CTX + 1000))
     assert not isinstance(raised.value, LLMInvalidReply)
-    assert llama.chat_statuses() == [500, 400, 400]
-    # plain text holding JSON (the last mode) against the same server: parsed, or a clean invalid reply
-    client._remember_mode(MODES.index("text"))
-    try:
-        reply = ask(client)
-    except LLMInvalidReply:
-        pass
-    else:
-        assert reply.mode == "text" and isinstance(reply.data, dict)
-    assert llama.chat_statuses()[3:] == [200]
+    assert llama.chat_statuses() == [500, 400, 400, 400]
+    assert client.mode == "json_schema"  # a rejected prompt teaches nothing
+    # the two forms without a grammar from the schema, against the same server: parsed, or a clean
+    # invalid reply (a 135M model may write JSON that misses the schema)
+    for mode in ("json_object", "text"):
+        forget_learned_modes()
+        client._remember_mode(MODES.index(mode))
+        try:
+            reply = ask(client)
+        except LLMInvalidReply:
+            pass
+        else:
+            assert reply.mode == mode and isinstance(reply.data, dict)
+    assert llama.chat_statuses()[4:] == [200, 200]
 
 
 @pytest.mark.django_db
-def test_a_write_through_the_real_client_completes(agent, llama_llm):
+def test_a_write_through_the_real_client_takes_the_informed_path(agent, llama_llm):
     assert isinstance(get_llm_client(), OpenAICompatibleLLM)
     result = memory_write(agent=agent, message="I live in Curitiba and I work at Vertix.", speaker_name="Rafael",
                           occurred_at=T0)
     assert result.success and result.error is None
-    assert result.extraction_path in EXTRACTION_PATHS
+    extraction = PipelineStep.objects.get(run_id=result.run_id, name="extraction")
+    # a schema-valid reply (its content may be poor), not a fallback to the blind or offline path
+    assert result.extraction_path == "informed", extraction.data.get("informed_error")
     assert Event.objects.filter(agent=agent, id=result.event_id).exists()
-    assert PipelineRun.objects.filter(id=result.run_id, event_id=result.event_id).exists()
-    statuses = llama_llm.chat_statuses()
-    assert statuses[:2] == [500, 200]  # json_schema rejected once, then json_object for good
-    assert 500 not in statuses[2:]
-    assert result.tokens_used["input_tokens"] > 0
+    assert llama_llm.chat_statuses()[:2] == [500, 200]  # json_schema rejected once, then the schema form
+    assert 500 not in llama_llm.chat_statuses()[2:]
+    assert get_llm_client().mode == "json_object+schema"
+    assert result.tokens_used["input_tokens"] > 0 and result.tokens_used["output_tokens"] > 0
 
 
 @pytest.mark.django_db

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 
 import pytest
@@ -17,10 +18,11 @@ from memories.providers.llm import (
     OpenAICompatibleLLM,
     TokenUsage,
     build_llm_client,
+    forget_learned_modes,
     get_llm_client,
     reset_llm_client,
 )
-from tests.support.fake_openai import FakeOpenAIServer, Reply
+from tests.support.fake_openai import FORMS, FakeOpenAIServer, Reply
 
 SCHEMA = {
     "type": "object",
@@ -56,10 +58,6 @@ def client(server):
     return OpenAICompatibleLLM(base_url=server.base_url, model="test-model", timeout=5)
 
 
-def modes_of(server):
-    return [(body.get("response_format") or {}).get("type", "text") for body in server.chat_requests]
-
-
 def test_token_usage_arithmetic():
     total = TokenUsage(3, 4) + TokenUsage(1, 2)
     assert total == TokenUsage(4, 6)
@@ -67,7 +65,7 @@ def test_token_usage_arithmetic():
 
 
 def test_schema_valid_reply(server, client):
-    server.script(Reply(content=json.dumps(GOOD), prompt_tokens=17, completion_tokens=9))
+    server.script(Reply(content=json.dumps(GOOD), prompt_tokens=17, completion_tokens=9), json.dumps(GOOD))
     reply = call(client)
     assert reply.data == GOOD
     assert reply.mode == "json_schema"
@@ -79,6 +77,9 @@ def test_schema_valid_reply(server, client):
     assert body["temperature"] == 0
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert body["response_format"]["json_schema"] == {"name": "facts", "schema": SCHEMA, "strict": False}
+    assert "JSON schema" not in body["messages"][0]["content"]  # OpenAI's own form: no prompt hint
+    call(client)
+    assert server.chat_forms == ["json_schema", "json_schema"] and client.mode == "json_schema"
 
 
 def test_default_token_counts_are_reported(server, client):
@@ -103,26 +104,46 @@ def test_schema_mismatch_names_field(server, client):
     assert info.value.usage.total_tokens > 0
 
 
+def test_a_raw_newline_inside_a_string_is_read(server, client):
+    # llama.cpp's grammars let a model write a control character inside a JSON string
+    server.script('{"facts": [{"text": "User likes\ntea", "confidence": 0.9}]}')
+    assert call(client).data == {"facts": [{"text": "User likes\ntea", "confidence": 0.9}]}
+
+
 def test_missing_required_field(server, client):
     server.script(json.dumps({"items": []}))
     with pytest.raises(LLMInvalidReply, match="facts"):
         call(client)
 
 
-def test_falls_back_to_json_object_and_remembers(server, client):
-    server.reject_modes = {"json_schema"}
+@pytest.mark.parametrize("status", [400, 422, 500], ids=["400", "422", "500 (llama.cpp)"])
+def test_json_schema_rejected_sends_the_schema_with_json_object_and_remembers(server, client, status):
+    server.reject("json_schema", status=status)
     server.script(Reply(content=json.dumps(GOOD), prompt_tokens=10, completion_tokens=4), json.dumps(GOOD))
     reply = call(client)
-    assert reply.mode == "json_object"
+    assert reply.mode == "json_object+schema"
     assert reply.data == GOOD
     assert reply.usage == TokenUsage(10, 4)
-    assert modes_of(server) == ["json_schema", "json_object"]
-    assert "JSON" in server.chat_requests[1]["messages"][0]["content"]
+    assert server.chat_forms == ["json_schema", "json_object+schema"]
+    body = server.chat_requests[1]
+    assert body["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert "JSON schema" in body["messages"][0]["content"]  # for a server that ignores the schema
 
     second = call(client)
-    assert second.mode == "json_object"
-    assert modes_of(server) == ["json_schema", "json_object", "json_object"]
+    assert second.mode == "json_object+schema"
+    assert server.chat_forms == ["json_schema", "json_object+schema", "json_object+schema"]
     assert server.pending == 0
+
+
+@pytest.mark.parametrize("status", [400, 422, 500], ids=["400", "422", "500"])
+def test_schema_forms_rejected_fall_back_to_plain_json_object(server, client, status):
+    server.reject("json_schema", "json_object+schema", status=status)
+    server.script(json.dumps(GOOD), json.dumps(GOOD))
+    assert call(client).mode == "json_object"
+    assert server.chat_forms == ["json_schema", "json_object+schema", "json_object"]
+    assert server.chat_requests[-1]["response_format"] == {"type": "json_object"}
+    assert "JSON schema" in server.chat_requests[-1]["messages"][0]["content"]
+    assert call(client).mode == "json_object" and server.chat_forms[3:] == ["json_object"]
 
 
 @pytest.mark.parametrize(
@@ -134,15 +155,74 @@ def test_falls_back_to_json_object_and_remembers(server, client):
     ids=["fenced", "prose"],
 )
 def test_falls_back_to_text(server, client, content):
-    server.reject_modes = {"json_schema", "json_object"}
+    server.reject("json_schema", "json_object+schema", "json_object")
     server.script(content)
     reply = call(client)
     assert reply.mode == "text"
     assert reply.data == GOOD
-    assert modes_of(server) == ["json_schema", "json_object", "text"]
+    assert server.chat_forms == ["json_schema", "json_object+schema", "json_object", "text"]
     assert "response_format" not in server.chat_requests[-1]
     assert "JSON" in server.chat_requests[-1]["messages"][0]["content"]
     assert client.mode == "text"
+
+
+def test_every_form_rejected_is_an_error_and_nothing_is_learned(server, client):
+    server.reject(*FORMS, status=422)
+    with pytest.raises(LLMError, match="rejected the request") as info:
+        call(client)
+    assert not isinstance(info.value, (LLMTimeout, LLMUnavailable, LLMInvalidReply))
+    assert server.chat_forms == list(FORMS)
+    assert client.mode == "json_schema"
+
+
+def test_a_mode_is_learned_per_server_and_kept_when_the_client_is_rebuilt(server, client):
+    server.reject("json_schema", status=500)
+    server.default_reply = json.dumps(GOOD)
+    call(client)
+    rebuilt = OpenAICompatibleLLM(base_url=server.base_url + "/", model="test-model", timeout=5)
+    assert rebuilt.mode == "json_object+schema"
+    assert call(rebuilt).mode == "json_object+schema"
+    server.accept()  # learned once: the client does not probe json_schema again
+    assert call(client).mode == "json_object+schema"
+    assert server.chat_forms == ["json_schema"] + ["json_object+schema"] * 3
+    with FakeOpenAIServer() as other:  # another server (an OpenAI-like one) still starts at json_schema
+        other.default_reply = json.dumps(GOOD)
+        elsewhere = OpenAICompatibleLLM(base_url=other.base_url, model="test-model", timeout=5)
+        assert elsewhere.mode == "json_schema" and call(elsewhere).mode == "json_schema"
+    forget_learned_modes()
+    assert rebuilt.mode == "json_schema"
+
+
+def test_the_settings_client_keeps_the_learned_mode_across_a_reset(fake_llm):
+    fake_llm.reject("json_schema", "json_object+schema")
+    fake_llm.default_reply = json.dumps(GOOD)
+    assert call(get_llm_client()).mode == "json_object"
+    reset_llm_client()
+    assert call(get_llm_client()).mode == "json_object"
+    assert fake_llm.chat_forms == ["json_schema", "json_object+schema", "json_object", "json_object"]
+
+
+def test_concurrent_calls_learn_one_mode(server, client):
+    server.reject("json_schema")
+    server.default_reply = Reply(content=json.dumps(GOOD), delay=0.05)
+    clients = [client] + [OpenAICompatibleLLM(base_url=server.base_url, model="test-model", timeout=5)
+                          for _ in range(3)]
+    modes, barrier = [], threading.Barrier(8)
+
+    def worker(llm):
+        barrier.wait()
+        modes.append(call(llm).mode)
+
+    threads = [threading.Thread(target=worker, args=(clients[i % 4],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert modes == ["json_object+schema"] * 8
+    assert all(llm.mode == "json_object+schema" for llm in clients)
+    # each call tried json_schema at most once, and the server answered the schema form afterwards
+    assert server.chat_forms.count("json_schema") <= 8
+    assert call(client).mode == "json_object+schema" and server.chat_forms[-1] == "json_object+schema"
 
 
 def test_timeout_is_quick(server, client):
@@ -154,12 +234,29 @@ def test_timeout_is_quick(server, client):
 
 
 def test_server_error_is_llm_error(server, client):
-    # a 500 to json_schema is taken for a rejected mode (llama.cpp): the 500 to json_object is the error
-    server.script({"status": 500}, {"status": 500})
+    # a 500 to a schema form is taken for a rejected form (llama.cpp): the 500 to json_object is the error
+    server.script({"status": 500}, {"status": 500}, {"status": 500})
     with pytest.raises(LLMError) as info:
         call(client)
     assert not isinstance(info.value, (LLMTimeout, LLMUnavailable, LLMInvalidReply))
-    assert modes_of(server) == ["json_schema", "json_object"]
+    assert server.chat_forms == ["json_schema", "json_object+schema", "json_object"]
+    assert client.mode == "json_schema"  # an outage teaches nothing
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_an_error_after_a_mode_was_learned_does_not_unlearn_it(server, client, status):
+    server.reject("json_schema")
+    server.script(json.dumps(GOOD), {"status": status}, json.dumps(GOOD), json.dumps(GOOD))
+    assert call(client).mode == "json_object+schema"
+    if status == 500:  # may be a rejection of the schema form (llama.cpp): json_object answers this call
+        assert call(client).mode == "json_object"
+    else:  # a 503 is an outage
+        with pytest.raises(LLMError, match="request failed"):
+            call(client)
+    assert client.mode == "json_object+schema"
+    assert call(client).mode == "json_object+schema"
+    expected = ["json_object+schema", "json_object"] if status == 500 else ["json_object+schema"]
+    assert server.chat_forms[1:] == ["json_object+schema", *expected, "json_object+schema"]
 
 
 def test_responder_computes_reply(server, client):

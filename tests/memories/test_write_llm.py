@@ -119,6 +119,26 @@ def test_invalid_json_falls_back_to_blind_extraction_and_keeps_the_event(agent, 
     assert "informed_error" in step.data
 
 
+def test_a_reply_with_more_items_than_the_message_has_words_is_refused(agent, fake_llm):
+    # what a small model does when a grammar keeps it to the schema but nothing makes it stop
+    looping = extraction(entities=[("Marta", "person")],
+                         facts=[("Marta", "Marta prefers tea", "stable_preference")] * 6)
+    fake_llm.responder = by_schema({
+        "informed_extraction": looping,
+        "entity_scan": {"entities": [{"name": "Marta", "type": "person", "aliases": []}]},
+        "fact_extraction": {"facts": looping["facts"][:1]},
+        "relation_extraction": {"relations": []},
+    })
+    result = write(agent, "Marta prefers tea.")
+    assert result.success and result.extraction_path == "blind"
+    assert [c.text for c in result.facts_added] == ["Marta prefers tea"]
+    step = PipelineStep.objects.get(run__event_id=result.event_id, name="extraction")
+    assert "facts" in step.data["informed_error"] and "too long" in step.data["informed_error"]
+    sent = fake_llm.chat_requests[0]["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["facts"]["maxItems"] == 3 + 2  # three words, plus the speaker and one spare
+    assert sent["properties"]["entities"]["items"]["properties"]["aliases"]["maxItems"] == 5
+
+
 def test_llm_down_still_stores_event_and_uses_offline_extractor(agent, fake_llm):
     fake_llm.responder = lambda req: {"status": 500}
     result = write(agent, "I live in Curitiba.")

@@ -5,7 +5,11 @@ vectors) on 127.0.0.1 with an ephemeral port::
 
     with FakeOpenAIServer() as server:
         server.script('{"facts": []}', {"status": 500}, Reply(content="{}", delay=2))
+        server.reject("json_schema", status=500)  # as llama.cpp does
         client = OpenAICompatibleLLM(base_url=server.base_url, model="fake")
+
+Each chat request is one of the structured-output ``FORMS`` (``chat_forms`` lists them in order);
+``reject`` makes the server answer a form with an error before any scripted reply is used.
 """
 
 from __future__ import annotations
@@ -24,6 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+FORMS = ("json_schema", "json_object+schema", "json_object", "text")
+"""How a chat request asks for structured output: ``response_format`` json_schema, json_object with
+a ``schema``, json_object alone, or none (text)."""
+
+
+def request_form(body: dict) -> str:
+    """The form of one chat request body (one of ``FORMS``; an unknown ``response_format`` type as is)."""
+    fmt = body.get("response_format") or {}
+    kind = fmt.get("type", "text")
+    if kind == "json_object" and "schema" in fmt:
+        return "json_object+schema"
+    return kind
 
 
 @dataclass
@@ -72,7 +89,7 @@ class FakeOpenAIServer:
     def __init__(self, *, embedding_dim: int = 384, model: str = "fake-model"):
         self.embedding_dim = embedding_dim
         self.model = model
-        self.reject_modes: set[str] = set()
+        self.rejected_forms: dict[str, int] = {}
         self.default_reply: str | dict | Reply = "{}"
         self.responder: Callable[[dict], str | dict | Reply] | None = None
         self._queue: deque[Reply] = deque()
@@ -129,6 +146,21 @@ class FakeOpenAIServer:
         with self._lock:
             self._queue.extend(coerced)
 
+    def reject(self, *forms: str, status: int = 400) -> None:
+        """Answer chat requests of these ``FORMS`` with ``status`` (400 or 422 as OpenAI-like servers
+        do, 500 as llama.cpp does); ``accept`` undoes it."""
+        unknown = set(forms) - set(FORMS)
+        if unknown:
+            raise ValueError(f"unknown forms {sorted(unknown)}: expected some of {FORMS}")
+        with self._lock:
+            self.rejected_forms.update(dict.fromkeys(forms, status))
+
+    def accept(self, *forms: str) -> None:
+        """Serve these forms again (all of them when none is named)."""
+        with self._lock:
+            for form in forms or FORMS:
+                self.rejected_forms.pop(form, None)
+
     @property
     def pending(self) -> int:
         with self._lock:
@@ -143,6 +175,11 @@ class FakeOpenAIServer:
     @property
     def chat_requests(self) -> list[dict]:
         return [body for path, body in self.requests if path.endswith("/chat/completions")]
+
+    @property
+    def chat_forms(self) -> list[str]:
+        """The form of every chat request so far, in arrival order."""
+        return [request_form(body) for body in self.chat_requests]
 
     @property
     def embedding_requests(self) -> list[dict]:
@@ -164,9 +201,12 @@ class FakeOpenAIServer:
         return Reply.coerce(self.default_reply)
 
     def _chat(self, body: dict) -> tuple[int, dict]:
-        mode = (body.get("response_format") or {}).get("type")
-        if mode is not None and mode in self.reject_modes:
-            return 400, _error(f"response_format {mode} is not supported", param="response_format")
+        form = request_form(body)
+        with self._lock:
+            status = self.rejected_forms.get(form)
+        if status is not None:
+            kind = "invalid_request_error" if status < 500 else "server_error"
+            return status, _error(f"response_format {form} is not supported", kind=kind, param="response_format")
         reply = self._next_reply(body)
         if reply.delay:
             self._stopping.wait(reply.delay)
