@@ -64,10 +64,18 @@ def job_enqueue_on_commit(run_id: int) -> None:
     transaction.on_commit(lambda: job_enqueue(run_id))
 
 
+def sent_mark(*, for_: timedelta = SWEEP_QUEUED_AFTER) -> dict:
+    """The columns that mark a queued job as sent to the broker: leased to it for `for_`, during
+    which the sweeper leaves the job to the task waiting in the queue; a job still queued after
+    that (its task was lost, or never sent) is sent again."""
+    return {"lease_owner": BROKER, "lease_expires_at": timezone.now() + for_}
+
+
 @transaction.atomic
 def job_retry(*, agent: Agent, job_id: int) -> PipelineRun:
     """Queue a failed write job again, or a running one whose worker stopped (its lease expired);
-    the same row: `attempts` keeps counting."""
+    the same row: `attempts` keeps counting. The job is sent on commit and marked sent, as the
+    sweeper marks what it sends: the next sweeps do not send it a second time."""
     job = PipelineRun.objects.select_for_update().filter(agent=agent, kind=RunKind.WRITE, pk=job_id).first()
     if job is None:
         raise NotFound(f"job {job_id} not found")
@@ -81,8 +89,10 @@ def job_retry(*, agent: Agent, job_id: int) -> PipelineRun:
     if job.status not in (RunStatus.FAILED, RunStatus.RUNNING):
         raise Conflict(f"job {job_id} is {job.status}; only a failed job, or a running one whose worker "
                        "stopped, can be retried", {"status": job.status})
-    job.status, job.finished_at, job.lease_expires_at = RunStatus.QUEUED, None, None
-    job.save(update_fields=["status", "finished_at", "lease_expires_at"])
+    changes = {"status": RunStatus.QUEUED, "finished_at": None, **sent_mark()}
+    for column, value in changes.items():
+        setattr(job, column, value)
+    job.save(update_fields=list(changes))
     job_enqueue_on_commit(job.id)
     return job
 
@@ -107,8 +117,7 @@ def jobs_sweep(*, queued_after: timedelta = SWEEP_QUEUED_AFTER, max_attempts: in
     # the first send tries even right after an outage; if the broker is still down the rest wait
     # for the next sweep instead of each waiting for a connection timeout
     sent = [run_id for i, run_id in enumerate([*queued, *failed, *expired]) if job_enqueue(run_id, force=i == 0)]
-    PipelineRun.objects.filter(id__in=sent, status=RunStatus.QUEUED).update(
-        lease_owner=BROKER, lease_expires_at=timezone.now() + queued_after)
+    PipelineRun.objects.filter(id__in=sent, status=RunStatus.QUEUED).update(**sent_mark(for_=queued_after))
     return {"queued": len(queued), "failed": len(failed), "expired": len(expired), "given_up": given_up,
             "job_runs_lost": runs_lost, "sent": len(sent)}
 

@@ -136,6 +136,23 @@ def test_the_sweeper_resends_jobs_left_queued_and_jobs_failed_by_infrastructure(
     assert jobs.jobs_sweep()["sent"] == 1 and sent[-1] == old.pk
 
 
+def test_a_retried_job_is_sent_once_not_again_by_the_next_sweep(agent, api, monkeypatch,
+                                                                 django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr(jobs, "job_enqueue", lambda run_id, force=False: sent.append(run_id) or True)
+    job_id = post(api, agent, BODY, "k-5").json()["job"]["id"]
+    PipelineRun.objects.filter(pk=job_id).update(  # accepted a while ago, then failed
+        status=RunStatus.FAILED, attempts=1, error="KeyError: 'x'", created_at=datetime.now(UTC) - timedelta(minutes=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post(url(agent, "jobs", job_id, "retry"), format="json").status_code == 202
+    assert sent == [job_id]
+    # the retry's task waits in the queue: the sweeps of the next minute leave it there
+    assert jobs.jobs_sweep()["sent"] == 0 and sent == [job_id]
+    # a job still queued after that (its task was lost) is sent again
+    PipelineRun.objects.filter(pk=job_id).update(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+    assert jobs.jobs_sweep()["sent"] == 1 and sent == [job_id, job_id]
+
+
 def test_a_broker_that_is_down_leaves_the_job_queued_not_lost(agent, monkeypatch):
     from celery import current_app
 
