@@ -16,6 +16,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -46,6 +47,21 @@ def lease_decide(*, status: str, owner: str, expires_at: datetime | None, now: d
     return LeaseDecision.TAKE
 
 
+def lease_free(*, me: str, now: datetime) -> Q:
+    """The jobs `me` may take at `now` (lease_decide's TAKE, as a query)."""
+    return ~Q(status=RunStatus.SUCCEEDED) & (
+        ~Q(status=RunStatus.RUNNING) | Q(lease_owner=me) | Q(lease_expires_at__isnull=True)
+        | Q(lease_expires_at__lte=now))
+
+
+@dataclass(frozen=True)
+class LeaseTaken:
+    """What lease_take found: the decision, and until when the job is held (HELD)."""
+
+    decision: LeaseDecision
+    held_until: datetime | None = None
+
+
 def lease_seconds() -> float:
     return float(settings.ANAMNESIS_JOB_LEASE_SECONDS)
 
@@ -63,24 +79,27 @@ def lease_fields(now: datetime | None = None) -> dict:
             "lease_expires_at": (now or timezone.now()) + timedelta(seconds=lease_seconds())}
 
 
-def lease_take(*, run_id: int, count_attempt: bool = True) -> LeaseDecision:
+def lease_take(*, run_id: int) -> LeaseTaken:
     """Take the lease of job `run_id` for this thread when nobody alive holds it: the job is
-    marked running (an attempt more, with `count_attempt`). Waits while another transaction
-    holds the row (a forget, or a worker storing the job's result)."""
-    me, now = lease_owner_name(), timezone.now()
-    with transaction.atomic():
-        row = (PipelineRun.objects.select_for_update().filter(pk=run_id)
-               .values("status", "lease_owner", "lease_expires_at").first())
+    marked running, an attempt more. One conditional UPDATE; only when it takes nothing is the row
+    read, to say why (DONE, or HELD and until when). Waits while another transaction holds the row
+    (a forget, or a worker storing the job's result), then decides on the row as that left it."""
+    me = lease_owner_name()
+    for _ in range(3):  # the row changed between the UPDATE and the read: ask again
+        now = timezone.now()
+        if PipelineRun.objects.filter(lease_free(me=me, now=now), pk=run_id).update(
+                status=RunStatus.RUNNING, started_at=now, attempts=F("attempts") + 1, **lease_fields(now)):
+            return LeaseTaken(LeaseDecision.TAKE)
+        row = PipelineRun.objects.filter(pk=run_id).values("status", "lease_owner", "lease_expires_at").first()
         if row is None:
             raise PipelineRun.DoesNotExist(f"job {run_id} does not exist")
         decision = lease_decide(status=row["status"], owner=row["lease_owner"],
                                 expires_at=row["lease_expires_at"], now=now, me=me)
-        if decision is LeaseDecision.TAKE:
-            changes = {"status": RunStatus.RUNNING, **lease_fields(now)}
-            if count_attempt or row["status"] != RunStatus.RUNNING:
-                changes.update(started_at=now, attempts=F("attempts") + 1)
-            PipelineRun.objects.filter(pk=run_id).update(**changes)
-    return decision
+        if decision is LeaseDecision.HELD:
+            return LeaseTaken(decision, held_until=row["lease_expires_at"])
+        if decision is LeaseDecision.DONE:
+            return LeaseTaken(decision)
+    return LeaseTaken(LeaseDecision.HELD)
 
 
 def lease_renew(*, run_id: int, owner: str) -> bool | None:

@@ -177,7 +177,7 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
     """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
     job's `succeeded` status commit together, so a re-run after a crash starts clean and a
     re-run after success returns the stored result. `started`: the job was stored as running
-    (its first attempt) by the caller that logged it.
+    (its first attempt), leased to this thread, by the caller that logged it.
 
     The job is leased to this thread while it runs (memories/services/leases.py). A job another
     live process holds is skipped (None) — that process stores it, or the sweeper re-queues it
@@ -187,11 +187,13 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
     What only reads — the alias lookup, the extraction with its LLM calls, the embeddings — runs
     before the transaction; the transaction locks the job, checks that the message is still as
     it was read (a forget may have redacted it meanwhile: then it is read again) and stores."""
-    decision = lease_take(run_id=run_id, count_attempt=not started)
-    if decision is LeaseDecision.HELD and skip_held:
-        logger.info("job %s skipped: another process holds its lease", run_id)
-        return None
-    leased = decision is LeaseDecision.TAKE
+    leased = started
+    if not started:
+        taken = lease_take(run_id=run_id)
+        if taken.decision is LeaseDecision.HELD and skip_held:
+            logger.info("job %s skipped: another process holds its lease", run_id)
+            return None
+        leased = taken.decision is LeaseDecision.TAKE
     with lease_kept(run_id) if leased else nullcontext():
         try:
             return _process(run_id, llm=llm or get_llm_client(), embedder=embedder or get_embedder())

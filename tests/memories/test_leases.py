@@ -11,15 +11,22 @@ from django.utils import timezone
 
 from memories.models import Fact, PipelineRun, RunKind, RunStatus
 from memories.services import write_jobs
-from memories.services.leases import LeaseDecision, lease_decide, lease_kept, lease_owner_name, lease_take
+from memories.services.leases import (
+    LeaseDecision,
+    lease_decide,
+    lease_kept,
+    lease_owner_name,
+    lease_take,
+)
 from memories.services.write import event_process, event_submit, memory_write
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 LATER, EARLIER = NOW + timedelta(seconds=30), NOW - timedelta(seconds=1)
 
 
-@pytest.mark.parametrize(("status", "owner", "expires_at", "expected"), [
+CASES = [
     ("queued", "", None, LeaseDecision.TAKE),
+    ("queued", "broker", LATER, LeaseDecision.TAKE),  # sent, waiting in the queue
     ("failed", "host-a:10", None, LeaseDecision.TAKE),
     ("succeeded", "host-a:10", None, LeaseDecision.DONE),
     ("running", "host-a:10", LATER, LeaseDecision.HELD),  # its worker is alive: leave it
@@ -27,9 +34,34 @@ LATER, EARLIER = NOW + timedelta(seconds=30), NOW - timedelta(seconds=1)
     ("running", "host-a:10", NOW, LeaseDecision.TAKE),  # expired on the dot
     ("running", "me:1", LATER, LeaseDecision.TAKE),  # left behind by this very thread
     ("running", "", None, LeaseDecision.TAKE),  # stored before leases
-])
+]
+
+
+@pytest.mark.parametrize(("status", "owner", "expires_at", "expected"), CASES)
 def test_the_lease_decision(status, owner, expires_at, expected):
     assert lease_decide(status=status, owner=owner, expires_at=expires_at, now=NOW, me="me:1") is expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("status", "owner", "expires_at", "expected"), CASES)
+def test_taking_a_lease_in_one_statement_decides_as_the_rule(agent, status, owner, expires_at, expected):
+    """lease_take asks the database the rule's question in its UPDATE: the same answer in every case."""
+    run = _submit(agent)
+    now = timezone.now()
+    expires = None if expires_at is None else now + (expires_at - NOW)
+    if expires_at == NOW:
+        expires = now - timedelta(milliseconds=1)  # "on the dot" by the time the statement runs
+    PipelineRun.objects.filter(pk=run.pk).update(
+        status=status, lease_expires_at=expires, attempts=1,
+        lease_owner=lease_owner_name() if owner == "me:1" else owner)
+    taken = lease_take(run_id=run.pk)
+    assert taken.decision is expected
+    run.refresh_from_db()
+    if expected is LeaseDecision.TAKE:
+        assert run.status == RunStatus.RUNNING and run.lease_owner == lease_owner_name() and run.attempts == 2
+    else:
+        assert (run.status, run.lease_expires_at, run.attempts) == (status, expires, 1)
+        assert taken.held_until == (expires if expected is LeaseDecision.HELD else None)
 
 
 def test_the_owner_names_the_host_and_the_process():
@@ -54,7 +86,7 @@ def _hold(run, owner="worker-b:4242", seconds=60, attempts=1):
 @pytest.mark.django_db
 def test_taking_a_lease_marks_the_job_running_and_counts_the_attempt(agent):
     run = _submit(agent)
-    assert lease_take(run_id=run.pk) is LeaseDecision.TAKE
+    assert lease_take(run_id=run.pk).decision is LeaseDecision.TAKE
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.attempts == 1 and run.lease_owner == lease_owner_name()
     assert timezone.now() < run.lease_expires_at <= timezone.now() + timedelta(seconds=60)
@@ -150,7 +182,7 @@ def test_the_sweeper_fails_a_background_job_run_whose_worker_stopped(agent, monk
 def test_the_lease_is_renewed_while_the_job_runs_and_no_longer_after(agent, settings):
     settings.ANAMNESIS_JOB_LEASE_SECONDS = 0.9  # renewed every 0.3 s
     _, run, _ = event_submit(agent=agent, message="Bruno lives in Porto.", speaker_name="Rafael", enqueue=False)
-    assert lease_take(run_id=run.pk) is LeaseDecision.TAKE
+    assert lease_take(run_id=run.pk).decision is LeaseDecision.TAKE
     taken = PipelineRun.objects.get(pk=run.pk).lease_expires_at
     with lease_kept(run.pk):
         time.sleep(1.5)  # longer than the lease: only the renewals keep it
