@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from memories import selectors
 from memories.jobs import JOB_TASK, job_get
 from memories.jobs.runner import JobFailed, job_run
+from memories.services.leases import LeaseHeld
 from memories.services.write import PROCESS_EVENT_TASK, event_process
 from memories.services.write_jobs import jobs_sweep
 
@@ -22,11 +25,17 @@ from memories.services.write_jobs import jobs_sweep
     max_retries=5,
 )
 def process_event_task(self, run_id: int) -> dict:
-    """Run the write pipeline for one logged event (idempotent per event); a job another live
-    worker holds is skipped."""
-    result = event_process(run_id=run_id)
-    if result is None:
-        return {"run_id": run_id, "skipped": "another worker holds the job"}
+    """Run the write pipeline for one logged event (idempotent per event). A job another worker
+    holds is tried again one second after its lease runs out — its holder may be a pool child
+    killed a moment ago, whose task the worker gave back at once —, at most `max_retries` times;
+    after that the sweeper re-queues it if its lease expires."""
+    try:
+        result = event_process(run_id=run_id)
+    except LeaseHeld as held:
+        if self.request.retries >= self.max_retries:
+            return {"run_id": run_id, "skipped": "another worker holds the job; the sweeper re-queues it "
+                                                 "if its lease expires"}
+        raise self.retry(countdown=math.ceil(held.seconds_left()) + 1) from held
     return {"run_id": run_id, "success": result.success}
 
 

@@ -3,7 +3,8 @@ holds it (`lease_expires_at`). The process takes the lease when it starts the jo
 heartbeat thread every third of the lease while it works, and gives it up when it stores the
 outcome. A lease that expired means its process stopped (killed, out of memory, the machine gone):
 the sweeper then re-queues the job (memories/services/write_jobs.py: jobs_sweep), and a process
-that receives a job another one holds skips it.
+that receives a job another one holds leaves it (LeaseHeld says until when: the worker's task
+tries again then).
 
 The owner is the host, the process and (outside a process's main thread) the thread: one thread
 runs one job at a time, so a lease a thread finds in its own name is one it left behind."""
@@ -60,6 +61,17 @@ class LeaseTaken:
 
     decision: LeaseDecision
     held_until: datetime | None = None
+
+
+class LeaseHeld(Exception):
+    """Job `run_id` is held by another live process until `until`."""
+
+    def __init__(self, *, run_id: int, until: datetime | None):
+        super().__init__(f"job {run_id} is held by another process until {until}")
+        self.run_id, self.until = run_id, until
+
+    def seconds_left(self) -> float:
+        return max((self.until - timezone.now()).total_seconds(), 0.0) if self.until else 0.0
 
 
 def lease_seconds() -> float:

@@ -32,7 +32,7 @@ from memories.selectors.forget import forget_key
 from memories.services.audit import audit_record
 from memories.services.events import event_embedding_text, event_log, message_validate
 from memories.services.forget import event_forget_guard
-from memories.services.leases import LeaseDecision, lease_kept, lease_owner_name, lease_take
+from memories.services.leases import LeaseDecision, LeaseHeld, lease_kept, lease_owner_name, lease_take
 from memories.services.traces import trace_steps_persist
 from memories.services.write_jobs import PROCESS_EVENT_TASK, job_enqueue_on_commit  # noqa: F401
 
@@ -173,16 +173,17 @@ def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, conf
 
 
 def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
-                  started: bool = False, skip_held: bool = True) -> WriteResult | None:
+                  started: bool = False, skip_held: bool = True) -> WriteResult:
     """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
     job's `succeeded` status commit together, so a re-run after a crash starts clean and a
     re-run after success returns the stored result. `started`: the job was stored as running
     (its first attempt), leased to this thread, by the caller that logged it.
 
     The job is leased to this thread while it runs (memories/services/leases.py). A job another
-    live process holds is skipped (None) — that process stores it, or the sweeper re-queues it
-    when its lease expires —, unless `skip_held` is off: a caller that waits for the result then
-    runs it alongside, and the locked store keeps one outcome.
+    live process holds is not run: LeaseHeld says until when it is held (the worker's task tries
+    again then; the sweeper re-queues the job too once the lease expired) — unless `skip_held` is
+    off: a caller that waits for the result then runs it alongside, and the locked store keeps
+    one outcome.
 
     What only reads — the alias lookup, the extraction with its LLM calls, the embeddings — runs
     before the transaction; the transaction locks the job, checks that the message is still as
@@ -191,8 +192,8 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
     if not started:
         taken = lease_take(run_id=run_id)
         if taken.decision is LeaseDecision.HELD and skip_held:
-            logger.info("job %s skipped: another process holds its lease", run_id)
-            return None
+            logger.info("job %s not run: another process holds its lease until %s", run_id, taken.held_until)
+            raise LeaseHeld(run_id=run_id, until=taken.held_until)
         leased = taken.decision is LeaseDecision.TAKE
     with lease_kept(run_id) if leased else nullcontext():
         try:

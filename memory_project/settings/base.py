@@ -168,7 +168,7 @@ ANAMNESIS_JOB_MAX_SECONDS = float(os.environ.get("ANAMNESIS_JOB_MAX_SECONDS", "3
 # Redis hands a task that was delivered but never acknowledged (its worker died) to another worker
 # after the visibility timeout (Redis's own default: one hour). Default: five leases, and at least
 # the longest background job plus a lease, so a task still running is not handed out twice (if it
-# is, the second worker finds the job leased and skips it).
+# is, the second worker finds the job leased and tries again when the lease runs out).
 ANAMNESIS_BROKER_VISIBILITY_TIMEOUT = float(os.environ.get(
     "ANAMNESIS_BROKER_VISIBILITY_TIMEOUT",
     max(5 * ANAMNESIS_JOB_LEASE_SECONDS, ANAMNESIS_JOB_MAX_SECONDS + ANAMNESIS_JOB_LEASE_SECONDS)))

@@ -13,6 +13,7 @@ from memories.models import Fact, PipelineRun, RunKind, RunStatus
 from memories.services import write_jobs
 from memories.services.leases import (
     LeaseDecision,
+    LeaseHeld,
     lease_decide,
     lease_kept,
     lease_owner_name,
@@ -93,13 +94,36 @@ def test_taking_a_lease_marks_the_job_running_and_counts_the_attempt(agent):
 
 
 @pytest.mark.django_db
-def test_a_worker_skips_a_job_another_live_worker_holds(agent):
+def test_a_worker_skips_a_job_another_live_worker_holds_and_learns_until_when(agent):
     run = _submit(agent)
     _hold(run)
-    assert event_process(run_id=run.pk) is None
+    with pytest.raises(LeaseHeld) as held:
+        event_process(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.lease_owner == "worker-b:4242" and run.attempts == 1
+    assert held.value.until == run.lease_expires_at and 55 < held.value.seconds_left() <= 60
     assert not Fact.objects.filter(agent=agent).exists()
+
+
+@pytest.mark.django_db
+def test_the_worker_task_retries_a_held_job_once_its_lease_runs_out_a_bounded_number_of_times(agent, monkeypatch):
+    """A pool child was killed under a live worker, which gave its task back at once: the next
+    child finds the dead child's lease still running. The task is retried when the lease runs out
+    (the broker brings it back then, beat or not), not acknowledged as done."""
+    from memories.tasks import process_event_task
+
+    run = _submit(agent)
+    _hold(run, owner="worker-a:99", seconds=30)
+    countdowns = []
+    retry = process_event_task.retry
+    monkeypatch.setattr(process_event_task, "retry", lambda **kw: countdowns.append(kw["countdown"]) or retry(**kw))
+    # applied here, each retry runs at once (not after its countdown): the lease still runs each time
+    outcome = process_event_task.apply(args=[run.pk])
+    assert len(countdowns) == process_event_task.max_retries
+    assert all(30 <= countdown <= 32 for countdown in countdowns)  # the lease's 30 s, and one more
+    assert "another worker holds the job" in outcome.result["skipped"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.lease_owner == "worker-a:99" and run.attempts == 1
 
 
 @pytest.mark.django_db

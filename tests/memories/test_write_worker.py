@@ -81,3 +81,44 @@ def test_killed_worker_keeps_the_event_and_the_redelivered_job_writes_once(agent
     active = Relationship.objects.filter(rel_type="lives_in", invalidated_at__isnull=True)
     assert [r.target.display_name for r in active] == ["Austin"]
     assert Event.objects.count() == 2
+
+
+def test_a_job_whose_pool_child_is_killed_is_run_again_when_the_dead_childs_lease_runs_out_without_beat(
+        agent, fake_llm, tmp_path):
+    """The pool child running a job is killed while its worker lives on. The worker gives the task
+    back at once (reject_on_worker_lost) and the next child receives it while the dead child's
+    lease still runs: the task is retried when that lease runs out. No beat runs (no sweeper) and
+    the broker's visibility timeout is an hour: only the retry brings the job back."""
+    import json
+    import os
+    import signal
+
+    extraction_calls = []
+
+    def respond(req):
+        if schema_name(req) != "informed_extraction":
+            return "{}"
+        extraction_calls.append(time.monotonic())
+        # the first child hangs here, renewing its lease, until it is killed
+        return {"content": json.dumps(SAO_PAULO), "delay": 60} if len(extraction_calls) == 1 else json.dumps(SAO_PAULO)
+
+    fake_llm.responder = respond
+    env = {"ANAMNESIS_LLM": "openai", "ANAMNESIS_LLM_BASE_URL": fake_llm.base_url,
+           "ANAMNESIS_JOB_LEASE_SECONDS": "15", "ANAMNESIS_BROKER_VISIBILITY_TIMEOUT": "3600"}
+    worker = start_worker(env_extra=env, log=tmp_path / "worker.log")
+    try:
+        _, run, _ = event_submit(agent=agent, message="Ricardo Gomes lives in São Paulo.", speaker_name="Rafael",
+                                 occurred_at=datetime(2024, 1, 5, tzinfo=UTC))
+        _wait(lambda: extraction_calls, 60, "the worker's child to reach extraction")
+        run.refresh_from_db()
+        child = int(run.lease_owner.rsplit(":", 1)[1])
+        assert run.status == RunStatus.RUNNING and child != worker.pid
+        os.kill(child, signal.SIGKILL)
+        _wait(lambda: PipelineRun.objects.get(pk=run.pk).status == RunStatus.SUCCEEDED, 120,
+              "the job to be run again after the dead child's lease")
+    finally:
+        stop_worker(worker)
+
+    run.refresh_from_db()
+    assert run.attempts == 2 and len(extraction_calls) == 2
+    assert Fact.objects.filter(agent=agent, text="Ricardo Gomes lives in São Paulo").count() == 1
