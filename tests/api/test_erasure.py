@@ -259,6 +259,43 @@ def test_another_known_brandt_keeps_the_forms_they_share(agent, make_key, client
     assert database_mentions(pg_words("ilse")) == []
 
 
+def _change_in_the_admin(site, entity) -> None:
+    """An operator edits the entity's importance in the admin: the admin log keeps a row naming it."""
+    changed = site.post(f"/admin/memories/entity/{entity.id}/change/", {
+        "importance": "0.9", "profile_text": "", "summary_text": "", "aliases-TOTAL_FORMS": 0,
+        "aliases-INITIAL_FORMS": 0})
+    assert changed.status_code == 302, changed.content[:500]
+
+
+def test_the_forget_redacts_only_its_own_agents_rows_of_the_admin_log(agent, other_agent, make_key, client_for,
+                                                                       admin_user):
+    """Another agent's Klaus Brandt, edited in the admin too, keeps his admin-log row as it was,
+    and the receipt counts only the rows of the agent that forgot."""
+    from django.contrib.admin.models import LogEntry
+
+    api = client_for(make_key(agent, "admin"))
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    say(other_agent, "Klaus Brandt works at the harbour office.", 2)
+    her = Entity.objects.get(agent=agent, display_name="Ilse Brandt")
+    klaus = Entity.objects.get(agent=other_agent, display_name="Klaus Brandt")
+    site = Client()
+    site.force_login(admin_user)
+    for entity in (her, klaus):
+        _change_in_the_admin(site, entity)
+    theirs = {row.pk: (row.object_repr, row.change_message) for row in LogEntry.objects.filter(
+        object_id=str(klaus.id), content_type__model="entity")}
+    assert theirs and all("Klaus Brandt" in shown for shown, _ in theirs.values())
+
+    report = api.post(url(agent, "entities", her.id, "forget"), {}, format="json").json()
+
+    assert report["tables"]["django_admin_log"] == {"redacted": 1}
+    assert {row.pk: (row.object_repr, row.change_message) for row in LogEntry.objects.filter(
+        pk__in=theirs)} == theirs
+    hers = LogEntry.objects.get(object_id=str(her.id), content_type__model="entity")
+    assert hers.object_repr == f"[redacted] ({report['opaque_key']})"
+    assert database_mentions(pg_words("ilse")) == []
+
+
 def test_the_receipts_need_the_admin_scope(ilse, make_key, client_for, other_agent):
     agent, her, api = ilse
     receipt_id = api.post(url(agent, "entities", her.id, "forget"), {}, format="json").json()["receipt"]["id"]
