@@ -10,10 +10,12 @@ class ForgetTombstone(AgentScoped):
     it is redacted by the write pipeline instead of bringing the person back
     (memories.services.forget.event_forget_guard). `max_words` bounds the name length in words;
     `capitalized_digests` are the names that count only when written capitalized (a family name
-    alone: memories.name_forms)."""
+    alone: memories.name_forms); `part_digests` are also each word of her names, in any case, as
+    they are matched in identifiers (an external id or idempotency key: `chat-brandt-9`)."""
 
     digests = ArrayField(models.CharField(max_length=64), default=list)
     capitalized_digests = ArrayField(models.CharField(max_length=64), default=list)
+    part_digests = ArrayField(models.CharField(max_length=64), default=list)
     max_words = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField()
 

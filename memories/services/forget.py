@@ -18,8 +18,9 @@
   touched tables are vacuumed (memories.services.erasures).
 - Race-free: the forget first locks the agent's unfinished write jobs (a worker busy with one
   finishes before the forget reads anything; a queued one waits for it), and leaves a tombstone of
-  keyed name digests, so a message logged before the forget but processed after it is redacted by
-  `event_forget_guard` instead of bringing her back.
+  keyed name digests (and of the words of her names, for request keys), so a message logged
+  before the forget but processed after it is redacted by `event_forget_guard` instead of
+  bringing her back.
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "",
     postings = KeywordPosting.objects.filter(agent=agent).count()
     admin_log_ids = _admin_log_ids(agent)  # before the deletes: the rows they name still say whose they are
     ForgetTombstone.objects.create(agent=agent, digests=sorted(m.digests), capitalized_digests=sorted(m.capitalized),
-                                   max_words=m.max_words, created_at=timezone.now())
+                                   part_digests=sorted(scope.parts.digests),
+                                   max_words=max(m.max_words, scope.parts.max_words), created_at=timezone.now())
     report.count(T_TOMBSTONE, "created", 1)
     _delete_derived(scope, report)
     # events: hers whole, others' mentions only (re-indexed and re-embedded), request keys digested
@@ -357,12 +359,17 @@ def event_forget_guard(*, event: Event, embedder: EmbedderClient | None = None) 
     for tomb in tombstones:
         m = NameMatcher.from_digests(tomb.digests, key=forget_key(), max_words=tomb.max_words,
                                      capitalized=tomb.capitalized_digests)
+        # request keys as the forget matched them: any word of her names, in any case (a tombstone
+        # older than `part_digests` has only her names)
+        parts = m
+        if tomb.part_digests:
+            parts = NameMatcher.from_digests(tomb.part_digests, key=forget_key(), max_words=tomb.max_words)
         report = ForgetReport()
         if m.search(event.speaker):
             _redact_own_events(event.agent, [event.id], report)
             _drop_dead_terms(event.agent, report)
             return "redacted"
-        if m.search(event.external_id) or m.search(event.idempotency_key):
+        if parts.search(event.external_id) or parts.search(event.idempotency_key):
             _redact_request_keys(event.agent, [event.id], report)
         if m.search(event.text) or m.json_mentions(event.metadata):
             _redact_mentions(event.agent, [event.id], m, report, embedder)

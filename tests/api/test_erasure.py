@@ -392,6 +392,35 @@ def test_a_form_of_her_name_in_a_message_queued_before_the_forget_is_redacted_wh
     assert database_mentions(HER_WORDS, ("ilse-brandt-9", "2345678")) == []
 
 
+def test_a_key_naming_her_by_family_name_alone_is_digested_in_a_message_queued_before_the_forget(agent):
+    """Keys are identifiers (`chat-brandt-9`): the forget digests those naming her by any word of
+    her names, and so does the write pipeline for a message logged before the forget and processed
+    after it."""
+    from datetime import timedelta
+
+    from memories.models import ForgetTombstone
+    from memories.services.forget import entity_forget
+    from memories.services.write import event_submit
+
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    her = Entity.objects.filter(agent=agent, display_name="Ilse Brandt").get()
+    _, stored, _ = event_submit(agent=agent, message="Bruno lives in Porto.", speaker_name="Rafael",
+                                external_id="chat-brandt-8", idempotency_key="idem-brandt-8")
+    event_process(run_id=stored.id)
+    entity_forget(agent=agent, entity_id=her.id, actor="test")
+    before = ForgetTombstone.objects.get(agent=agent).created_at - timedelta(seconds=1)
+    _, queued, _ = event_submit(agent=agent, message="Marta plays chess on Sundays.", speaker_name="Rafael",
+                                external_id="chat-brandt-9", idempotency_key="idem-brandt-9")
+    Event.objects.filter(pk=queued.event_id).update(recorded_at=before)
+    event_process(run_id=queued.id)
+    for run in (stored, queued):
+        event = Event.objects.get(pk=run.event_id)
+        assert event.external_id.startswith("redacted:") and event.idempotency_key.startswith("redacted:"), run
+    assert Event.objects.get(pk=queued.event_id).text == "Marta plays chess on Sundays."
+    assert Fact.objects.filter(agent=agent, text__contains="Marta plays chess").exists()
+    assert database_mentions(HER_WORDS) == []
+
+
 def test_an_import_run_again_after_the_forget_does_not_bring_her_messages_back(agent):
     from memories.importers.locomo import Turn
     from memories.services.forget import entity_forget
