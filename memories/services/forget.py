@@ -15,7 +15,7 @@
   rows and the admin log's rows about the agent's rows keep their ids and counts with her names
   redacted and her entities' keys made opaque (`person:forgotten-12`).
 - It leaves an erasure receipt (counts per table, no personal data) and, after the commit, the
-  touched tables are vacuumed (memories.services.erasures).
+  touched tables are vacuumed by a worker (memories.services.erasures).
 - Race-free: the forget first locks the agent's unfinished write jobs (a worker busy with one
   finishes before the forget reads anything; a queued one waits for it), and leaves a tombstone of
   keyed name digests (and of the words of her names, for request keys), so a message logged

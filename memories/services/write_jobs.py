@@ -1,7 +1,7 @@
 """Write jobs after the fact: enqueue (never losing an accepted message when the broker is down),
 retry a failed job (or one whose worker stopped), and the sweeper that re-enqueues jobs left queued
 (broker down), failed by infrastructure (database or broker errors) or running under an expired
-lease (their worker died)."""
+lease (their worker died), and the vacuums forgets left pending."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from django.utils import timezone
 from memories.errors import Conflict, NotFound
 from memories.models import Agent, PipelineRun, RunKind, RunStatus
 from memories.services.broker import task_send
+from memories.services.erasures import erasure_vacuum_enqueue, erasure_vacuums_pending
 from memories.services.leases import LeaseDecision, lease_decide, lease_expired, lease_owner_name
 
 logger = logging.getLogger(__name__)
@@ -74,7 +75,9 @@ def jobs_sweep(*, queued_after: timedelta = SWEEP_QUEUED_AFTER, max_attempts: in
     that kills its worker is not run for ever). A background job run whose lease expired is
     marked failed. A job sent is leased to the broker for `queued_after`: a backlog waiting in the
     queue is not sent again at every sweep. Processing is idempotent per event, so a job sent
-    twice is processed once."""
+    twice is processed once. Also sends the vacuums of forgets still pending a while after the
+    forget (the broker was down when it committed: memories.services.erasures); a vacuum sent
+    twice runs once."""
     now = timezone.now()
     queued = list(PipelineRun.objects.filter(kind=RunKind.WRITE, status=RunStatus.QUEUED).filter(
         Q(lease_expires_at__isnull=True, created_at__lt=now - queued_after) | Q(lease_expires_at__lt=now))
@@ -89,8 +92,10 @@ def jobs_sweep(*, queued_after: timedelta = SWEEP_QUEUED_AFTER, max_attempts: in
     sent = [run_id for i, run_id in enumerate([*queued, *failed, *expired]) if job_enqueue(run_id, force=i == 0)]
     PipelineRun.objects.filter(id__in=sent, status=RunStatus.QUEUED).update(
         lease_owner=BROKER, lease_expires_at=timezone.now() + queued_after)
+    vacuums = [receipt_id for i, receipt_id in enumerate(erasure_vacuums_pending())
+               if erasure_vacuum_enqueue(receipt_id=receipt_id, force=i == 0)]
     return {"queued": len(queued), "failed": len(failed), "expired": len(expired), "given_up": given_up,
-            "job_runs_lost": runs_lost, "sent": len(sent)}
+            "job_runs_lost": runs_lost, "sent": len(sent), "vacuums": len(vacuums)}
 
 
 @transaction.atomic

@@ -369,6 +369,116 @@ def test_a_vacuum_that_cannot_run_is_recorded_and_logged_never_raised(agent, cap
     assert "not vacuumed" in caplog.text and not Entity.objects.filter(pk=her.pk).exists()
 
 
+@pytest.fixture
+def vacuum_sent(settings, monkeypatch):
+    """The vacuum takes the worker's path (the tests otherwise run it in their own process right
+    after the commit); what is sent to the broker is recorded instead of queued."""
+    from celery import current_app
+
+    from memories.services import broker
+
+    settings.ANAMNESIS_ERASURE_VACUUM_INLINE = False
+    monkeypatch.setattr(broker, "_broker_down_until", 0.0)
+    sent = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, args, **kwargs: sent.append((name, args)))
+    return sent
+
+
+def test_the_forget_sends_its_vacuum_to_a_worker_instead_of_running_it_in_the_request(
+        ilse, vacuum_sent, django_capture_on_commit_callbacks):
+    """VACUUM reads every index of tables every agent shares: the forget's request does not wait
+    for it. The receipt says "pending" until a worker has run it."""
+    from memories.services.erasures import ERASURE_VACUUM_TASK
+
+    agent, her, api = ilse
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(url(agent, "entities", her.id, "forget"), {}, format="json")
+    assert answer.status_code == 200, answer.content
+    receipt_id = answer.json()["receipt"]["id"]
+    assert vacuum_sent == [(ERASURE_VACUUM_TASK, [receipt_id])]
+    vacuum = api.get(url(agent, "erasures", receipt_id)).json()["vacuum"]
+    assert (vacuum["status"], vacuum["vacuumed_at"], vacuum["error"]) == ("pending", None, "")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_vacuums_the_touched_tables_once_and_records_it_on_the_receipt(agent, vacuum_sent):
+    from celery import current_app
+    from django.db import connection
+
+    from memories import tasks  # noqa: F401  (registers the worker's tasks in this process)
+    from memories.services.forget import entity_forget
+
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    her = Entity.objects.filter(agent=agent, display_name="Ilse Brandt").get()
+    report = entity_forget(agent=agent, entity_id=her.id, actor="user:dpo")
+    receipt = ErasureReceipt.objects.get(pk=report.receipt_id)
+    assert receipt.vacuum_status == "pending"
+    [(name, args)] = vacuum_sent
+    assert current_app.tasks[name].apply(args=args).get() == {"receipt_id": receipt.id, "vacuumed": True}
+    receipt.refresh_from_db()
+    assert receipt.vacuum_status == "done" and receipt.vacuumed_at is not None, receipt.vacuum_error
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, last_vacuum FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                       [receipt.vacuum_tables])
+        vacuumed = dict(cursor.fetchall())
+    assert all(when is not None and when >= receipt.created_at for when in vacuumed.values()), vacuumed
+    # sent twice (the sweeper's copy): the second finds it done
+    assert current_app.tasks[name].apply(args=args).get()["vacuumed"] is True
+    assert ErasureReceipt.objects.get(pk=receipt.pk).vacuumed_at == receipt.vacuumed_at
+
+
+def test_with_the_broker_down_the_vacuum_stays_pending_and_the_sweeper_sends_it_later(
+        ilse, vacuum_sent, monkeypatch, caplog, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from celery import current_app
+
+    from memories.services.erasures import ERASURE_VACUUM_TASK, VACUUM_SWEEP_AFTER
+    from memories.services.write_jobs import jobs_sweep
+
+    agent, her, api = ilse
+
+    def down(*args, **kwargs):
+        raise ConnectionRefusedError("Error 111 connecting to 127.0.0.1:6390")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(current_app, "send_task", down)
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = api.post(url(agent, "entities", her.id, "forget"), {}, format="json")
+    assert answer.status_code == 200, answer.content
+    receipt = ErasureReceipt.objects.get(pk=answer.json()["receipt"]["id"])
+    assert receipt.vacuum_status == "pending" and "vacuum stays pending" in caplog.text
+    assert jobs_sweep()["vacuums"] == 0 and vacuum_sent == []  # its task may still be on its way
+    ErasureReceipt.objects.filter(pk=receipt.pk).update(created_at=receipt.created_at - VACUUM_SWEEP_AFTER
+                                                        - timedelta(seconds=1))
+    assert jobs_sweep()["vacuums"] == 1
+    assert vacuum_sent == [(ERASURE_VACUUM_TASK, [receipt.id])]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_vacuums_after_a_forget_through_the_api(agent, settings, make_key, client_for, tmp_path):
+    from tests.faults.figures import wait_for
+    from tests.support.worker import start_worker, stop_worker
+
+    settings.ANAMNESIS_ERASURE_VACUUM_INLINE = False
+    api = client_for(make_key(agent, "admin"))
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    say(agent, "Frau Brandt called about the rent.", 2)
+    her = Entity.objects.filter(agent=agent, display_name="Ilse Brandt").get()
+    worker = start_worker(log=tmp_path / "worker.log")
+    try:
+        answer = api.post(url(agent, "entities", her.id, "forget"), {}, format="json")
+        assert answer.status_code == 200, answer.content
+        receipt_id = answer.json()["receipt"]["id"]
+        wait_for(lambda: ErasureReceipt.objects.get(pk=receipt_id).vacuum_status != "pending", 120,
+                 "the worker's vacuum")
+    finally:
+        stop_worker(worker)
+    vacuum = api.get(url(agent, "erasures", receipt_id)).json()["vacuum"]
+    assert vacuum["status"] == "done" and vacuum["vacuumed_at"] and vacuum["error"] == "", vacuum
+
+
 def test_a_form_of_her_name_in_a_message_queued_before_the_forget_is_redacted_when_it_is_processed(agent):
     from datetime import timedelta
 

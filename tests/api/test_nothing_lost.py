@@ -128,7 +128,7 @@ def test_the_sweeper_resends_jobs_left_queued_and_jobs_failed_by_infrastructure(
                                                     error="OperationalError: server closed the connection")
     PipelineRun.objects.filter(pk=bad.pk).update(status=RunStatus.FAILED, attempts=1, error="KeyError: 'x'")
     assert jobs.jobs_sweep() == {"queued": 1, "failed": 1, "expired": 0, "given_up": 0, "job_runs_lost": 0,
-                                 "sent": 2}
+                                 "sent": 2, "vacuums": 0}
     assert sorted(sent) == sorted([old.pk, broken.pk]) and fresh.pk not in sent
     assert PipelineRun.objects.get(pk=broken.pk).status == RunStatus.QUEUED
     # what was sent waits in the queue: the next sweeps leave it there for a minute, then send it again
