@@ -385,7 +385,7 @@ def vacuum_sent(settings, monkeypatch):
 
 
 def test_the_forget_sends_its_vacuum_to_a_worker_instead_of_running_it_in_the_request(
-        ilse, vacuum_sent, django_capture_on_commit_callbacks):
+        ilse, vacuum_sent, django_capture_on_commit_callbacks, admin_user):
     """VACUUM reads every index of tables every agent shares: the forget's request does not wait
     for it. The receipt says "pending" until a worker has run it."""
     from memories.services.erasures import ERASURE_VACUUM_TASK
@@ -398,6 +398,10 @@ def test_the_forget_sends_its_vacuum_to_a_worker_instead_of_running_it_in_the_re
     assert vacuum_sent == [(ERASURE_VACUUM_TASK, [receipt_id])]
     vacuum = api.get(url(agent, "erasures", receipt_id)).json()["vacuum"]
     assert (vacuum["status"], vacuum["vacuumed_at"], vacuum["error"]) == ("pending", None, "")
+    site = Client()
+    site.force_login(admin_user)
+    page = site.get(reverse("ui:erasure", args=[agent.slug, receipt_id])).content.decode()
+    assert "pending: a worker vacuums the" in page
 
 
 @pytest.mark.django_db(transaction=True)
