@@ -10,6 +10,7 @@ from django.db import InterfaceError, OperationalError
 from memories import selectors
 from memories.jobs import JOB_TASK, job_get
 from memories.jobs.runner import JobFailed, job_run
+from memories.services.erasures import ERASURE_VACUUM_TASK, erasure_vacuum
 from memories.services.leases import LeaseHeld
 from memories.services.write import PROCESS_EVENT_TASK, event_process
 from memories.services.write_jobs import jobs_sweep
@@ -62,8 +63,16 @@ def run_job_task(self, name: str, agent_slug: str | None = None, run_id: int | N
     return {"job": name, "run_id": done.id, "status": done.status}
 
 
+@shared_task(name=ERASURE_VACUUM_TASK, acks_late=True, reject_on_worker_lost=True)
+def erasure_vacuum_task(receipt_id: int) -> dict:
+    """VACUUM the tables a forget touched, after its commit, and record it on its erasure receipt
+    (memories.services.erasures.erasure_vacuum; a receipt already vacuumed is left alone)."""
+    return {"receipt_id": receipt_id, "vacuumed": erasure_vacuum(receipt_id=receipt_id)}
+
+
 @shared_task(name="memories.tasks.jobs_sweep_task")
 def jobs_sweep_task() -> dict:
     """Re-enqueue write jobs left queued (broker down when they were accepted), failed by
-    infrastructure or running under an expired lease (see memories.services.write_jobs.jobs_sweep)."""
+    infrastructure or running under an expired lease, and the vacuums forgets left pending (see
+    memories.services.write_jobs.jobs_sweep)."""
     return jobs_sweep()

@@ -11,9 +11,9 @@ fact_history, search_entities, profiles, as REST's GETs and `retrieve/`), write 
 correct_fact), admin (+ forget_entity); a key bound to one agent sees only that agent, and `agent`
 may then be omitted —; arguments checked by the REST operation's own serializer (characters
 PostgreSQL cannot store, types, lengths, ranges: a tool error naming the argument, never a
-traceback); `remember` audited as `event_write` with the key's actor; requests over HTTP with an
-invalid key counted per client address by the REST API's own throttle (429 past
-ANAMNESIS_ANON_RATE).
+traceback); `remember` audited as `event_write` with the key's actor. Over HTTP the key is
+authenticated once per request, in front of the MCP app, and requests with an invalid key are
+counted per client address by the REST API's own throttle (429 past ANAMNESIS_ANON_RATE).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ INSTRUCTIONS = (
 
 server = MCPServer("anamnesis", instructions=INSTRUCTIONS)
 _stdio_key: str | None = None  # set by `manage.py mcp` for the stdio transport
+PRINCIPAL_STATE = "anamnesis_principal"  # over HTTP: the request's caller, in the ASGI scope's state
 
 
 def stdio_key_set(key: str | None) -> None:
@@ -70,24 +71,24 @@ def stdio_key_set(key: str | None) -> None:
     _stdio_key = key
 
 
-def _plaintext_key(ctx: Context | None) -> str | None:
-    headers = None
+def _principal(ctx: Context | None) -> Principal:
+    """The caller of this tool call. Over HTTP, the principal the gate in front of the MCP app
+    found for the request (`BearerKeyGate`: the key is authenticated once per request); over
+    stdio, the key the process was started with."""
+    request = None
     if ctx is not None:
         try:
-            headers = ctx.headers
-        except ValueError:
-            headers = None
-    if headers is None:  # stdio: the key the process was started with
-        return _stdio_key
-    scheme, _, token = (headers.get("authorization") or "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
-
-
-def _principal(ctx: Context | None) -> Principal:
-    key = api_key_authenticate(plaintext=_plaintext_key(ctx) or "")
-    if key is None:
+            request = ctx.request_context.request
+        except ValueError:  # no request under way
+            request = None
+    if hasattr(request, "scope"):
+        principal = request.scope.get("state", {}).get(PRINCIPAL_STATE)
+    else:
+        key = api_key_authenticate(plaintext=_stdio_key or "")
+        principal = Principal.of_key(key) if key is not None else None
+    if principal is None:
         raise ToolError("unauthorized: send a valid API key (Authorization: Bearer <key>)")
-    return Principal.of_key(key)
+    return principal
 
 
 def _agent(principal: Principal, slug: str | None, needs: str) -> Agent:
@@ -242,7 +243,7 @@ async def forget_entity(entity: str, reason: str = "", agent: str | None = None,
         target = selectors.entity_by_ref(agent=a, ref=ref)
         report = forget_services.entity_forget(agent=a, entity_id=target.id, actor=principal.actor,
                                                reason=data["reason"])
-        return {k: v for k, v in report.__dict__.items() if k != "names"}
+        return vars(report)
 
     return await _call(ctx, agent, ApiKeyScope.ADMIN, run)
 
@@ -273,29 +274,34 @@ def _transport_security() -> TransportSecuritySettings:
         allowed_origins=[f"{s}://{h}{p}" for h in hosts for s in ("http", "https") for p in ("", ":*")])
 
 
-def _invalid_key_wait(scope) -> float | None:
-    """For a request whose bearer key is invalid: count it against the client's address with the
-    REST API's own throttle, and the seconds to wait when over the rate. None otherwise (no key
-    sent is not a guess: the tools answer "unauthorized")."""
+def _bearer_principal(scope) -> tuple[Principal | None, float | None]:
+    """(principal, None) for a request with a valid bearer key. For an invalid key: (None, the
+    seconds to wait when over the rate, else None), the request counted against the client's
+    address by the REST API's own throttle. No key sent is not a guess: (None, None), not counted
+    (the tools answer "unauthorized")."""
     headers = dict(scope.get("headers") or ())
     scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-    if scheme.lower() != "bearer" or api_key_authenticate(plaintext=token.strip()) is not None:
-        return None
+    if scheme.lower() != "bearer":
+        return None, None
+    key = api_key_authenticate(plaintext=token.strip())
+    if key is not None:
+        return Principal.of_key(key), None
     address = (scope.get("client") or ("unknown", 0))[0]
-    return invalid_key_attempt(SimpleNamespace(META={"REMOTE_ADDR": address}))
+    return None, invalid_key_attempt(SimpleNamespace(META={"REMOTE_ADDR": address}))
 
 
-class InvalidKeyThrottle:
-    """ASGI middleware before the MCP app: requests with an invalid key count per client address
-    as the REST API's do (one count for both); past ANAMNESIS_ANON_RATE a 429 with Retry-After,
-    before the MCP app reads the request."""
+class BearerKeyGate:
+    """ASGI middleware before the MCP app: authenticates the request's bearer key once and passes
+    the principal to the tools in the scope's state (`PRINCIPAL_STATE`). Requests with an invalid
+    key count per client address as the REST API's do (one count for both); past
+    ANAMNESIS_ANON_RATE they are a 429 with Retry-After, before the MCP app reads the request."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            wait = await sync_to_async(_invalid_key_wait, thread_sensitive=True)(scope)
+            principal, wait = await sync_to_async(_bearer_principal, thread_sensitive=True)(scope)
             if wait is not None:
                 body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
                     "code": -32000, "message": f"too many requests with an invalid API key; retry in {wait:.0f} s"}})
@@ -303,12 +309,13 @@ class InvalidKeyThrottle:
                     (b"content-type", b"application/json"), (b"retry-after", str(round(wait)).encode())]})
                 await send({"type": "http.response.body", "body": body.encode()})
                 return
+            scope = {**scope, "state": {**scope.get("state", {}), PRINCIPAL_STATE: principal}}
         await self.app(scope, receive, send)
 
 
 def http_app():
     """The streamable-HTTP ASGI app, serving POST/GET/DELETE at /mcp/ (stateless: any web process
-    can answer any request, so it scales out like the REST API), behind the invalid-key throttle."""
-    return InvalidKeyThrottle(server.streamable_http_app(
+    can answer any request, so it scales out like the REST API), behind the key's gate."""
+    return BearerKeyGate(server.streamable_http_app(
         streamable_http_path="/mcp/", stateless_http=True, json_response=True,
         transport_security=_transport_security()))

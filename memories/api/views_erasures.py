@@ -38,11 +38,14 @@ class ErasureReceiptSerializer(serializers.ModelSerializer):
                        request=self.context.get("request"))
 
     @extend_schema_field({"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["pending", "done", "failed"],
+                   "description": "pending until a worker has vacuumed the tables after the forget"},
         "tables": {"type": "array", "items": {"type": "string"}},
         "vacuumed_at": {"type": "string", "format": "date-time", "nullable": True},
         "seconds": {"type": "number", "nullable": True}, "error": {"type": "string"}}})
     def get_vacuum(self, receipt) -> dict:
-        return {"tables": receipt.vacuum_tables, "seconds": receipt.vacuum_seconds, "error": receipt.vacuum_error,
+        return {"status": receipt.vacuum_status, "tables": receipt.vacuum_tables, "seconds": receipt.vacuum_seconds,
+                "error": receipt.vacuum_error,
                 "vacuumed_at": receipt.vacuumed_at and serializers.DateTimeField().to_representation(
                     receipt.vacuumed_at)}
 

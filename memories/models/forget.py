@@ -10,10 +10,12 @@ class ForgetTombstone(AgentScoped):
     it is redacted by the write pipeline instead of bringing the person back
     (memories.services.forget.event_forget_guard). `max_words` bounds the name length in words;
     `capitalized_digests` are the names that count only when written capitalized (a family name
-    alone: memories.name_forms)."""
+    alone: memories.name_forms); `part_digests` are also each word of her names, in any case, as
+    they are matched in identifiers (an external id or idempotency key: `chat-brandt-9`)."""
 
     digests = ArrayField(models.CharField(max_length=64), default=list)
     capitalized_digests = ArrayField(models.CharField(max_length=64), default=list)
+    part_digests = ArrayField(models.CharField(max_length=64), default=list)
     max_words = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField()
 
@@ -31,8 +33,8 @@ class ErasureReceipt(AgentScoped):
     entity's key became everywhere it was stored (`opaque_key`, `person:forgotten-12`; every
     entity removed with it in `opaque_keys`). It holds no personal data of the forgotten person:
     no names, no texts, no external ids, not even the reason given (only whether there was one).
-    `vacuumed_at` is set when the touched tables were vacuumed after the commit (`vacuum_error`
-    says why not)."""
+    `vacuumed_at` is set when a worker vacuumed the touched tables after the commit
+    (`vacuum_error` says why not); until then the vacuum is pending."""
 
     created_at = models.DateTimeField()
     actor = models.CharField(max_length=200)
@@ -53,3 +55,10 @@ class ErasureReceipt(AgentScoped):
 
     def __str__(self) -> str:
         return f"erasure {self.pk} ({self.opaque_key})"
+
+    @property
+    def vacuum_status(self) -> str:
+        """done, failed, or pending (a worker has not run it yet)."""
+        if self.vacuumed_at is not None:
+            return "done"
+        return "failed" if self.vacuum_error else "pending"

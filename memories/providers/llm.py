@@ -3,7 +3,7 @@
 Code that needs an LLM asks for an ``LLMClient`` (normally via ``get_llm_client()``) and calls
 ``complete_json``, which returns schema-validated JSON plus token usage. The OpenAI-compatible
 implementation negotiates the structured-output mode the server supports and remembers, per
-server, the first that worked (see ``MODES``).
+server, the strongest that works (see ``MODES`` and ``_ServerModes``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import jsonschema
@@ -23,14 +23,43 @@ MODES = ("json_schema", "json_object+schema", "json_object", "text")
 others constrain the reply with a grammar built from it), ``json_object`` (any JSON), ``text`` (no
 ``response_format``). Every mode but ``json_schema`` also puts the schema in the system prompt."""
 
-# A 500 to these forms is the server rejecting the form (llama.cpp answers a form it does not take,
-# or a schema its grammar converter cannot handle, with a 500), not an outage: the next form is
-# tried, and a real outage fails there too.
+# A 500 to these forms may be the server rejecting the form (llama.cpp answers a form it does not
+# take, or a schema its grammar converter cannot handle, with a 500), or a passing fault: the next
+# form is tried, and the 500 counts against the form only if that one answers (see _ServerModes).
 _FORMS_A_500_MAY_REJECT = frozenset({"json_schema", "json_object+schema"})
+_500S_IN_A_ROW_TO_DROP = 2
 
-# The first mode each server answered, by (base URL, model), for the whole process: a client
-# rebuilt for the same server (new settings, a reset) starts from what was learned.
-_learned_modes: dict[tuple[str, str], int] = {}
+
+@dataclass
+class _ServerModes:
+    """What the process learned about one server's modes. Calls start at ``first``, the strongest
+    mode not dropped. A 400 or 422 drops a mode at once; a 500 to a schema form drops it when it
+    happens on two calls in a row that a weaker form then answered (llama.cpp, which answers
+    json_schema with a 500 every time, is on its working form from the third call), so one passing
+    fault of a server that takes json_schema does not move it to a weaker form. The 500s of a
+    call that no form answered (an outage) count against no form. Once ``first`` answers a call
+    the server is settled: a later fallback does not move it."""
+
+    first: int = 0
+    settled: bool = False
+    rejections: dict[int, int] = field(default_factory=dict)  # by mode: 500s in a row (400/422: enough)
+
+    def learn(self, *, rejected: list[tuple[int, bool]], answered: int) -> None:
+        """A call was answered in mode ``answered`` after the server rejected ``rejected``
+        ((mode, definitive: a 400/422) pairs)."""
+        if self.settled:
+            return
+        for index, definitive in rejected:
+            self.rejections[index] = _500S_IN_A_ROW_TO_DROP if definitive else self.rejections.get(index, 0) + 1
+        self.rejections.pop(answered, None)
+        while self.first < answered and self.rejections.get(self.first, 0) >= _500S_IN_A_ROW_TO_DROP:
+            self.first += 1
+        self.settled = self.first == answered
+
+
+# What each server taught, by (base URL, model), for the whole process: a client rebuilt for the
+# same server (new settings, a reset) starts from what was learned.
+_learned_modes: dict[tuple[str, str], _ServerModes] = {}
 _learned_lock = threading.Lock()
 
 
@@ -90,6 +119,14 @@ class LLMTimeout(LLMError):
 
 class LLMInvalidReply(LLMError):
     """The reply was not parseable JSON, or the JSON did not match the schema."""
+
+
+class _ModeRejected(Exception):
+    """The server rejected a mode (another is left to try); ``definitive`` for a 400 or 422."""
+
+    def __init__(self, *, definitive: bool):
+        super().__init__()
+        self.definitive = definitive
 
 
 class LLMClient(Protocol):
@@ -158,8 +195,8 @@ class OpenAICompatibleLLM:
 
     Each call tries the ``MODES`` in order from the one learned for this server (base URL and
     model), moving on when the server rejects a mode (a 400 or 422, or a 500 to a form llama.cpp
-    may not take), and remembers the first mode that got an answer, for every client of the
-    process that talks to the same server; later calls start there."""
+    may not take); what the rejections teach is kept for every client of the process that talks
+    to the same server (``_ServerModes``)."""
 
     enabled = True
 
@@ -174,18 +211,22 @@ class OpenAICompatibleLLM:
 
     def _mode_index(self) -> int:
         with _learned_lock:
-            return _learned_modes.get(self._server, 0)
+            learned = _learned_modes.get(self._server)
+            return learned.first if learned is not None else 0
 
     @property
     def mode(self) -> str:
         """The structured-output mode the next call to this server will try first."""
         return MODES[self._mode_index()]
 
-    def _remember_mode(self, index: int) -> None:
-        # the first mode that answered stays: a later call that falls back (a transient 500, a
-        # schema one form cannot take) does not move this server to a weaker mode for good
+    def _learn(self, *, rejected: list[tuple[int, bool]], answered: int) -> None:
         with _learned_lock:
-            _learned_modes.setdefault(self._server, index)
+            _learned_modes.setdefault(self._server, _ServerModes()).learn(rejected=rejected, answered=answered)
+
+    def _remember_mode(self, index: int) -> None:
+        """Settle this server on mode ``index`` (as if every stronger mode had been refused)."""
+        with _learned_lock:
+            _learned_modes[self._server] = _ServerModes(first=index, settled=True)
 
     @staticmethod
     def _request_args(mode: str, system: str, schema: dict, schema_name: str) -> tuple[str, dict]:
@@ -208,8 +249,8 @@ class OpenAICompatibleLLM:
 
     def _send(self, mode: str, *, system: str, user: str, schema: dict, schema_name: str,
               timeout: float | None, usage: TokenUsage, last: bool):
-        """One request in ``mode``: the response, or None when the server rejects the mode (and
-        another is left to try)."""
+        """One request in ``mode``: the response; ``_ModeRejected`` when the server rejects the
+        mode and another is left to try."""
         system_text, extra = self._request_args(mode, system, schema, schema_name)
         try:
             return self._client.chat.completions.create(
@@ -221,11 +262,11 @@ class OpenAICompatibleLLM:
             )
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             if not last:
-                return None
+                raise _ModeRejected(definitive=True) from exc
             raise LLMError(f"LLM rejected the request: {exc}", usage=usage) from exc
         except openai.InternalServerError as exc:
             if mode in _FORMS_A_500_MAY_REJECT and exc.status_code == 500:
-                return None
+                raise _ModeRejected(definitive=False) from exc
             raise LLMError(f"LLM request failed: {exc}", usage=usage) from exc
         except openai.APITimeoutError as exc:
             raise LLMTimeout(f"LLM timed out: {exc}", usage=usage) from exc
@@ -238,13 +279,16 @@ class OpenAICompatibleLLM:
         self, *, system: str, user: str, schema: dict, schema_name: str, timeout: float | None = None
     ) -> LLMReply:
         usage = TokenUsage()
+        rejected: list[tuple[int, bool]] = []
         for index in range(self._mode_index(), len(MODES)):
             mode = MODES[index]
-            response = self._send(mode, system=system, user=user, schema=schema, schema_name=schema_name,
-                                  timeout=timeout, usage=usage, last=index + 1 == len(MODES))
-            if response is None:
+            try:
+                response = self._send(mode, system=system, user=user, schema=schema, schema_name=schema_name,
+                                      timeout=timeout, usage=usage, last=index + 1 == len(MODES))
+            except _ModeRejected as rejection:
+                rejected.append((index, rejection.definitive))
                 continue
-            self._remember_mode(index)
+            self._learn(rejected=rejected, answered=index)
             if response.usage is not None:
                 usage = usage + TokenUsage(
                     response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0

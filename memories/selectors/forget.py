@@ -192,12 +192,14 @@ def forget_scope(*, agent: Agent, entity: Entity) -> ForgetScope:
     ids = list(why)
     about = set(Fact.objects.filter(agent=agent).filter(
         Q(entity_id__in=ids) | Q(entity_links__entity_id__in=ids)).values_list("id", flat=True))
-    about |= {fid for fid, text in Fact.objects.filter(agent=agent).values_list("id", "text").iterator()
-              if matcher.search(text)}
-    about = _chain_ids(about)  # every version of a fact about her; of one she said, only that version
     derived = set(Fact.objects.filter(agent=agent, source_event_id__in=own).values_list("id", flat=True))
-    derived |= {fid for fid, speaker in Fact.objects.filter(agent=agent).values_list("id", "speaker").iterator()
-                if matcher.search(speaker)}
+    for fact_id, text, speaker in Fact.objects.filter(agent=agent).order_by().values_list(
+            "id", "text", "speaker").iterator():  # the agent's facts, read once
+        if matcher.search(text):
+            about.add(fact_id)
+        if matcher.search(speaker):
+            derived.add(fact_id)
+    about = _chain_ids(about)  # every version of a fact about her; of one she said, only that version
     entities = [every.rows[entity.id], *sorted((every.rows[i] for i in ids if i != entity.id), key=lambda e: e.id)]
     return ForgetScope(
         agent=agent, entities=entities, why=why, names=sorted(names | single), forms=forms, matcher=matcher,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memories.errors import DomainError, PayloadTooLarge
@@ -87,15 +88,16 @@ def stored_key_forms(value: str, *, field: str) -> list[str]:
 
 
 def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
-    query = Event.objects.filter(agent=agent)
-    event, matched = None, None
-    if idempotency_key:
-        event, matched = query.filter(
-            idempotency_key__in=stored_key_forms(idempotency_key, field="idempotency_key")).first(), "idempotency_key"
-    if event is None and external_id:
-        event, matched = query.filter(
-            external_id__in=stored_key_forms(external_id, field="external_id")).first(), "external_id"
-    if event is None:
+    """The stored message (with its write job) that a key or an external id names, in one query;
+    the idempotency key wins when the two name different messages."""
+    keys = stored_key_forms(idempotency_key, field="idempotency_key") if idempotency_key else []
+    ids = stored_key_forms(external_id, field="external_id") if external_id else []
+    runs = list(PipelineRun.objects.filter(agent=agent, kind=RunKind.WRITE)
+                .filter(Q(event__idempotency_key__in=keys) | Q(event__external_id__in=ids))
+                .select_related("event").defer("event__embedding", "event__search_vector")[:2])
+    if not runs:
         return None
-    run = PipelineRun.objects.filter(event=event, kind=RunKind.WRITE).first()
-    return event, run, matched
+    run = next((r for r in runs if r.event.idempotency_key in keys), runs[0])
+    matched = "idempotency_key" if run.event.idempotency_key in keys else "external_id"
+    return run.event, run, matched
+

@@ -28,18 +28,14 @@ from memories.extraction.offline import Statement, read_statement
 from memories.models import Agent, Entity, Event, Fact, FactEntityLink, Relationship, SourceContext
 from memories.naming import mentions, ngrams, normalize_alias
 from memories.providers.embeddings import EmbedderClient, get_embedder
-from memories.providers.llm import get_llm_client
-from memories.reconcile import SINGLE_VALUED_RELATIONS, CurrentEdge, edges_to_close, is_closing_relation
+from memories.providers.llm import NoLLM
+from memories.reconcile import is_closing_relation
 from memories.selectors import aliases_matching
 from memories.selectors.facts import fact_current_version, fact_head, fact_history
+from memories.services import slots  # which imports this module too: each uses the other inside functions
 from memories.services.changes import audited_change
 from memories.services.keyword import keyword_stats_apply
-from memories.services.relationships import (
-    relationship_upsert,
-    relationships_close,
-    relationships_current_of,
-    relationships_unlearn,
-)
+from memories.services.relationships import relationship_upsert, relationships_close, relationships_unlearn
 from memories.services.resolution import entity_resolve
 
 # What a new version of a statement inherits from the old one unless the change says otherwise
@@ -288,15 +284,16 @@ def fact_reinstate(*, agent: Agent, fact_id: int, reason: str, actor: str) -> Fa
 def _statement_entities(agent: Agent, subject: Entity, statement: Statement, text: str,
                         embedder: EmbedderClient) -> dict[str, Entity]:
     """The other ends of the relations a statement states, resolved as a write resolves a name
-    (found, else created)."""
-    config, llm, others = WriteConfig(), get_llm_client(), {}
+    (found, else created) — without the LLM: an operator's action holds row locks, and waits on
+    no model."""
+    config, others = WriteConfig(), {}
     for source, _, target in statement.relations:
         for name in (source, target):
             if normalize_alias(name) == normalize_alias(subject.display_name) or name in others:
                 continue
             others[name] = entity_resolve(
                 agent=agent, name=name, entity_type=statement.types.get(name, "concept"), aliases=[],
-                speaker=subject.display_name, message=text, embed=embedder.embed, llm=llm, config=config,
+                speaker=subject.display_name, message=text, embed=embedder.embed, llm=NoLLM(), config=config,
                 usage_sink=lambda usage: None).entity
     return others
 
@@ -305,19 +302,18 @@ def _relationships_rederive(*, agent: Agent, fact: Fact, statement: Statement, o
                             learned_at: datetime, only_new: bool = False) -> int:
     """The relationships a version's text states, stored as a write stores them: each relation
     between its subject and another entity is an edge evidenced by the version, true from where
-    the version starts; in a single-valued slot the subject's other current edge ends there, and a
-    cessation ("left Acme") ends the edge it names. Returns how many edges it made current
-    (`only_new`: not counting edges that were current already)."""
+    the version starts; a single-valued slot's other value ends there (its edge, the fact behind
+    that edge, the subject's facts that state it: services.slots), and a cessation ("left Acme")
+    ends the value it names. Returns how many edges it made current (`only_new`: not counting
+    edges that were current already)."""
     subject, made = fact.entity, 0
     for source_name, rel_type, target_name in statement.relations:
         source, target = (others.get(source_name, subject), others.get(target_name, subject))
         if source.id == target.id:
             continue
-        current = relationships_current_of(agent=agent, entity_ids=[source.id, target.id],
-                                           rel_types=list(SINGLE_VALUED_RELATIONS))
-        ended = edges_to_close(rel_type, source.id, target.id,
-                               [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in current])
-        relationships_close(agent=agent, ids=ended, valid_to=fact.valid_from, learned_at=learned_at)
+        slots.slot_value_replace(agent=agent, source=source, rel_type=rel_type, target=target,
+                                 ended_at=fact.valid_from, facts_valid_to=fact.valid_from, learned_at=learned_at,
+                                 keep_event=fact.source_event)
         if is_closing_relation(rel_type):
             continue
         edge, outcome = relationship_upsert(

@@ -12,23 +12,25 @@
   gave about others are kept. Changed texts are re-indexed (BM25 postings) and re-embedded.
 - Facts about or naming her (every version), relationships, aliases and links are deleted; other
   entities' profile sentences naming her are dropped; traces, job results, merge records, audit
-  rows and the admin log keep their ids and counts with her names redacted and her entities' keys
-  made opaque (`person:forgotten-12`).
+  rows and the admin log's rows about the agent's rows keep their ids and counts with her names
+  redacted and her entities' keys made opaque (`person:forgotten-12`).
 - It leaves an erasure receipt (counts per table, no personal data) and, after the commit, the
-  touched tables are vacuumed (memories.services.erasures).
+  touched tables are vacuumed by a worker (memories.services.erasures).
 - Race-free: the forget first locks the agent's unfinished write jobs (a worker busy with one
   finishes before the forget reads anything; a queued one waits for it), and leaves a tombstone of
-  keyed name digests, so a message logged before the forget but processed after it is redacted by
-  `event_forget_guard` instead of bringing her back.
+  keyed name digests (and of the words of her names, for request keys), so a message logged
+  before the forget but processed after it is redacted by `event_forget_guard` instead of
+  bringing her back.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -116,8 +118,10 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "",
     scope = forget_scope(agent=agent, entity=entity)
     m, report = scope.matcher, ForgetReport(opaque_key=scope.keys.mapping.get(entity.key, entity.key))
     postings = KeywordPosting.objects.filter(agent=agent).count()
+    admin_log_ids = _admin_log_ids(agent)  # before the deletes: the rows they name still say whose they are
     ForgetTombstone.objects.create(agent=agent, digests=sorted(m.digests), capitalized_digests=sorted(m.capitalized),
-                                   max_words=m.max_words, created_at=timezone.now())
+                                   part_digests=sorted(scope.parts.digests),
+                                   max_words=max(m.max_words, scope.parts.max_words), created_at=timezone.now())
     report.count(T_TOMBSTONE, "created", 1)
     _delete_derived(scope, report)
     # events: hers whole, others' mentions only (re-indexed and re-embedded), request keys digested
@@ -127,7 +131,7 @@ def entity_forget(*, agent: Agent, entity_id: int, actor: str, reason: str = "",
     _redact_request_keys(agent, sorted(scope.keyed_event_ids), report)
     report.profiles_scrubbed = report.count(T_ENTITY, "profiles_scrubbed", _scrub_profiles(agent, scope))
     _delete_entities(scope, report)
-    _redact_logs(agent, scope, report)
+    _redact_logs(agent, scope, report, admin_log_ids)
     report.count(T_POSTING, "net_deleted", postings - KeywordPosting.objects.filter(agent=agent).count())
     receipt = erasure_receipt_record(
         agent=agent, actor=actor, opaque_key=report.opaque_key, opaque_keys=list(scope.keys.mapping.values()),
@@ -180,19 +184,49 @@ def _delete_entities(scope: ForgetScope, report: ForgetReport) -> None:
         id__in=ids).delete()[1].get("memories.Entity", 0))
 
 
-def _redact_logs(agent: Agent, scope: ForgetScope, report: ForgetReport) -> None:
-    """Traces, job results, merge records, audit rows, the admin log: her entities' keys made
-    opaque and her names redacted, ids and counts kept; BM25 terms no document holds any more."""
+def _redact_logs(agent: Agent, scope: ForgetScope, report: ForgetReport, admin_log_ids: list[int]) -> None:
+    """Traces, job results, merge records, audit rows, the admin log's rows about the agent's rows:
+    her entities' keys made opaque and her names redacted, ids and counts kept; BM25 terms no
+    document holds any more."""
     for queryset, table, fields in [
         (PipelineRun.objects.filter(agent=agent), T_RUN, ("input_ref", "params", "result", "error")),
         (PipelineStep.objects.filter(run__agent=agent), T_STEP, ("data",)),
         (EntityMerge.objects.filter(agent=agent), T_MERGE, ("moved", "reason")),
         (MergeSuggestion.objects.filter(agent=agent), T_SUGGESTION, ("reasons",)),
         (AuditEntry.objects.filter(agent=agent), T_AUDIT, ("before", "after", "reason")),
-        (LogEntry.objects.all(), T_LOG, ("object_repr", "change_message")),
+        (LogEntry.objects.filter(pk__in=admin_log_ids), T_LOG, ("object_repr", "change_message")),
     ]:
         _redact_json_rows(report, scope.parts, scope.keys, queryset, table, fields)
     _drop_dead_terms(agent, report)
+
+
+def _owned_by(model, agent: Agent) -> Q:
+    """The rows of `model` (a memories model) that belong to `agent`."""
+    if model is Agent:
+        return Q(pk=agent.pk)
+    if model is PipelineStep:
+        return Q(run__agent=agent)
+    if model is FactEntityLink:
+        return Q(fact__agent=agent)
+    return Q(agent=agent)
+
+
+def _admin_log_ids(agent: Agent) -> list[int]:
+    """The admin log's rows about this agent's rows. The admin log is shared by every agent (and
+    by the other apps): another agent's "Klaus Brandt" is not hers to redact."""
+    wanted: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))  # type → object id → rows
+    for pk, type_id, object_id in LogEntry.objects.filter(content_type__app_label=Agent._meta.app_label).values_list(
+            "pk", "content_type_id", "object_id"):
+        if object_id and object_id.isdigit():
+            wanted[type_id][int(object_id)].append(pk)
+    found: list[int] = []
+    for type_id, rows in wanted.items():
+        model = ContentType.objects.get_for_id(type_id).model_class()
+        if model is None:  # a model since removed
+            continue
+        for object_id in model.objects.filter(_owned_by(model, agent), pk__in=list(rows)).values_list("pk", flat=True):
+            found += rows[object_id]
+    return sorted(found)
 
 
 def _drop_dead_terms(agent: Agent, report: ForgetReport) -> None:
@@ -325,12 +359,17 @@ def event_forget_guard(*, event: Event, embedder: EmbedderClient | None = None) 
     for tomb in tombstones:
         m = NameMatcher.from_digests(tomb.digests, key=forget_key(), max_words=tomb.max_words,
                                      capitalized=tomb.capitalized_digests)
+        # request keys as the forget matched them: any word of her names, in any case (a tombstone
+        # older than `part_digests` has only her names)
+        parts = m
+        if tomb.part_digests:
+            parts = NameMatcher.from_digests(tomb.part_digests, key=forget_key(), max_words=tomb.max_words)
         report = ForgetReport()
         if m.search(event.speaker):
             _redact_own_events(event.agent, [event.id], report)
             _drop_dead_terms(event.agent, report)
             return "redacted"
-        if m.search(event.external_id) or m.search(event.idempotency_key):
+        if parts.search(event.external_id) or parts.search(event.idempotency_key):
             _redact_request_keys(event.agent, [event.id], report)
         if m.search(event.text) or m.json_mentions(event.metadata):
             _redact_mentions(event.agent, [event.id], m, report, embedder)

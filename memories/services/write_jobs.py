@@ -1,21 +1,21 @@
 """Write jobs after the fact: enqueue (never losing an accepted message when the broker is down),
 retry a failed job (or one whose worker stopped), and the sweeper that re-enqueues jobs left queued
 (broker down), failed by infrastructure (database or broker errors) or running under an expired
-lease (their worker died)."""
+lease (their worker died), and the vacuums forgets left pending."""
 
 from __future__ import annotations
 
 import logging
-import time
 from datetime import timedelta
 
-from celery import current_app
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from memories.errors import Conflict, NotFound
 from memories.models import Agent, PipelineRun, RunKind, RunStatus
+from memories.services.broker import task_send
+from memories.services.erasures import erasure_vacuum_enqueue, erasure_vacuums_pending
 from memories.services.leases import LeaseDecision, lease_decide, lease_expired, lease_owner_name
 
 logger = logging.getLogger(__name__)
@@ -31,33 +31,14 @@ BROKER = "broker"
 WORKER_LOST = "WorkerLost: the worker running it stopped (its lease expired)"
 SWEEP_QUEUED_AFTER = timedelta(seconds=60)
 SWEEP_MAX_ATTEMPTS = 5
-BROKER_CONNECT_TIMEOUT = 1.0
-
-
-BROKER_RETRY_AFTER = 5.0  # seconds a failed send keeps this process from trying again
-_broker_down_until = 0.0
 
 
 def job_enqueue(run_id: int, *, force: bool = False) -> bool:
     """Send the job to the worker queue. A broker that is down is logged, not raised: the job
-    stays queued (stored with its event) and the sweeper sends it when the broker is back. After
-    a failed send the process stops trying for BROKER_RETRY_AFTER seconds, so the writes accepted
-    during an outage do not each wait for a connection timeout (`force`: the sweeper tries anyway)."""
-    global _broker_down_until
-    if not force and time.monotonic() < _broker_down_until:
-        logger.info("job %s stays queued: the broker was unavailable a moment ago", run_id)
-        return False
-    try:
-        # a connection of its own, not the shared pool: a pool whose connections an outage left
-        # checked out would make this block instead of failing
-        with current_app.connection_for_write(connect_timeout=BROKER_CONNECT_TIMEOUT) as connection:
-            current_app.send_task(PROCESS_EVENT_TASK, args=[run_id], retry=False, connection=connection)
-    except Exception as exc:  # kombu/redis raise many types; none may lose the accepted message
-        _broker_down_until = time.monotonic() + BROKER_RETRY_AFTER
-        logger.warning("job %s stays queued, the broker is unavailable: %s", run_id, exc)
-        return False
-    _broker_down_until = 0.0
-    return True
+    stays queued (stored with its event) and the sweeper sends it when the broker is back (after
+    a failed send the process waits a few seconds before trying again, unless `force`:
+    memories.services.broker)."""
+    return task_send(PROCESS_EVENT_TASK, args=[run_id], force=force, what=f"job {run_id} stays queued")
 
 
 def job_enqueue_on_commit(run_id: int) -> None:
@@ -104,7 +85,9 @@ def jobs_sweep(*, queued_after: timedelta = SWEEP_QUEUED_AFTER, max_attempts: in
     that kills its worker is not run for ever). A background job run whose lease expired is
     marked failed. A job sent is leased to the broker for `queued_after`: a backlog waiting in the
     queue is not sent again at every sweep. Processing is idempotent per event, so a job sent
-    twice is processed once."""
+    twice is processed once. Also sends the vacuums of forgets still pending a while after the
+    forget (the broker was down when it committed: memories.services.erasures); a vacuum sent
+    twice runs once."""
     now = timezone.now()
     queued = list(PipelineRun.objects.filter(kind=RunKind.WRITE, status=RunStatus.QUEUED).filter(
         Q(lease_expires_at__isnull=True, created_at__lt=now - queued_after) | Q(lease_expires_at__lt=now))
@@ -118,8 +101,10 @@ def jobs_sweep(*, queued_after: timedelta = SWEEP_QUEUED_AFTER, max_attempts: in
     # for the next sweep instead of each waiting for a connection timeout
     sent = [run_id for i, run_id in enumerate([*queued, *failed, *expired]) if job_enqueue(run_id, force=i == 0)]
     PipelineRun.objects.filter(id__in=sent, status=RunStatus.QUEUED).update(**sent_mark(for_=queued_after))
+    vacuums = [receipt_id for i, receipt_id in enumerate(erasure_vacuums_pending())
+               if erasure_vacuum_enqueue(receipt_id=receipt_id, force=i == 0)]
     return {"queued": len(queued), "failed": len(failed), "expired": len(expired), "given_up": given_up,
-            "job_runs_lost": runs_lost, "sent": len(sent)}
+            "job_runs_lost": runs_lost, "sent": len(sent), "vacuums": len(vacuums)}
 
 
 @transaction.atomic

@@ -198,12 +198,16 @@ ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
 
 # Write jobs left queued (the broker was down when they were accepted), failed by infrastructure or
-# running under an expired lease (their worker died) are sent again; a background job run whose lease
-# expired is marked failed (memories.services.write_jobs.jobs_sweep).
+# running under an expired lease (their worker died) are sent again, and so are the vacuums forgets
+# left pending; a background job run whose lease expired is marked failed
+# (memories.services.write_jobs.jobs_sweep).
 CELERY_BEAT_SCHEDULE["write-jobs-sweep"] = {
     "task": "memories.tasks.jobs_sweep_task",
     "schedule": float(os.environ.get("ANAMNESIS_JOBS_SWEEP_EVERY_SECONDS", "30")),
 }
+# A forget's vacuum runs in a worker after the forget's commit, never in its request
+# (memories.services.erasures); 1 runs it in the forget's process, right after the commit.
+ANAMNESIS_ERASURE_VACUUM_INLINE = env_bool("ANAMNESIS_ERASURE_VACUUM_INLINE", False)
 
 # --- Retrieval ---
 # BM25 posting lists kept in memory per process (16 bytes a posting; 2M ≈ 32 MB), reused until

@@ -19,3 +19,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": 1, "unacked_restore_throttle": 1,
 }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE") or f"anamnesis-test-{os.getpid()}"
+# A forget's vacuum runs right after the commit, in the test's process (tests of the worker's path
+# turn this off)
+ANAMNESIS_ERASURE_VACUUM_INLINE = True

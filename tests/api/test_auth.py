@@ -19,37 +19,39 @@ from tests.api.conftest import url
 pytestmark = pytest.mark.django_db
 
 
-def endpoints(agent) -> list[tuple[str, str, dict | None, str]]:
-    """Every operation under agents/{agent}/ with a valid request body, and the scope it needs."""
-    fact = Fact.objects.filter(agent=agent).order_by("id").first()
+def endpoints(agent) -> list[tuple[str, str, dict | None, str, int]]:
+    """Every operation under agents/{agent}/ with a valid request body, the scope it needs and the
+    status it answers when allowed. Made in this order, each succeeds: reads, then writes (the
+    fact corrected and the one retracted are two facts), then merge, then forget."""
+    corrected, retracted = Fact.objects.filter(agent=agent).order_by("id")[:2]
     entity, other = Entity.objects.filter(agent=agent).order_by("id")[:2]
     event = Event.objects.filter(agent=agent).order_by("id").first()
     job = PipelineRun.objects.filter(agent=agent, kind="write").order_by("id").first()
     rel = Relationship.objects.filter(agent=agent).order_by("id").first()
     return [
-        ("get", f"/api/v1/agents/{agent.slug}/", None, "read"),
-        ("get", url(agent, "events"), None, "read"),
-        ("get", url(agent, "events", event.id), None, "read"),
-        ("post", url(agent, "events"), {"speaker": "Rafael", "text": "Ana lives in Lisbon."}, "write"),
-        ("get", url(agent, "jobs"), None, "read"),
-        ("get", url(agent, "jobs", job.id), None, "read"),
-        ("post", url(agent, "retrieve"), {"query": "where does Ricardo live?"}, "read"),
-        ("get", url(agent, "facts"), None, "read"),
-        ("get", url(agent, "facts", fact.id), None, "read"),
-        ("get", url(agent, "facts", fact.id, "history"), None, "read"),
-        ("post", url(agent, "facts", fact.id, "correct"), {"text": "Ricardo lives in Austin", "reason": "moved"},
-         "write"),
-        ("post", url(agent, "facts", fact.id, "retract"), {"reason": "wrong"}, "write"),
-        ("get", url(agent, "entities"), None, "read"),
-        ("get", url(agent, "entities", entity.id), None, "read"),
-        ("post", url(agent, "entities", entity.id, "aliases"), {"alias": "Rico"}, "write"),
-        ("post", url(agent, "entities", entity.id, "merge"), {"entity_id": other.id}, "admin"),
-        ("post", url(agent, "entities", entity.id, "forget"), {}, "admin"),
-        ("get", url(agent, "relationships"), None, "read"),
-        ("get", url(agent, "relationships", rel.id), None, "read"),
-        ("get", url(agent, "graph") + f"?entity={entity.id}", None, "read"),
-        ("get", url(agent, "traces"), None, "read"),
-        ("get", url(agent, "traces", job.id), None, "read"),
+        ("get", f"/api/v1/agents/{agent.slug}/", None, "read", 200),
+        ("get", url(agent, "events"), None, "read", 200),
+        ("get", url(agent, "events", event.id), None, "read", 200),
+        ("get", url(agent, "jobs"), None, "read", 200),
+        ("get", url(agent, "jobs", job.id), None, "read", 200),
+        ("post", url(agent, "retrieve"), {"query": "where does Ricardo live?"}, "read", 200),
+        ("get", url(agent, "facts"), None, "read", 200),
+        ("get", url(agent, "facts", corrected.id), None, "read", 200),
+        ("get", url(agent, "facts", corrected.id, "history"), None, "read", 200),
+        ("get", url(agent, "entities"), None, "read", 200),
+        ("get", url(agent, "entities", entity.id), None, "read", 200),
+        ("get", url(agent, "relationships"), None, "read", 200),
+        ("get", url(agent, "relationships", rel.id), None, "read", 200),
+        ("get", url(agent, "graph") + f"?entity={entity.id}", None, "read", 200),
+        ("get", url(agent, "traces"), None, "read", 200),
+        ("get", url(agent, "traces", job.id), None, "read", 200),
+        ("post", url(agent, "events"), {"speaker": "Rafael", "text": "Ana lives in Lisbon."}, "write", 202),
+        ("post", url(agent, "facts", corrected.id, "correct"), {"text": "Ricardo lives in Austin", "reason": "moved"},
+         "write", 201),
+        ("post", url(agent, "facts", retracted.id, "retract"), {"reason": "wrong"}, "write", 200),
+        ("post", url(agent, "entities", entity.id, "aliases"), {"alias": "Rico"}, "write", 201),
+        ("post", url(agent, "entities", entity.id, "merge"), {"entity_id": other.id}, "admin", 200),
+        ("post", url(agent, "entities", entity.id, "forget"), {}, "admin", 200),
     ]
 
 
@@ -127,7 +129,7 @@ def test_every_endpoint_hides_another_agents_data(seeded, other_agent, make_key,
     foreign = client_for(make_key(other_agent, "admin"))
     anonymous = client_for(None)
     reader = client_for(make_key(seeded, "read"))
-    for method, path, body, scope in endpoints(seeded):
+    for method, path, body, scope, allowed_status in endpoints(seeded):
         # a key of another agent: the agent and everything under it do not exist
         response = call(foreign, method, path, body)
         assert_error(response, 404, "not_found")
@@ -138,7 +140,7 @@ def test_every_endpoint_hides_another_agents_data(seeded, other_agent, make_key,
         if scope != "read":
             assert_error(call(reader, method, path, body), 403, "permission_denied")
         else:
-            assert call(reader, method, path, body).status_code == 200, path
+            assert call(reader, method, path, body).status_code == allowed_status, path
     # nothing was changed by any of those requests
     assert not AuditEntry.objects.filter(agent=seeded).exclude(action="api_key_create").exists()
     assert Event.objects.filter(agent=seeded).count() == 3

@@ -259,6 +259,43 @@ def test_another_known_brandt_keeps_the_forms_they_share(agent, make_key, client
     assert database_mentions(pg_words("ilse")) == []
 
 
+def _change_in_the_admin(site, entity) -> None:
+    """An operator edits the entity's importance in the admin: the admin log keeps a row naming it."""
+    changed = site.post(f"/admin/memories/entity/{entity.id}/change/", {
+        "importance": "0.9", "profile_text": "", "summary_text": "", "aliases-TOTAL_FORMS": 0,
+        "aliases-INITIAL_FORMS": 0})
+    assert changed.status_code == 302, changed.content[:500]
+
+
+def test_the_forget_redacts_only_its_own_agents_rows_of_the_admin_log(agent, other_agent, make_key, client_for,
+                                                                       admin_user):
+    """Another agent's Klaus Brandt, edited in the admin too, keeps his admin-log row as it was,
+    and the receipt counts only the rows of the agent that forgot."""
+    from django.contrib.admin.models import LogEntry
+
+    api = client_for(make_key(agent, "admin"))
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    say(other_agent, "Klaus Brandt works at the harbour office.", 2)
+    her = Entity.objects.get(agent=agent, display_name="Ilse Brandt")
+    klaus = Entity.objects.get(agent=other_agent, display_name="Klaus Brandt")
+    site = Client()
+    site.force_login(admin_user)
+    for entity in (her, klaus):
+        _change_in_the_admin(site, entity)
+    theirs = {row.pk: (row.object_repr, row.change_message) for row in LogEntry.objects.filter(
+        object_id=str(klaus.id), content_type__model="entity")}
+    assert theirs and all("Klaus Brandt" in shown for shown, _ in theirs.values())
+
+    report = api.post(url(agent, "entities", her.id, "forget"), {}, format="json").json()
+
+    assert report["tables"]["django_admin_log"] == {"redacted": 1}
+    assert {row.pk: (row.object_repr, row.change_message) for row in LogEntry.objects.filter(
+        pk__in=theirs)} == theirs
+    hers = LogEntry.objects.get(object_id=str(her.id), content_type__model="entity")
+    assert hers.object_repr == f"[redacted] ({report['opaque_key']})"
+    assert database_mentions(pg_words("ilse")) == []
+
+
 def test_the_receipts_need_the_admin_scope(ilse, make_key, client_for, other_agent):
     agent, her, api = ilse
     receipt_id = api.post(url(agent, "entities", her.id, "forget"), {}, format="json").json()["receipt"]["id"]
@@ -332,6 +369,120 @@ def test_a_vacuum_that_cannot_run_is_recorded_and_logged_never_raised(agent, cap
     assert "not vacuumed" in caplog.text and not Entity.objects.filter(pk=her.pk).exists()
 
 
+@pytest.fixture
+def vacuum_sent(settings, monkeypatch):
+    """The vacuum takes the worker's path (the tests otherwise run it in their own process right
+    after the commit); what is sent to the broker is recorded instead of queued."""
+    from celery import current_app
+
+    from memories.services import broker
+
+    settings.ANAMNESIS_ERASURE_VACUUM_INLINE = False
+    monkeypatch.setattr(broker, "_broker_down_until", 0.0)
+    sent = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, args, **kwargs: sent.append((name, args)))
+    return sent
+
+
+def test_the_forget_sends_its_vacuum_to_a_worker_instead_of_running_it_in_the_request(
+        ilse, vacuum_sent, django_capture_on_commit_callbacks, admin_user):
+    """VACUUM reads every index of tables every agent shares: the forget's request does not wait
+    for it. The receipt says "pending" until a worker has run it."""
+    from memories.services.erasures import ERASURE_VACUUM_TASK
+
+    agent, her, api = ilse
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(url(agent, "entities", her.id, "forget"), {}, format="json")
+    assert answer.status_code == 200, answer.content
+    receipt_id = answer.json()["receipt"]["id"]
+    assert vacuum_sent == [(ERASURE_VACUUM_TASK, [receipt_id])]
+    vacuum = api.get(url(agent, "erasures", receipt_id)).json()["vacuum"]
+    assert (vacuum["status"], vacuum["vacuumed_at"], vacuum["error"]) == ("pending", None, "")
+    site = Client()
+    site.force_login(admin_user)
+    page = site.get(reverse("ui:erasure", args=[agent.slug, receipt_id])).content.decode()
+    assert "pending: a worker vacuums the" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_vacuums_the_touched_tables_once_and_records_it_on_the_receipt(agent, vacuum_sent):
+    from celery import current_app
+    from django.db import connection
+
+    from memories import tasks  # noqa: F401  (registers the worker's tasks in this process)
+    from memories.services.forget import entity_forget
+
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    her = Entity.objects.filter(agent=agent, display_name="Ilse Brandt").get()
+    report = entity_forget(agent=agent, entity_id=her.id, actor="user:dpo")
+    receipt = ErasureReceipt.objects.get(pk=report.receipt_id)
+    assert receipt.vacuum_status == "pending"
+    [(name, args)] = vacuum_sent
+    assert current_app.tasks[name].apply(args=args).get() == {"receipt_id": receipt.id, "vacuumed": True}
+    receipt.refresh_from_db()
+    assert receipt.vacuum_status == "done" and receipt.vacuumed_at is not None, receipt.vacuum_error
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, last_vacuum FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                       [receipt.vacuum_tables])
+        vacuumed = dict(cursor.fetchall())
+    assert all(when is not None and when >= receipt.created_at for when in vacuumed.values()), vacuumed
+    # sent twice (the sweeper's copy): the second finds it done
+    assert current_app.tasks[name].apply(args=args).get()["vacuumed"] is True
+    assert ErasureReceipt.objects.get(pk=receipt.pk).vacuumed_at == receipt.vacuumed_at
+
+
+def test_with_the_broker_down_the_vacuum_stays_pending_and_the_sweeper_sends_it_later(
+        ilse, vacuum_sent, monkeypatch, caplog, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from celery import current_app
+
+    from memories.services.erasures import ERASURE_VACUUM_TASK, VACUUM_SWEEP_AFTER
+    from memories.services.write_jobs import jobs_sweep
+
+    agent, her, api = ilse
+
+    def down(*args, **kwargs):
+        raise ConnectionRefusedError("Error 111 connecting to 127.0.0.1:6390")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(current_app, "send_task", down)
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = api.post(url(agent, "entities", her.id, "forget"), {}, format="json")
+    assert answer.status_code == 200, answer.content
+    receipt = ErasureReceipt.objects.get(pk=answer.json()["receipt"]["id"])
+    assert receipt.vacuum_status == "pending" and "vacuum stays pending" in caplog.text
+    assert jobs_sweep()["vacuums"] == 0 and vacuum_sent == []  # its task may still be on its way
+    ErasureReceipt.objects.filter(pk=receipt.pk).update(created_at=receipt.created_at - VACUUM_SWEEP_AFTER
+                                                        - timedelta(seconds=1))
+    assert jobs_sweep()["vacuums"] == 1
+    assert vacuum_sent == [(ERASURE_VACUUM_TASK, [receipt.id])]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_vacuums_after_a_forget_through_the_api(agent, settings, make_key, client_for, tmp_path):
+    from tests.faults.figures import wait_for
+    from tests.support.worker import start_worker, stop_worker
+
+    settings.ANAMNESIS_ERASURE_VACUUM_INLINE = False
+    api = client_for(make_key(agent, "admin"))
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    say(agent, "Frau Brandt called about the rent.", 2)
+    her = Entity.objects.filter(agent=agent, display_name="Ilse Brandt").get()
+    worker = start_worker(log=tmp_path / "worker.log")
+    try:
+        answer = api.post(url(agent, "entities", her.id, "forget"), {}, format="json")
+        assert answer.status_code == 200, answer.content
+        receipt_id = answer.json()["receipt"]["id"]
+        wait_for(lambda: ErasureReceipt.objects.get(pk=receipt_id).vacuum_status != "pending", 120,
+                 "the worker's vacuum")
+    finally:
+        stop_worker(worker)
+    vacuum = api.get(url(agent, "erasures", receipt_id)).json()["vacuum"]
+    assert vacuum["status"] == "done" and vacuum["vacuumed_at"] and vacuum["error"] == "", vacuum
+
+
 def test_a_form_of_her_name_in_a_message_queued_before_the_forget_is_redacted_when_it_is_processed(agent):
     from datetime import timedelta
 
@@ -353,6 +504,35 @@ def test_a_form_of_her_name_in_a_message_queued_before_the_forget_is_redacted_wh
     assert Event.objects.get(pk=own.event_id).text == "[redacted]"
     assert Event.objects.get(pk=other.event_id).text == "[redacted] paid the rent. Bruno lives in Porto."
     assert database_mentions(HER_WORDS, ("ilse-brandt-9", "2345678")) == []
+
+
+def test_a_key_naming_her_by_family_name_alone_is_digested_in_a_message_queued_before_the_forget(agent):
+    """Keys are identifiers (`chat-brandt-9`): the forget digests those naming her by any word of
+    her names, and so does the write pipeline for a message logged before the forget and processed
+    after it."""
+    from datetime import timedelta
+
+    from memories.models import ForgetTombstone
+    from memories.services.forget import entity_forget
+    from memories.services.write import event_submit
+
+    say(agent, "Ilse Brandt moved to Hamburg.", 1)
+    her = Entity.objects.filter(agent=agent, display_name="Ilse Brandt").get()
+    _, stored, _ = event_submit(agent=agent, message="Bruno lives in Porto.", speaker_name="Rafael",
+                                external_id="chat-brandt-8", idempotency_key="idem-brandt-8")
+    event_process(run_id=stored.id)
+    entity_forget(agent=agent, entity_id=her.id, actor="test")
+    before = ForgetTombstone.objects.get(agent=agent).created_at - timedelta(seconds=1)
+    _, queued, _ = event_submit(agent=agent, message="Marta plays chess on Sundays.", speaker_name="Rafael",
+                                external_id="chat-brandt-9", idempotency_key="idem-brandt-9")
+    Event.objects.filter(pk=queued.event_id).update(recorded_at=before)
+    event_process(run_id=queued.id)
+    for run in (stored, queued):
+        event = Event.objects.get(pk=run.event_id)
+        assert event.external_id.startswith("redacted:") and event.idempotency_key.startswith("redacted:"), run
+    assert Event.objects.get(pk=queued.event_id).text == "Marta plays chess on Sundays."
+    assert Fact.objects.filter(agent=agent, text__contains="Marta plays chess").exists()
+    assert database_mentions(HER_WORDS) == []
 
 
 def test_an_import_run_again_after_the_forget_does_not_bring_her_messages_back(agent):

@@ -145,6 +145,19 @@ def test_forget_leaves_no_trace_of_her_names_anywhere(forgotten_world, make_key,
     assert not NAMES.search(json.dumps({k: found.json()[k] for k in ("facts", "events")}))
 
 
+def test_the_forget_preview_reads_the_agents_facts_once(forgotten_world, make_key, client_for):
+    """What a forget covers is read in one pass over the agent's facts (the texts that name her and
+    the facts she said), not one pass for each: the agent's facts are the largest table it reads."""
+    from django.test.utils import CaptureQueriesContext
+
+    agent, zoe, _, _ = forgotten_world
+    admin_api = client_for(make_key(agent, "admin"))
+    every_fact = re.compile(r'FROM "memories_fact" WHERE "memories_fact"\."agent_id" = \d+( ORDER BY [^()]*)?$')
+    with CaptureQueriesContext(connection) as ctx:
+        assert admin_api.get(url(agent, "entities", zoe.id, "forget")).status_code == 200
+    assert len([q for q in ctx.captured_queries if every_fact.search(q["sql"])]) == 1
+
+
 def test_the_admin_shows_no_trace_of_her_after_forget(forgotten_world, admin_user):
     from django.contrib import admin
 

@@ -14,6 +14,7 @@ from django.db import ProgrammingError
 
 from memories.management.cli import cli_errors
 from memories.models import Entity, Event, Fact, PipelineRun, RunStatus
+from memories.services import broker
 from memories.services import write_jobs as jobs
 from memories.services.write import event_process, event_submit, memory_write
 from tests.api.conftest import url
@@ -127,7 +128,7 @@ def test_the_sweeper_resends_jobs_left_queued_and_jobs_failed_by_infrastructure(
                                                     error="OperationalError: server closed the connection")
     PipelineRun.objects.filter(pk=bad.pk).update(status=RunStatus.FAILED, attempts=1, error="KeyError: 'x'")
     assert jobs.jobs_sweep() == {"queued": 1, "failed": 1, "expired": 0, "given_up": 0, "job_runs_lost": 0,
-                                 "sent": 2}
+                                 "sent": 2, "vacuums": 0}
     assert sorted(sent) == sorted([old.pk, broken.pk]) and fresh.pk not in sent
     assert PipelineRun.objects.get(pk=broken.pk).status == RunStatus.QUEUED
     # what was sent waits in the queue: the next sweeps leave it there for a minute, then send it again
@@ -160,7 +161,7 @@ def test_a_broker_that_is_down_leaves_the_job_queued_not_lost(agent, monkeypatch
         raise ConnectionRefusedError("Error 111 connecting to 127.0.0.1:6390")
 
     monkeypatch.setattr(current_app, "send_task", down)
-    monkeypatch.setattr(jobs, "_broker_down_until", 0.0)
+    monkeypatch.setattr(broker, "_broker_down_until", 0.0)
     assert jobs.job_enqueue(12345) is False
 
 
@@ -176,7 +177,7 @@ def test_during_an_outage_later_writes_do_not_each_wait_for_the_broker(agent, mo
         raise ConnectionRefusedError("Error 111 connecting to 127.0.0.1:6390")
 
     monkeypatch.setattr(current_app, "send_task", down)
-    monkeypatch.setattr(jobs, "_broker_down_until", 0.0)
+    monkeypatch.setattr(broker, "_broker_down_until", 0.0)
     assert [jobs.job_enqueue(run_id) for run_id in (1, 2, 3)] == [False, False, False]
     assert len(attempts) == 1  # one connection attempt, not three
     assert jobs.job_enqueue(4, force=True) is False and len(attempts) == 2

@@ -9,6 +9,7 @@ the event loop driven by async_to_sync so the tools' database work runs in the t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from contextlib import asynccontextmanager
@@ -16,13 +17,16 @@ from datetime import UTC, datetime
 
 import httpx2
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from rest_framework.test import APIClient
 
-from memories.models import AuditEntry, Event, Fact
+from memories.models import ApiKey, AuditEntry, Entity, ErasureReceipt, Event, Fact
 from memories.services.api_keys import api_key_create
+from memories.services.forget import ForgetReport
 from memories.services.write import memory_write
 from memory_project import mcp as mcp_server
 from tests.api.conftest import url
@@ -120,6 +124,40 @@ def test_every_tool_needs_the_scope_of_its_rest_operation(world):
     assert "'admin' scope" in forgotten["error"]
 
 
+def test_a_tool_call_over_http_authenticates_its_key_once(world):
+    """The gate in front of the MCP app authenticates the key; the tool uses what it found."""
+    reader = key(world, "read")
+    queries = CaptureQueriesContext(connection)
+
+    def start_counting():  # in the test's thread, where the gate and the tools run their queries
+        ApiKey.objects.update(last_used_at=None)  # so the call also notes the key's use: once
+        queries.__enter__()
+
+    async def go():
+        async with mcp_app() as client:
+            client.headers["Authorization"] = f"Bearer {reader}"
+            async with streamable_http_client(f"{BASE}/mcp/", http_client=client) as (read, write), \
+                    ClientSession(read, write) as s:
+                await s.initialize()
+                await s.list_tools()  # the client checks a tool's result against the schema listed
+                await sync_to_async(start_counting)()
+                found = await call(s, "search_entities", query="clara")
+                await sync_to_async(queries.__exit__)(None, None, None)
+        return found
+
+    assert async_to_sync(go)()[0]["name"] == "Clara"
+    on_keys = [q["sql"] for q in queries.captured_queries if ApiKey._meta.db_table in q["sql"]]
+    assert [sql.split()[0] for sql in on_keys] == ["SELECT", "UPDATE"], [q[:60] for q in on_keys]
+
+
+def test_forget_entity_answers_with_the_services_report_and_its_receipt(world):
+    clara = Entity.objects.get(agent=world, display_name="Clara")
+    [report] = run_tools(key(world, "admin"), ("forget_entity", {"entity": clara.key, "reason": "asked to"}))
+    assert set(report) == {f.name for f in dataclasses.fields(ForgetReport)}
+    assert report["entities_deleted"] == 1 and report["tables"]["memories_entity"]["deleted"] == 1
+    assert ErasureReceipt.objects.get(pk=report["receipt_id"]).agent == world
+
+
 HUGE = 10**30
 BAD_ARGUMENTS = [
     ("remember", {"text": "Ana moved to Porto.\x00", "speaker": "Rafael"}, "text", "NUL"),
@@ -186,8 +224,6 @@ def test_invalid_keys_are_throttled_per_client_like_rest_and_share_its_count(wor
         async with mcp_app("198.51.100.4") as elsewhere:
             statuses["other_address"] = (await elsewhere.post("/mcp/", json=ping, headers=bad)).status_code
         return statuses
-
-    from asgiref.sync import sync_to_async
 
     def rest_bad():
         client = APIClient(REMOTE_ADDR="127.0.0.1")

@@ -185,3 +185,37 @@ def test_a_correction_to_a_statement_of_no_relation_leaves_no_edge(agent):
     fact_services.fact_correct(agent=agent, fact_id=old.id, text="Helena Sousa is a freelance designer",
                                reason="no employer", actor="user:ops")
     assert current_targets(agent, "Helena Sousa", "works_at") == []
+
+
+def test_a_correction_that_moves_a_fact_into_a_slot_ends_the_slot_s_old_value_as_a_write_would(agent):
+    """Correcting another fact into "lives in Barcelona" ends the Madrid edge and the fact that
+    said it, so the graph and the facts agree (a write of "I live in Barcelona" would do the same)."""
+    say(agent, "I live in Madrid.")
+    say(agent, "I like Paris.", at=T0 + timedelta(days=1))
+    liked = current_fact(agent, "Helena Sousa", "Paris")
+    fact_services.fact_correct(agent=agent, fact_id=liked.id, text="Helena Sousa lives in Barcelona",
+                               reason="misheard", actor="user:ops")
+    assert current_targets(agent, "Helena Sousa", "lives_in") == ["Barcelona"]
+    homes = Fact.objects.current().filter(agent=agent, entity__display_name="Helena Sousa", slot="lives_in")
+    assert [f.slot_value for f in homes] == ["Barcelona"]
+
+
+def test_a_correction_naming_something_too_long_to_be_a_name_stores_the_fact_without_it(agent):
+    say(agent, "I live in Madrid.")
+    old = current_fact(agent, "Helena Sousa", "Madrid")
+    endless = " ".join(["Very Long Capitalised Place Name Segment"] * 12)
+    new = fact_services.fact_correct(agent=agent, fact_id=old.id, text=f"Helena Sousa lives in {endless}",
+                                     reason="odd", actor="user:ops")
+    assert new.is_active and new.text.endswith("Segment")
+    assert not Entity.objects.filter(agent=agent, display_name__startswith="Very Long").exists()
+
+
+def test_a_correction_resolves_names_without_calling_the_llm(agent, fake_llm):
+    """An operator's action holds row locks: it waits on no model, even when one is configured."""
+    say(agent, "I live in Madrid.")
+    old = current_fact(agent, "Helena Sousa", "Madrid")
+    calls = len(fake_llm.requests)
+    fact_services.fact_correct(agent=agent, fact_id=old.id, text="Helena Sousa lives in Barcelona",
+                               reason="wrong city", actor="user:ops")
+    assert len(fake_llm.requests) == calls
+    assert current_targets(agent, "Helena Sousa", "lives_in") == ["Barcelona"]

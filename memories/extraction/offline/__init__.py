@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memories.extraction.limits import extraction_within_limits
 from memories.extraction.offline.corrections import correction_in, split_correction
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
@@ -117,8 +118,10 @@ class Statement:
 
 
 def read_statement(text: str, *, subject: str, known_names: Sequence[str] = ()) -> Statement:
-    """Read `text` as `subject`'s own statement (an operator's corrected fact, a reinstated one)."""
+    """Read `text` as `subject`'s own statement (an operator's corrected fact, a reinstated one).
+    What cannot be stored (a name longer than a name can be) is left out, as a write leaves it."""
     extraction = extract_offline(text, speaker=subject, known_names=[subject, *known_names])
+    extraction_within_limits(extraction)
     fact = next((f for f in extraction.facts if f.slot and not f.negated), None)
     relations = tuple((r.source, r.rel_type, r.target) for r in extraction.relations if subject in (r.source, r.target))
     return Statement(slot=fact.slot if fact else "", value=fact.value if fact else "", relations=relations,

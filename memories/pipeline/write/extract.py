@@ -8,10 +8,10 @@ from django.db.models import Value
 from pgvector.django import CosineDistance
 
 from memories.extraction import llm_extract
+from memories.extraction.limits import extraction_within_limits
 from memories.extraction.offline import extract_offline
 from memories.models import Fact
 from memories.naming import normalize_alias
-from memories.pipeline.limits import extraction_within_limits
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.pipeline.write.values import Extracted, Known, Message
 from memories.providers.embeddings import EmbedderClient

@@ -25,10 +25,10 @@ from memories.reconcile import (
     cessation_pattern,
     fact_slot_group,
     facts_ended_by,
-    facts_naming_ended,
 )
 from memories.selectors.entities import resolve_exact
 from memories.services import facts as fact_services
+from memories.services import slots
 from memories.temporal import statement_start
 
 
@@ -134,20 +134,17 @@ def _close_replaced_value_facts(s: Storage, *, holder: Entity, slot: str, old_va
 
 def close_facts_naming(s: Storage, step: StepRecord | None, *, holder: Entity, ended: Entity, group: str,
                        why: str) -> None:
-    """The holder's current facts that state the ended slot value ("Sam is Wren's girlfriend",
-    "Wren got an offer from Acme", "Dr. Ito is Wren's dentist") close with it; facts of this
-    message stay (they say what ended)."""
-    names = [ended.display_name, *ended.aliases.values_list("alias", flat=True)]
-    rows = list(Fact.objects.select_for_update().current().filter(agent=s.agent).about(holder.id)
-                .about(ended.id).exclude(source_event=s.event))
-    ended_ids = set(facts_naming_ended(group, names, [(f.id, f.text) for f in rows]))
-    for old in (f for f in rows if f.id in ended_ids):
-        # the ended slot's own edge is closed by the caller; what else the sentence evidences
-        # ("my girlfriend Sol just got a job at Kestrel": Sol works at Kestrel) stays
-        fact_services.fact_close(fact=old, valid_to=world_start(s, None), learned_at=s.occurred_at,
-                                 reason=f"slot value ended: {why}"[:500], with_relationships=False)
-        s.result.facts_deleted.append(FactChange(fact_id=old.id, text=old.text, entity=holder.key,
-                                                 reason=f"{group} {ended.display_name} ended",
-                                                 previous_fact_id=old.id))
+    """The holder's current facts that state the ended slot value close with it; facts of this
+    message stay (they say what ended). See services.slots.facts_naming_end."""
+    record_ended(s, step, slots.facts_naming_end(agent=s.agent, holder=holder, ended=ended, group=group,
+                                                 valid_to=world_start(s, None), learned_at=s.occurred_at, why=why,
+                                                 keep_event=s.event))
+
+
+def record_ended(s: Storage, step: StepRecord | None, ended: list[slots.EndedFact]) -> None:
+    """What a slot's change closed goes into the write's result (and the step's data)."""
+    for item in ended:
+        s.result.facts_deleted.append(FactChange(fact_id=item.fact.id, text=item.fact.text, entity=item.holder.key,
+                                                 reason=item.reason, previous_fact_id=item.fact.id))
         if step is not None:
-            step.data.setdefault("ended", []).append(old.id)
+            step.data.setdefault("ended", []).append(item.fact.id)

@@ -13,27 +13,24 @@ from django.db import DatabaseError, transaction
 from memories.extraction.schema import ExtractedFact, Extraction
 from memories.models import Entity, Fact
 from memories.naming import mentions, normalize_alias
-from memories.pipeline.results import FactChange
 from memories.pipeline.trace import StepRecord
-from memories.pipeline.write.facts import apply_decision, close_facts_naming, world_start
+from memories.pipeline.write.facts import apply_decision, close_facts_naming, record_ended, world_start
 from memories.pipeline.write.values import Known, Storage
 from memories.reconcile import (
     ADD,
     NOOP,
     SINGLE_VALUED_RELATIONS,
     Candidate,
-    CurrentEdge,
     Decision,
     decide,
-    edges_to_close,
     is_closing_relation,
     slot_group,
     slot_holders,
 )
 from memories.roles import PARTNER_SLOT
 from memories.selectors.facts import facts_to_reconcile
-from memories.services import facts as fact_services
-from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
+from memories.services import slots
+from memories.services.relationships import relationship_upsert, relationships_current_of
 
 PARTNER_RELATIONS = tuple(r for r, (group, _) in SINGLE_VALUED_RELATIONS.items() if group == "partner")
 # the slots "I left the clinic" can end without naming the value, when there is one current edge
@@ -86,9 +83,12 @@ def _relationship(s: Storage, step: StepRecord, persisted: list[Fact], source: E
     if evidence is None and not is_closing_relation(rel_type):
         evidence = _evidence(s, persisted, source, target, rel_type)
     began = valid_from or (evidence.valid_from if evidence is not None else None)
-    closed = _close_replaced_edges(s, source, rel_type, target, ended_at=began)
-    if closed:
-        step.data.setdefault("relationships_closed", []).extend(closed)
+    replaced = slots.slot_value_replace(
+        agent=s.agent, source=source, rel_type=rel_type, target=target, ended_at=began or world_start(s, None),
+        facts_valid_to=world_start(s, None), learned_at=s.occurred_at, keep_event=s.event)
+    record_ended(s, None, replaced.evidence + replaced.naming)
+    if replaced.edges:
+        step.data.setdefault("relationships_closed", []).extend(replaced.edges)
     if is_closing_relation(rel_type):
         # a cessation ends the slot's facts that name the other end, with or without an edge
         ends = {source.id: (source, target), target.id: (target, source)}
@@ -128,48 +128,6 @@ def _household(s: Storage, extraction: Extraction, step: StepRecord, source: Ent
         _relationship(s, step, [], partner, rel_type, target, evidence=evidence, valid_from=edge.valid_from)
 
 
-def _close_replaced_edges(s: Storage, source: Entity, rel_type: str, target: Entity,
-                          ended_at: datetime | None = None) -> list[int]:
-    """Single-valued slots keep one current edge: a new residence, employer, partner or manager
-    ends the previous one (when the new one began, else when the message says), and a cessation
-    ("left Acme", "broke up with Sam") ends the edge it names."""
-    edges = relationships_current_of(agent=s.agent, entity_ids=[source.id, target.id],
-                                     rel_types=list(SINGLE_VALUED_RELATIONS))
-    ids = edges_to_close(rel_type, source.id, target.id,
-                         [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in edges])
-    _close_edges(s, source, [e for e in edges if e.id in ids], ended_at or world_start(s, None),
-                 f"{rel_type} {target.display_name} replaced it")
-    holders = set(slot_holders(rel_type, source.id, target.id))
-    entities = {source.id: source, target.id: target}
-    for edge in (e for e in edges if e.id in ids):
-        holder_id = next((h for h in (edge.source_id, edge.target_id) if h in holders), None)
-        if holder_id is None or holder_id not in entities:
-            continue
-        old_id = edge.target_id if holder_id == edge.source_id else edge.source_id
-        old = Entity.objects.filter(pk=old_id, agent=s.agent).first()
-        if old is not None:
-            close_facts_naming(s, None, holder=entities[holder_id], ended=old, group=slot_group(edge.rel_type),
-                                why=f"{rel_type} {target.display_name}")
-    return ids
-
-
-def _close_edges(s: Storage, holder: Entity, edges: list, ended_at: datetime, reason: str) -> None:
-    """End these edges; the fact that evidenced an ended edge closes with it, unless it supports another."""
-    ids = [e.id for e in edges]
-    if not ids:
-        return
-    relationships_close(agent=s.agent, ids=ids, valid_to=ended_at, learned_at=s.occurred_at)
-    for edge in (e for e in edges if e.evidence_fact_id):
-        evidence = Fact.objects.select_for_update().current().filter(pk=edge.evidence_fact_id).first()
-        if evidence is None or evidence.source_event_id == s.event.id:
-            continue
-        if not evidence.evidenced_relationships.current().exclude(id__in=ids).exists():
-            fact_services.fact_close(fact=evidence, valid_to=ended_at, learned_at=s.occurred_at, reason=reason)
-            s.result.facts_deleted.append(FactChange(fact_id=evidence.id, text=evidence.text,
-                                                       entity=holder.key, reason="slot replaced",
-                                                       previous_fact_id=evidence.id))
-
-
 def close_unnamed(s: Storage, extraction: Extraction, step: StepRecord) -> None:
     """"I left the clinic": a retraction of a slot without a value ends the subject's current edge
     of that slot when there is exactly one (of two employers, which one is unknown). A death
@@ -184,7 +142,7 @@ def close_unnamed(s: Storage, extraction: Extraction, step: StepRecord) -> None:
         if fact.slot == PARTNER_SLOT:
             edges = relationships_current_of(agent=s.agent, entity_ids=[entity.id],
                                              rel_types=list(PARTNER_RELATIONS))
-            _close_edges(s, entity, edges, world_start(s, fact), f"ended: {fact.text}"[:500])
+            _end_edges(s, entity, edges, world_start(s, fact), f"ended: {fact.text}"[:500])
             step.data.setdefault("relationships_closed", []).extend(e.id for e in edges)
             for edge in edges:  # "Judith is married to Bob", "Bob is Judith's husband"
                 other = edge.target if edge.source_id == entity.id else edge.source
@@ -194,7 +152,7 @@ def close_unnamed(s: Storage, extraction: Extraction, step: StepRecord) -> None:
         edges = [e for e in relationships_current_of(agent=s.agent, entity_ids=[entity.id], rel_types=[fact.slot])
                  if e.source_id == entity.id]
         if len(edges) == 1:
-            _close_edges(s, entity, edges, world_start(s, fact), f"ended: {fact.text}"[:500])
+            _end_edges(s, entity, edges, world_start(s, fact), f"ended: {fact.text}"[:500])
             step.data.setdefault("relationships_closed", []).append(edges[0].id)
 
 
@@ -216,3 +174,8 @@ def _mirror_fact(s: Storage, source: Entity, rel_type: str, target: Entity) -> F
             return apply_decision(s, fact, vector, decision)
     except DatabaseError:
         return None
+
+
+def _end_edges(s: Storage, holder: Entity, edges: list, ended_at: datetime, reason: str) -> None:
+    record_ended(s, None, slots.edges_end(agent=s.agent, holder=holder, edges=edges, ended_at=ended_at,
+                                          learned_at=s.occurred_at, reason=reason, keep_event=s.event))
