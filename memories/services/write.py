@@ -207,10 +207,12 @@ def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient) -> WriteR
     run = _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
     if run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
-    with transaction.atomic():
-        guarded = _forget_guard(run, embedder)
+    # the read steps run on the message as stored; the forget guard runs with the job locked (a
+    # message it redacts since is read again there, and a redacted one is not stored at all)
     tracer, read = Tracer(), _message(run)
-    prepared = pipeline.prepare(read, llm=llm, embedder=embedder, tracer=tracer) if guarded else None
+    prepared = None
+    if run.event.redacted_at is None:
+        prepared = pipeline.prepare(read, llm=llm, embedder=embedder, tracer=tracer)
     with transaction.atomic():
         run = _run_with_event(PipelineRun.objects.select_for_update(of=("self",)).filter(pk=run_id)).get()
         if run.status == RunStatus.SUCCEEDED:

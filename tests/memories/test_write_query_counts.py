@@ -10,8 +10,8 @@ from memories.services.write import event_process, event_submit, memory_write
 
 pytestmark = pytest.mark.django_db
 
-WORKER_WRITE_QUERIES = 47
-SYNCHRONOUS_WRITE_QUERIES = 52
+WORKER_WRITE_QUERIES = 44
+SYNCHRONOUS_WRITE_QUERIES = 49
 
 
 @pytest.fixture
