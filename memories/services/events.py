@@ -88,16 +88,17 @@ def stored_key_forms(value: str, *, field: str) -> list[str]:
 
 
 def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
-    """The stored message (with its write job) that a key or an external id names, in one query;
-    the idempotency key wins when the two name different messages."""
+    """The stored message (with its write job) that a key or an external id names; the
+    idempotency key wins when the two name different messages. A new message costs one small
+    query (ids only); the rows are read only for a repeat."""
     keys = stored_key_forms(idempotency_key, field="idempotency_key") if idempotency_key else []
     ids = stored_key_forms(external_id, field="external_id") if external_id else []
-    runs = list(PipelineRun.objects.filter(agent=agent, kind=RunKind.WRITE)
-                .filter(Q(event__idempotency_key__in=keys) | Q(event__external_id__in=ids))
-                .select_related("event").defer("event__embedding", "event__search_vector")[:2])
-    if not runs:
+    found = list(Event.objects.filter(agent=agent).filter(Q(idempotency_key__in=keys) | Q(external_id__in=ids))
+                 .values_list("id", "idempotency_key")[:2])
+    if not found:
         return None
-    run = next((r for r in runs if r.event.idempotency_key in keys), runs[0])
-    matched = "idempotency_key" if run.event.idempotency_key in keys else "external_id"
-    return run.event, run, matched
+    event_id, key = next(((i, k) for i, k in found if k in keys), found[0])
+    run = (PipelineRun.objects.filter(kind=RunKind.WRITE, event_id=event_id).select_related("event")
+           .defer("event__embedding", "event__search_vector").first())
+    return run.event, run, "idempotency_key" if key in keys else "external_id"
 
