@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memories.errors import DomainError, PayloadTooLarge
@@ -90,11 +89,14 @@ def stored_key_forms(value: str, *, field: str) -> list[str]:
 def _existing(agent: Agent, idempotency_key: str | None, external_id: str | None):
     """The stored message (with its write job) that a key or an external id names; the
     idempotency key wins when the two name different messages. A new message costs one small
-    query (ids only); the rows are read only for a repeat."""
+    statement on the event's two unique keys; the rows are read only for a repeat."""
     keys = stored_key_forms(idempotency_key, field="idempotency_key") if idempotency_key else []
     ids = stored_key_forms(external_id, field="external_id") if external_id else []
-    found = list(Event.objects.filter(agent=agent).filter(Q(idempotency_key__in=keys) | Q(external_id__in=ids))
-                 .values_list("id", "idempotency_key")[:2])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, idempotency_key FROM {Event._meta.db_table} WHERE agent_id = %s "
+            "AND (idempotency_key = ANY(%s) OR external_id = ANY(%s)) LIMIT 2", [agent.id, keys, ids])
+        found = cursor.fetchall()
     if not found:
         return None
     event_id, key = next(((i, k) for i, k in found if k in keys), found[0])

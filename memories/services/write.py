@@ -140,7 +140,8 @@ def memory_write(
         return WriteResult(success=True, duration_ms=_ms(started))
     if not created and run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
-    result = event_process(run_id=run.id, llm=llm, embedder=embedder, started=created, skip_held=False)
+    result = event_process(run_id=run.id, llm=llm, embedder=embedder, started=created, skip_held=False,
+                           logged=run if created else None)
     result.duration_ms = _ms(started)
     return result
 
@@ -173,7 +174,7 @@ def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, conf
 
 
 def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: EmbedderClient | None = None,
-                  started: bool = False, skip_held: bool = True) -> WriteResult:
+                  started: bool = False, skip_held: bool = True, logged: PipelineRun | None = None) -> WriteResult:
     """Run the pipeline for a logged event. Idempotent: the facts, links, relationships and the
     job's `succeeded` status commit together, so a re-run after a crash starts clean and a
     re-run after success returns the stored result. `started`: the job was stored as running
@@ -183,7 +184,8 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
     live process holds is not run: LeaseHeld says until when it is held (the worker's task tries
     again then; the sweeper re-queues the job too once the lease expired) — unless `skip_held` is
     off: a caller that waits for the result then runs it alongside, and the locked store keeps
-    one outcome.
+    one outcome. `logged`: the job row (with its event) as the caller that just logged it holds it,
+    so it is not read again before the read steps.
 
     What only reads — the alias lookup, the extraction with its LLM calls, the embeddings — runs
     before the transaction; the transaction locks the job, checks that the message is still as
@@ -197,14 +199,14 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
         leased = taken.decision is LeaseDecision.TAKE
     with lease_kept(run_id) if leased else nullcontext():
         try:
-            return _process(run_id, llm=llm or get_llm_client(), embedder=embedder or get_embedder())
+            return _process(run_id, llm=llm or get_llm_client(), embedder=embedder or get_embedder(), run=logged)
         except Exception as exc:
             _fail(run_id, exc, leased=leased)
             raise
 
 
-def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient) -> WriteResult:
-    run = _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
+def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: PipelineRun | None) -> WriteResult:
+    run = run or _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
     if run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
     # the read steps run on the message as stored; the forget guard runs with the job locked (a
@@ -289,5 +291,6 @@ def _finish(run: PipelineRun, result: WriteResult, *, started: float, tokens: tu
     run.duration_ms = result.duration_ms
     run.tokens_in, run.tokens_out = tokens
     run.result = result.as_dict()
-    run.save()
+    run.save(update_fields=["status", "finished_at", "error", "lease_expires_at", "duration_ms", "tokens_in",
+                            "tokens_out", "result"])
     return result
