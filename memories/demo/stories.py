@@ -80,7 +80,7 @@ FIELDWORK = Story(
     people=["Kofi Mensah", "Priya Nair", "Pri", "David Kimani", "Wanjiru Mwangi", "Lucas Ferreira"],
     places=["the lake station", "the herbarium", "the lab", "the north transect", "the field camp"],
     story=[
-        ("2023-03-06T08:00", "I live in Nairobi and I work at Lakeside Institute as an ecologist."),
+        ("2023-03-06T08:00", "I live in Nairobi. I work at Lakeside Institute as an ecologist."),
         ("2023-03-07T09:00", "Kofi Mensah works at Lakeside Institute as a hydrologist."),
         ("2023-03-09T16:00", "My friend Pri (Priya Nair) lives in Mombasa."),
         ("2023-03-14T11:00", "David Kimani is my manager at Lakeside Institute."),

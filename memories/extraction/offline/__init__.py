@@ -129,8 +129,8 @@ def read_statement(text: str, *, subject: str, known_names: Sequence[str] = ()) 
 
 
 def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -> tuple[int, int]:
-    """"Her surname is Akhtar, not Ahmed": a corrected word of the one full name that carries it
-    ("Zara Ahmed") corrects that name, to the same name with the right word ("Zara Akhtar")."""
+    """"His surname is Varga, not Vargas": a corrected word of the one full name that carries it
+    ("Tomas Vargas") corrects that name, to the same name with the right word ("Tomas Varga")."""
     names = registry.names()
     right_word, wrong_word = names[right], names[wrong]
     if len(right_word.split()) != 1 or len(wrong_word.split()) != 1:

@@ -91,13 +91,13 @@ def is_question(sentence: str) -> bool:
     return text.endswith("?") or bool(_QUESTION_START.match(DISCOURSE.sub("", text)))
 
 
-# "Big update: I moved", "Good news for once: I joined Acme": a short headline before a colon.
+# "Big update: I moved", "Some news: I joined Acme": a short headline before a colon.
 _HEADLINE = re.compile(r"^(?:[A-Za-z][\w']*\s+){0,4}[A-Za-z][\w']*\s*:\s+(?=\S)")
 
 
 def strip_discourse(text: str) -> str:
     """Drop leading fillers ("Yeah, so...") and a reporting frame before a first-person clause
-    ("Haven't talked in a while, wanted to let you know I joined a club" → "I joined a club"),
+    ("Long time no see, just so you know I joined a club" → "I joined a club"),
     and a short headline before a colon ("Big news: ...")."""
     text = _HEADLINE.sub("", text.strip(), count=1)
     text = _REPORTING.sub("", text, count=1)

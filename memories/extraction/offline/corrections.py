@@ -16,7 +16,7 @@ _CUE = r"(?:sorry|oops|whoops|wait|actually|correction|my\s+bad|scratch\s+that|n
 _LEAD = rf"^(?:{_CUE}\b[\s,:;!.—–-]*)*"
 _SAYS = (r"(?:i\s+meant(?:\s+to\s+say)?|i\s+mean|it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+should\s+be|"
          r"should\s+be|make\s+that|"
-         # "her surname is Akhtar, not Ahmed": one part of a name corrected
+         # "his surname is Varga, not Vargas": one part of a name corrected
          r"(?:\x02\d+\x03's|his|her|their|my)\s+(?:sur|last\s+|family\s+|first\s+|middle\s+|full\s+)?name\s+"
          r"(?:is|was|'s))")
 _DET = r"(?:(?:the|at|in|to|from|with)\s+)?"

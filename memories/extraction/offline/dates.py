@@ -1,6 +1,6 @@
 """Relative dates in fact texts, resolved against the message time.
 
-"Caroline went to a LGBTQ support group yesterday", said on 2023-05-08, becomes "... yesterday
+"Priya went to a pottery class yesterday", said on 2023-05-08, becomes "... yesterday
 (2023-05-07)": the original words stay, the resolved date follows in parentheses — a day as an
 ISO date, a week as "week of <Monday>", a weekend as "weekend of <Saturday>", a month as
 "May 2023", a year as "2022". That makes facts findable by date and answerable offline.

@@ -237,7 +237,7 @@ _ACQUIRED_PET = re.compile(
 
 
 def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
-    """"Tom and I adopted a cat! She's a grey tabby named Mochi": the pet the message names
+    """"Dan and I got a dog! He's a brown terrier called Pip": the pet the message names
     afterwards belongs to whoever adopted it (each of a couple), when no one else owns it."""
     owners: list[int] = []
     owned = {target for (_, rel, target) in out.relations if rel == "has_pet"}
@@ -440,7 +440,7 @@ _DOCTOR_TITLE = re.compile(r"(?:dr\b|doctor\b)", re.I)
 
 
 def _new_doctor(sentence: Sentence, text: str, out: Collector) -> None:
-    """"Dr. Marsh retired, so I've been moved to Dr. Haddad": the one someone is moved or switched
+    """"Dr. Ole retired, so I was switched to Dr. Brun": the one someone is moved or switched
     to, titled Dr., is their doctor now (the role has one holder: the old doctor's edge ends)."""
     titled = {idx for mention, idx in zip(sentence.mentions, sentence.ids, strict=True)
               if idx is not None and _DOCTOR_TITLE.match(sentence.text[mention.start:mention.end])}

@@ -396,7 +396,7 @@ def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, M
 _APPOSITION_GAP = re.compile(r"^\s*[—–,(-]\s*(?:the\s+|aka\s+|i\.e\.,?\s+)?$", re.I)
 
 
-# "Sasha — that's what everyone calls Alexander", "Alexander, who everyone calls Sasha",
+# "Kolya — that's what his friends call Nikolai", "Alexander, who everyone calls Sasha",
 # "Alexander (known as Sasha)", "Sasha is short for Alexander": the short name is an alias.
 _CALLERS = r"(?:everyone|everybody|people|we|they|i|all\s+of\s+us|(?:his|her|their|our|my)\s+\w+)"
 _SHORT_FIRST = re.compile(
@@ -446,7 +446,7 @@ def bracketed_nickname(sentence: str, full: Mention, nick: Mention) -> bool:
 
 
 # A nickname declared for the writer ("call me Aga", "I go by Quino") or for the person a
-# pronoun stands for ("everyone calls him Bill", "nobody has called her anything but Meg",
+# pronoun stands for ("everyone calls him Bill", "no one calls her anything except Trish",
 # "he goes by Bob", "she's known as Tess"): the text between the previous name (or the start of
 # the sentence) and the nickname.
 _CALL_WHO = re.compile(

@@ -162,7 +162,7 @@ def _for_a_long_time(kids) -> bool:
 
 def _not_since(verb, kids) -> bool:
     """A negated perfect with "since" or a long stretch: "haven't been bouldering since the
-    surgery", "I haven't touched the cello in over a year"."""
+    surgery", "I haven't picked up the violin for months"."""
     negated = any(c.dep_ == "neg" for c in kids)
     perfect = any(c.dep_ == "aux" and c.lemma_ == "have" for c in kids)
     since = any(c.lower_ == "since" and c.dep_ in ("prep", "mark", "advcl") for c in kids) or any(
@@ -192,7 +192,7 @@ _NOTICE_NOUNS = frozenset({"notice", "resignation"})
 
 
 def _notice_given_at(verb, kids) -> list:
-    """"handed in my notice at the clinic", "gave notice at the bakery": the workplace being left
+    """"put in my notice at the garage", "gave notice to the bakery": the workplace being left
     (the noun after at/to/with, on the verb or on "notice")."""
     if verb.lemma_.lower() not in _NOTICE_VERBS:
         return []

@@ -157,7 +157,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:moved|moves|moving)\s+in\s+with\s+(?:us|me|him|her|them|\x02\d+\x03)(?:\s+(?:here|there))?\s+in|"
         # "moved into sheltered housing in ⟨town⟩"
         r"(?:moved|moves|moving)\s+into\s+(?:[\w-]+\s+){1,3}?in|"
-        # "(agreed to) come and live with us in ⟨city⟩"
+        # "(is going to) come and stay with us in ⟨city⟩"
         r"(?:(?:agreed|decided|offered)\s+to\s+)?"
         r"(?:moved|moves|moving|c[ao]mes?|coming)(?:\s+(?:out|away|back|over|here|there))?"
         r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*(?:to|and)\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
@@ -174,9 +174,9 @@ RULES: tuple[Rule, ...] = (
         r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled|"
         # "still on her own in ⟨town⟩", "alone in ⟨town⟩"
         r"on\s+(?:\x02\d+\x03's|his|her|their|my)\s+own|alone|"
-        # "(come and) live with us in ⟨city⟩"
+        # "(come and) stay with us in ⟨city⟩"
         r"(?:lives?|living)\s+with\s+(?:\x02\d+\x03|us|me|him|her|them))\s+in"
-        # "living in a share house in ⟨city⟩": the dwelling, then where it is
+        # "renting a flat share in ⟨city⟩": the dwelling, then where it is
         r"(?:\s+(?:an?|the|\x02\d+\x03's)\s+(?:[\w-]+\s+){0,3}?(?:house|flat|apartment|condo|home|place|cottage|"
         r"bungalow|studio|room|houseboat|dorm|townhouse|terrace)\s+(?:in|near|outside(?:\s+of)?))?",
         "residence",
@@ -248,7 +248,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:a|the|an)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?(?:job|position|role|post|gig|contract)\s+"
         r"(?:[\w-]+\s+){0,5}?(?:at|with)|accepted\s+(?:an?|the)\s+(?:\w+\s+){0,3}?(?:offer|position|job|role)\s+"
         r"(?:at|from|with))"
-        # "... a position at a brokerage there, ⟨org⟩": the employer named after a description
+        # "... a job at a bank over there, ⟨org⟩": the employer named after a description
         r"(?:\s+an?\s+(?:[\w-]+\s+){0,2}?[\w-]+(?:\s+(?:there|here))?\s*,)?",
         "work",
         slot="works_at",
@@ -274,7 +274,7 @@ RULES: tuple[Rule, ...] = (
         category="relationship_change",
         objects=frozenset({"organization"}),
     ),
-    _rule(  # "has been made head of audio at ⟨org⟩", "was appointed director of ⟨org⟩"
+    _rule(  # "has been named head of sales at ⟨org⟩", "was appointed director of ⟨org⟩"
         "appointed",
         r"(?:made|appointed|named|promoted\s+to)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,5}?(?:at|of|for)",
         "work",
@@ -481,7 +481,7 @@ _THEN_JOINED = re.compile(
     r"^\s*(?:in\s+\w+\s+)?(?:,\s*)?(?:to\s+(?:go\s+)?|and\s+(?:then\s+)?)(?=join|start|work)", re.I
 )
 _ROLE_PREFIX = re.compile(r"^(?:(?:now|currently|also)\s+)?(?:is|'s)\s+")
-# "dropped out of the program to join ⟨org⟩": a past action whose purpose was joining.
+# "quit her course to join ⟨org⟩": a past action whose purpose was joining.
 _PURPOSE_JOIN = re.compile(r"^(?P<verb>[a-z]+)\s+(?:[\w'-]+\s+){0,6}?to\s+(?=join|start\s+at|work\s+(?:at|for))", re.I)
 # "a solicitor at ⟨org⟩ in ⟨city⟩": where the job is, is where the person lives.
 # "at ⟨org⟩ now, still in ⟨city⟩" / "now at ⟨org⟩, still ⟨city⟩": the job kept the person there.
@@ -580,7 +580,7 @@ _EMPLOYMENT = (
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
 )
 # "left ⟨0⟩'s firm", "quit the clinic": a job ends without naming the employer
-# "left the clinic", "handed in my notice at the library", "quit the public defender's office",
+# "left the clinic", "put in my notice at the depot", "quit the public defender's office",
 # "gave my notice" (no place said): a job ends without naming the employer
 WORKPLACE_NOUNS = (
     r"(?:job|firm|company|employer|practice|clinic|agency|startup|lab|store|restaurant|bank|library|school|"
@@ -595,7 +595,7 @@ LEFT_UNNAMED = re.compile(
     r"(?!\s+(?:at|to|with)\s+\x02)))",
     re.I,
 )
-# "today was my last day at the library", "Friday is Ana's last day at ⟨org⟩"
+# "yesterday was my final day at the depot", "Friday is Ana's last day at ⟨org⟩"
 LAST_DAY = re.compile(
     rf"{_E.format('s')}'s\s+(?:very\s+)?(?:last|final)\s+(?:day|shift)\s+(?:of\s+work\s+)?(?:at|with)\s+"
     rf"(?:{_E.format('org')}(?!')|{_UNNAMED_WORKPLACE})",
@@ -663,7 +663,7 @@ _KIN_PATTERNS = (
         re.I,
     ),
     # ⟨0⟩ has a girlfriend now — ⟨2⟩ / ⟨0⟩ has a sister, ⟨2⟩ / ⟨0⟩ has a new boyfriend called ⟨2⟩ /
-    # ⟨0⟩ has a girlfriend over there now, ⟨2⟩ / ⟨0⟩ has a new partner, a sommelier called ⟨2⟩
+    # ⟨0⟩ has a boyfriend there these days, ⟨2⟩ / ⟨0⟩ has a new partner, a sommelier called ⟨2⟩
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+(?:an?\s+)?{_MODS}(?P<kin>{KIN_ALT})"
         r"(?:\s+(?:over\s+there|there|here|now|at\s+last|at\s+work|again))*"

@@ -27,7 +27,7 @@ _PRONOUN = re.compile(
     r"(girl|boy|woman|man|lady|guy|kid|child|baby|teen|teenager|student|veteran|teacher|doctor|nurse|neighbor|"
     r"stranger|person|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|girlfriend|boyfriend|"
     r"actress|actor|singer|author|writer|artist|player|coach)\b"
-    # a relative the message does not name ("Mum is pretending she isn't upset", "my sister says
+    # a relative the message does not name ("Mum says she is fine", "my sister says
     # she's fine", "Tom's wife … she"): she is that relative, no one named before
     rf"|\b(?:(?:my|our)\s+)?({'|'.join(sorted(_RELATIVE_NOUNS, key=len, reverse=True))})\b(?!['’]s)",
     re.I,
@@ -147,7 +147,7 @@ _THIRD_POSSESSIVE = re.compile(r"\b(?:his|her)\b", re.I)
 
 
 def carry_subject(sentence: Sentence, previous: Sentence | None, registry: Registry) -> None:
-    """"Lukasz actually did it!! Handed in his notice at ⟨org⟩ and moved to ⟨city⟩": a subjectless
+    """"Olek went for it! Quit his job at ⟨org⟩ and moved to ⟨city⟩": a subjectless
     sentence right after one whose subject is a third person, speaking of his/her own things, is that
     person's (chat drops the subject it just named), not the writer's. Without the his/her ("Went
     hiking with Tom") the dropped subject stays the writer. A bare participle of where one works or
