@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories import selectors
+from memories.budgets import LLMBudget, agents_llm_budgets
 from memories.errors import NotFound
 from memories.models import (
     Agent,
@@ -50,6 +51,19 @@ def agents_overview() -> QuerySet[Agent]:
         n_facts_superseded=_count(Fact, Q(valid_to__isnull=False) | Q(invalidated_at__isnull=False)),
         n_relationships=_count(Relationship, valid_to__isnull=True, invalidated_at__isnull=True),
     ).order_by("slug")
+
+
+@dataclass(frozen=True)
+class LLMUse:
+    """One agent's LLM tokens in the current UTC day and month against its budgets."""
+
+    agent: Agent
+    budget: LLMBudget
+
+
+def llm_use_overview(*, now: datetime | None = None) -> list[LLMUse]:
+    """Every agent's LLM use against budget, by slug. One statement."""
+    return [LLMUse(agent, budget) for agent, budget in agents_llm_budgets(now=now)]
 
 
 def runs_recent(*, agent: Agent | None = None, limit: int = 15) -> list[PipelineRun]:

@@ -4,8 +4,9 @@ Logs (events, pipeline runs and steps, audit entries) are read-only. Versioned r
 a fact or relationship is never edited or deleted in place, and an entity's identity (key,
 type, name, agent, merged_into) never changes here, and agents (the tenants) are only listed.
 Corrections go through the same services the REST API calls (`memories.services.facts`,
-`.entities`, `.forget`), attributed to the logged-in user and audited by those services: correct,
-retract or reinstate a fact, add an alias to, describe, merge or forget an entity."""
+`.entities`, `.forget`, `.budgets`), attributed to the logged-in user and audited by those services:
+correct, retract or reinstate a fact, add an alias to, describe, merge or forget an entity, set an
+agent's LLM budget."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from memories import selectors
+from memories.budgets import LLMBudget, annotated_llm_budget, budget_windows
 from memories.errors import DomainError, NotFound
 from memories.models import (
     Agent,
@@ -35,9 +38,11 @@ from memories.models import (
     Relationship,
 )
 from memories.selectors import facts as fact_selectors
+from memories.selectors.budgets import agents_with_llm_use
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
 from memories.services import forget as forget_services
+from memories.services.budgets import MAX_TOKENS, agent_llm_budget_set
 
 OPERATOR_FORM_TEMPLATE = "admin/memories/operator_form.html"
 
@@ -157,19 +162,77 @@ class ForgetForm(forms.Form):
     confirm = forms.BooleanField(label="Yes, forget everything listed above")
 
 
-@admin.register(Agent)
-class AgentAdmin(ReadOnlyAdmin):
-    """Agents with what each holds, read-only. An agent is created through the API (`POST
-    /api/v1/agents/`, audited by `agent_create`) or by the commands that write to it; deleting one
-    here would drop a whole tenant's memory in one unaudited cascade, so the admin never does."""
+class LLMBudgetForm(forms.Form):
+    day_tokens = forms.IntegerField(
+        min_value=0, max_value=MAX_TOKENS, required=False, label="Tokens per UTC day",
+        help_text="empty: the server's default (ANAMNESIS_LLM_BUDGET_DAY_TOKENS); 0 keeps the agent off the LLM")
+    month_tokens = forms.IntegerField(
+        min_value=0, max_value=MAX_TOKENS, required=False, label="Tokens per UTC month",
+        help_text="empty: the server's default (ANAMNESIS_LLM_BUDGET_MONTH_TOKENS); 0 keeps the agent off the LLM")
+    reason = forms.CharField(max_length=500, required=False)
 
-    list_display = ("slug", "name", "created_at", "event_count", "entity_count", "current_fact_count")
+
+def budget_window_text(window) -> str:
+    """"1,234 of 5,000 tokens (the agent's own)": one window's use against its budget."""
+    source = {"agent": "the agent's own", "default": "the server's default"}.get(window.source)
+    if window.limit is None:
+        return f"{window.used:,} tokens (no budget)"
+    return f"{window.used:,} of {window.limit:,} tokens ({source})" + (" — spent" if window.exceeded else "")
+
+
+@admin.register(Agent)
+class AgentAdmin(OperatorViewsMixin, ReadOnlyAdmin):
+    """Agents with what each holds and their LLM use against budget, read-only. An agent is
+    created through the API (`POST /api/v1/agents/`, audited by `agent_create`) or by the
+    commands that write to it; deleting one here would drop a whole tenant's memory in one
+    unaudited cascade, so the admin never does. "Set LLM budget…" sets the agent's own token
+    budgets (`agent_llm_budget_set`, audited), for users with the agent `change` permission."""
+
+    list_display = ("slug", "name", "created_at", "event_count", "entity_count", "current_fact_count",
+                    "llm_today", "llm_this_month")
     search_fields = ("slug", "name")
-    fields = ("slug", "name", "created_at", "event_count", "entity_count", "current_fact_count")
+    fields = ("slug", "name", "created_at", "event_count", "entity_count", "current_fact_count",
+              "llm_today", "llm_this_month")
     readonly_fields = fields
+    operator_views = ("budget",)
 
     def get_queryset(self, request):
-        return selectors.agents_with_counts()
+        return agents_with_llm_use(selectors.agents_with_counts(), windows=budget_windows(timezone.now()))
+
+    @staticmethod
+    def llm_budget(obj) -> LLMBudget:
+        return annotated_llm_budget(obj, now=timezone.now())
+
+    @admin.display(description="LLM tokens today (UTC)")
+    def llm_today(self, obj):
+        return budget_window_text(self.llm_budget(obj).day)
+
+    @admin.display(description="LLM tokens this month (UTC)")
+    def llm_this_month(self, obj):
+        return budget_window_text(self.llm_budget(obj).month)
+
+    def budget_view(self, request, object_id):
+        agent = self.operator_object(request, object_id)
+        form = LLMBudgetForm(request.POST or None, initial={"day_tokens": agent.llm_budget_day_tokens,
+                                                            "month_tokens": agent.llm_budget_month_tokens})
+        if request.method == "POST" and form.is_valid():
+            try:
+                agent_llm_budget_set(agent=agent, actor=operator_actor(request), reason=form.cleaned_data["reason"],
+                                     day_tokens=form.cleaned_data["day_tokens"],
+                                     month_tokens=form.cleaned_data["month_tokens"])
+            except DomainError as exc:
+                form.add_error(None, str(exc))
+            else:
+                budget = self.llm_budget(self.get_object(request, unquote(object_id)))
+                self.message_user(request, f"LLM budget of {agent.slug} saved: today {budget_window_text(budget.day)}; "
+                                           f"this month {budget_window_text(budget.month)}.")
+                return HttpResponseRedirect(self.change_url(agent))
+        budget = self.llm_budget(agent)
+        return self.render_operator_form(
+            request, title=f"LLM budget of {agent.slug}", form=form, obj=agent, submit="Save budget",
+            intro=f"Used today: {budget_window_text(budget.day)}; this month: {budget_window_text(budget.month)}. "
+                  "Past a budget, writes take the offline extractor, retrievals skip the reranker and background "
+                  "jobs their LLM calls, until the UTC day (or month) ends.")
 
     @admin.display(description="messages", ordering="n_events")
     def event_count(self, obj):

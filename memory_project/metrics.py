@@ -1,10 +1,11 @@
 """/metrics in the Prometheus text format (prometheus-client): the write and retrieve latency
 histograms of this process (or of every process sharing PROMETHEUS_MULTIPROC_DIR), and, read from
 the database at scrape time so they are right whichever process did the work, job runs and
-failures by job and the queue depth (write jobs queued or running, and the broker's queue
-length when it is Redis). Public only with ANAMNESIS_METRICS_PUBLIC; otherwise a session of a UI
-user with a role (viewers, operators, superusers: the overview page shows the same figures) or an
-admin-scope API key of all agents. `is_staff` alone is not enough."""
+failures by job, the queue depth (write jobs queued or running, and the broker's queue length
+when it is Redis) and each agent's LLM tokens in the current UTC day and month against its
+budgets. Public only with ANAMNESIS_METRICS_PUBLIC; otherwise a session of a UI user with a role
+(viewers, operators, superusers: the overview page shows the same figures) or an admin-scope API
+key of all agents. `is_staff` alone is not enough."""
 
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 import memories.metrics  # noqa: F401  (registers the histograms)
+from memories.budgets import agents_llm_budgets
 from memories.models import ApiKeyScope, PipelineRun, RunKind, RunStatus
 from memories.services.api_keys import api_key_authenticate
 from memories.services.roles import user_can_view
 
 
 class DatabaseCollector:
-    """Job runs and failures (counters over the stored runs) and queue depth (gauges)."""
+    """Job runs and failures (counters over the stored runs), queue depth and LLM use against
+    budget per agent (gauges)."""
 
     def collect(self):
         runs = CounterMetricFamily("anamnesis_job_runs", "Background job runs by job and final status",
@@ -45,10 +48,28 @@ class DatabaseCollector:
         for status in (RunStatus.QUEUED, RunStatus.RUNNING):
             depth.add_metric([status], counts.get(status, 0))
         yield depth
+        yield from _llm_budget_metrics()
         broker = _broker_queue_length()
         if broker is not None:
             yield GaugeMetricFamily("anamnesis_broker_queue_length", "Messages waiting in the Celery queue",
                                     value=broker)
+
+
+def _llm_budget_metrics():
+    """Each agent's LLM tokens in the current UTC day and month, and its budgets (a window
+    without one has no budget line)."""
+    used = GaugeMetricFamily("anamnesis_llm_tokens_used", "LLM tokens an agent spent in the current UTC day or month",
+                             labels=["agent", "window"])
+    budget = GaugeMetricFamily("anamnesis_llm_tokens_budget",
+                               "An agent's LLM token budget for the UTC day or month (absent: unlimited)",
+                               labels=["agent", "window"])
+    for agent, agent_budget in agents_llm_budgets():
+        for window in agent_budget.windows:
+            used.add_metric([agent.slug, window.name], window.used)
+            if window.limit is not None:
+                budget.add_metric([agent.slug, window.name], window.limit)
+    yield used
+    yield budget
 
 
 def _broker_queue_length() -> int | None:

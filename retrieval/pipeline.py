@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from graphs.entity_graph import agent_graph, neighbourhood_graph, personalized_pagerank
+from memories.budgets import llm_off_reason
 from memories.models import Agent
 from memories.models.visibility import Moment
 from memories.pipeline.trace import StepRecord, Tracer
@@ -443,8 +444,12 @@ def rerank(request: Request, pool: Pool, llm: LLMClient, tracer: Tracer, step: S
     (multiplicatively, `rerank_blend`); on any failure the order before reranking."""
     c = request.config.rerank
     ranked = pool.ranked()
-    if not (llm.enabled and c.enable_reranker) or not ranked:
+    if not (c.enable_reranker and ranked and llm.enabled):
         step.status = "skipped"
+        step.data["reason"] = ("disabled" if not c.enable_reranker else "no candidates" if not ranked
+                               else llm_off_reason(llm))
+        if step.data["reason"] == "budget":
+            step.data["budget"] = llm.note()
         return ranked
     top = ranked[: c.reranker_top_n]
     scored = reranker.relevance(llm, request.query, [pool.rows.text(cand) for cand in top],

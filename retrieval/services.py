@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from memories.budgets import llm_within_budget
 from memories.config import overrides_within_ceilings
 from memories.errors import DomainError
 from memories.metrics import RETRIEVE_SECONDS
@@ -46,7 +47,9 @@ def memory_retrieve(
         agent=agent, query=query.strip(), as_of=as_of, now=now or as_of or timezone.now(),
         when=None if moment.is_now else moment, limit=limit, hints=[str(h) for h in entity_hints], config=config,
     )
-    ctx = pipeline.run(request, llm=llm or get_llm_client(), embedder=embedder or get_embedder(), tracer=Tracer())
+    # past the agent's LLM budget the reranker is skipped (the budget is read only if it is wanted)
+    llm = llm_within_budget(agent=agent, llm=llm or get_llm_client())
+    ctx = pipeline.run(request, llm=llm, embedder=embedder or get_embedder(), tracer=Tracer())
     result = _result(ctx)
     result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     RETRIEVE_SECONDS.observe(result.duration_ms / 1000)

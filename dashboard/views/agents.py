@@ -14,9 +14,12 @@ from dashboard.pages import render_page, ui_page
 @ui_page
 def overview(request):
     series = ui_reads.latency_last_day()
+    llm_use = ui_reads.llm_use_overview()
     return render_page(request, "dashboard/overview.html", {
         "nav": "overview", "agents": ui_reads.agents_overview(), "runs": ui_reads.runs_recent(limit=15),
-        "chart": latency_chart(series), "series": series,
+        "chart": latency_chart(series), "series": series, "llm_use": llm_use,
+        "llm_use_shown": any(row.budget.month.used or any(w.limit is not None for w in row.budget.windows)
+                             for row in llm_use),
     })
 
 

@@ -80,6 +80,37 @@ class AgentSerializer(serializers.ModelSerializer):
         fields = ["slug", "name", "created_at"]
 
 
+class BudgetWindowSerializer(serializers.Serializer):
+    budget = serializers.IntegerField(allow_null=True, help_text="tokens the agent may spend in the window; "
+                                                                 "null: unlimited")
+    source = serializers.ChoiceField(choices=["agent", "default", "unlimited"],
+                                     help_text="the agent's own budget, the server's default, or none")
+    used = serializers.IntegerField(help_text="tokens its writes, retrievals and background jobs spent since `since`")
+    since = serializers.DateTimeField(help_text="when the window began (UTC midnight, or the month's first day)")
+    exceeded = serializers.BooleanField(help_text="spent: the LLM is not used until the window ends")
+
+
+class AgentBudgetSerializer(serializers.Serializer):
+    """An agent's LLM token budgets (README "LLM budgets") and its use against them."""
+
+    agent = serializers.CharField(help_text="the agent's slug")
+    day_tokens = serializers.IntegerField(allow_null=True, help_text="the agent's own budget per UTC day; "
+                                                                     "null: the server's default")
+    month_tokens = serializers.IntegerField(allow_null=True, help_text="the agent's own budget per UTC month; "
+                                                                       "null: the server's default")
+    day = BudgetWindowSerializer()
+    month = BudgetWindowSerializer()
+    exceeded = serializers.BooleanField(help_text="a window is spent: writes take the offline extractor, "
+                                                  "retrievals skip the reranker, jobs their LLM calls")
+
+    @classmethod
+    def of(cls, agent: Agent, budget) -> dict:
+        windows = {w.name: {"budget": w.limit, "source": w.source, "used": w.used, "since": w.since,
+                            "exceeded": w.exceeded} for w in budget.windows}
+        return cls({"agent": agent.slug, "day_tokens": agent.llm_budget_day_tokens,
+                    "month_tokens": agent.llm_budget_month_tokens, **windows, "exceeded": budget.exceeded}).data
+
+
 class JobSerializer(serializers.ModelSerializer):
     """A write job: one per event. A running job is held by its worker until `held_until` (its
     lease, renewed while it works); a running job past it lost its worker and can be retried."""

@@ -13,9 +13,11 @@ from functools import cached_property
 from django.conf import settings
 from django.utils import timezone
 
+from memories.budgets import llm_within_budget
 from memories.jobs import Job, job_get
 from memories.jobs.locks import advisory_lock
 from memories.models import Agent, JobCheckpoint, PipelineRun
+from memories.models.traces import job_pass_step_name
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
@@ -51,6 +53,7 @@ class JobContext:
     llm_client: LLMClient | None = None
     embedder_client: EmbedderClient | None = None
     extra: dict = field(default_factory=dict)
+    agent_llm: LLMClient | None = None  # the current agent's pass: the LLM within its budget
 
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
@@ -59,8 +62,13 @@ class JobContext:
         return self.time_left() <= 0
 
     @cached_property
-    def llm(self) -> LLMClient:
+    def provider_llm(self) -> LLMClient:
         return self.llm_client or get_llm_client()
+
+    @property
+    def llm(self) -> LLMClient:
+        """The LLM for the work at hand: in an agent's pass, off once that agent's budget is spent."""
+        return self.agent_llm or self.provider_llm
 
     @cached_property
     def embedder(self) -> EmbedderClient:
@@ -129,7 +137,7 @@ class _Outcome:
 def _agent_pass(ctx: JobContext, agent: Agent, outcome: _Outcome) -> None:
     with advisory_lock(ctx.job.name, agent.id) as taken:
         if not taken:
-            step = StepRecord(name=f"agent:{agent.slug}", order=len(ctx.tracer.steps) + 1, status="skipped",
+            step = StepRecord(name=job_pass_step_name(agent.slug), order=len(ctx.tracer.steps) + 1, status="skipped",
                               data={"reason": "another run of this job holds the agent"})
             ctx.tracer.steps.append(step)
             outcome.skipped.append(agent.slug)
@@ -137,12 +145,15 @@ def _agent_pass(ctx: JobContext, agent: Agent, outcome: _Outcome) -> None:
         checkpoint = job_checkpoint_get(job=ctx.job.name, agent=agent)
         ctx.since = checkpoint.watermark if checkpoint else None
         watermark = ctx.pass_started = timezone.now()
+        ctx.agent_llm = llm_within_budget(agent=agent, llm=ctx.provider_llm, metered=True)
         try:
-            counts = ctx.tracer.run(f"agent:{agent.slug}", lambda c, step: _handle(c, agent, step), ctx)
+            counts = ctx.tracer.run(job_pass_step_name(agent.slug), lambda c, step: _handle(c, agent, step), ctx)
         except Exception as exc:
             logger.exception("job %s failed for agent %s", ctx.job.name, agent.slug)
             outcome.errors.append(f"{agent.slug}: {type(exc).__name__}: {exc}"[:500])
             return
+        finally:
+            ctx.agent_llm = None
         outcome.add(counts)
         if counts.get("complete", True):
             job_checkpoint_save(job=ctx.job.name, agent=agent, watermark=watermark,
@@ -155,6 +166,8 @@ def _agent_pass(ctx: JobContext, agent: Agent, outcome: _Outcome) -> None:
 def _handle(ctx: JobContext, agent: Agent, step: StepRecord) -> dict:
     counts = ctx.job.handler(ctx, agent, step) or {}
     step.data.update({k: v for k, v in counts.items() if k != "complete"})
+    if getattr(ctx.llm, "refused", False):  # the handler wanted the LLM past the agent's budget
+        step.data["llm"], step.data["budget"] = "budget", ctx.llm.note()
     if counts.get("complete", True) is False:
         step.status = "incomplete"
     return counts

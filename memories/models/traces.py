@@ -7,6 +7,17 @@ class RunKind(models.TextChoices):
     JOB = "job"
 
 
+# Tokens were spent: the runs and steps the LLM budgets sum (memories/selectors/budgets.py).
+SPENT_TOKENS = models.Q(tokens_in__gt=0) | models.Q(tokens_out__gt=0)
+# A background job's pass over one agent is the run's step of this name (the run itself covers
+# every agent when it was not started for one): the agent's token use in that run.
+JOB_PASS_STEP_PREFIX = "agent:"
+
+
+def job_pass_step_name(slug: str) -> str:
+    return f"{JOB_PASS_STEP_PREFIX}{slug}"
+
+
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
     RUNNING = "running"
@@ -56,6 +67,9 @@ class PipelineRun(models.Model):
             # the sweeper's and the metrics' reads: the few runs not finished, by lease
             models.Index(fields=["status", "lease_expires_at"], name="run_unfinished",
                          condition=models.Q(status__in=["queued", "running"])),
+            # an agent's LLM budgets: its runs that spent tokens, by when they finished
+            models.Index(fields=["agent", "finished_at"], include=["tokens_in", "tokens_out"], name="run_llm_tokens",
+                         condition=SPENT_TOKENS),
         ]
 
     def __str__(self) -> str:
@@ -80,6 +94,11 @@ class PipelineStep(models.Model):
 
     class Meta:
         ordering = ["run", "attempt", "order"]
+        indexes = [
+            # the LLM budgets: a job run's pass over one agent (by step name) that spent tokens
+            models.Index(fields=["run", "name"], include=["tokens_in", "tokens_out"], name="step_llm_tokens",
+                         condition=SPENT_TOKENS),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}.{self.order} {self.name}"

@@ -113,6 +113,10 @@ class LLMUnavailable(LLMError):
     """No LLM is configured, or the server cannot be reached."""
 
 
+class LLMBudgetReached(LLMUnavailable):
+    """The agent's LLM token budget is spent: the call was not made (memories/budgets.py)."""
+
+
 class LLMTimeout(LLMError):
     """The LLM did not answer within the timeout."""
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from memories.budgets import llm_within_budget
 from memories.config import WriteConfig, apply_overrides, overrides_within_ceilings
 from memories.errors import ExternalIdConflict, IdempotencyConflict
 from memories.live import live_notify
@@ -162,7 +163,7 @@ def _dry_run(*, agent, message, speaker_name, occurred_at, recent_messages, conf
                 embedder=embedder,
             )
             if event is not None:
-                holder["result"] = _process_locked(run, llm=llm or get_llm_client(),
+                holder["result"] = _process_locked(run, llm=llm_within_budget(agent=agent, llm=llm or get_llm_client()),
                                                    embedder=embedder or get_embedder(), persist_trace=False)
             raise _DryRunRollback
     except _DryRunRollback:
@@ -209,6 +210,7 @@ def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: Pipe
     run = run or _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
     if run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
+    llm = llm_within_budget(agent=run.agent, llm=llm)  # past the agent's budget: the offline path
     # the read steps run on the message as stored; the forget guard runs with the job locked (a
     # message it redacts since is read again there, and a redacted one is not stored at all)
     tracer, read = Tracer(), _message(run)

@@ -9,6 +9,8 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from memory_project import embedded_pg
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -26,6 +28,16 @@ def env_bool(name: str, default: bool = False) -> bool:
     if value is None:
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_tokens(name: str) -> int | None:
+    """A whole number of tokens (at least 0), or None when the variable is unset or empty."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit()):
+        raise ImproperlyConfigured(f"{name} must be a whole number of tokens (0 or more), or unset; got {value!r}")
+    return int(value)
 
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
@@ -196,6 +208,12 @@ ANAMNESIS_LLM_BASE_URL = os.environ.get("ANAMNESIS_LLM_BASE_URL", "")
 ANAMNESIS_LLM_MODEL = os.environ.get("ANAMNESIS_LLM_MODEL", "gpt-4o-mini")
 ANAMNESIS_LLM_API_KEY = os.environ.get("ANAMNESIS_LLM_API_KEY", "")
 ANAMNESIS_LLM_TIMEOUT = float(os.environ.get("ANAMNESIS_LLM_TIMEOUT", "30"))
+# LLM token budgets per agent (memories/budgets.py): what one agent's writes, retrievals and
+# background jobs may spend per UTC day and per UTC month; unset: no limit. An agent's own budget
+# (the admin's agent page, PATCH /api/v1/agents/<slug>/budget/) replaces these defaults. Past a
+# budget a write takes the offline extractor, a retrieval skips the reranker, a job its LLM calls.
+ANAMNESIS_LLM_BUDGET_DAY_TOKENS = env_tokens("ANAMNESIS_LLM_BUDGET_DAY_TOKENS")
+ANAMNESIS_LLM_BUDGET_MONTH_TOKENS = env_tokens("ANAMNESIS_LLM_BUDGET_MONTH_TOKENS")
 
 # Write jobs left queued (the broker was down when they were accepted), failed by infrastructure or
 # running under an expired lease (their worker died) are sent again, and so are the vacuums forgets

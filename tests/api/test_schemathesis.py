@@ -99,7 +99,7 @@ def test_every_operation_survives_generated_requests(seeded, make_key, in_proces
     # destructive operations last, so the others still find the seeded objects
     operations = sorted((result.ok() for result in schema.get_all_operations()),
                         key=lambda op: (op.path.endswith("/merge/"), op.path.endswith("/forget/"), op.label))
-    assert len(operations) == 36  # + merge suggestions (4), POST jobs/{id}/retry/, erasures (2), GET forget/
+    assert len(operations) == 38  # + merge suggestions (4), jobs/{id}/retry/, erasures (2), GET forget/, budget (2)
     statuses: Counter = Counter()
     failures = []
     for operation in operations:

@@ -291,3 +291,40 @@ def test_profile_seeding_goes_through_the_service_and_keeps_an_existing_profile(
     assert not entity_profile_seed(entity=entity, text="")
     entity.refresh_from_db()
     assert entity.profile_text == "Nina likes tea."
+
+
+def test_an_agents_llm_budget_is_set_through_its_service_audited_and_validated(agent, site):
+    page = site.get(admin_url("agent", agent.pk, "change")).content.decode()
+    assert "Set LLM budget…" in page and "0 tokens (no budget)" in page
+    form = site.get(admin_url("agent", agent.pk, "budget"))
+    assert form.status_code == 200 and 'name="day_tokens"' in form.content.decode()
+
+    refused = site.post(admin_url("agent", agent.pk, "budget"), {"day_tokens": "-5", "month_tokens": "1.5"})
+    assert refused.status_code == 200 and "greater than or equal to 0" in refused.content.decode()
+    agent.refresh_from_db()
+    assert agent.llm_budget_day_tokens is None and not AuditEntry.objects.exists()
+
+    saved = site.post(admin_url("agent", agent.pk, "budget"), {"day_tokens": "800", "month_tokens": "",
+                                                               "reason": "pilot"})
+    assert saved.status_code == 302 and saved["Location"] == admin_url("agent", agent.pk, "change")
+    agent.refresh_from_db()
+    assert (agent.llm_budget_day_tokens, agent.llm_budget_month_tokens) == (800, None)
+    entry = AuditEntry.objects.get()
+    assert (entry.actor, entry.action, entry.reason, entry.after) == (
+        ACTOR, "agent_llm_budget", "pilot", {"day_tokens": 800, "month_tokens": None})
+    listed = site.get(admin_url("agent")).content.decode()
+    assert "0 of 800 tokens (the agent&#x27;s own)" in listed
+
+
+def test_staff_without_the_agent_change_permission_cannot_set_a_budget(agent):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename="view_agent"))
+    client = Client()
+    client.force_login(user)
+    assert "Set LLM budget…" not in client.get(admin_url("agent", agent.pk, "change")).content.decode()
+    assert client.post(admin_url("agent", agent.pk, "budget"), {"day_tokens": "10"}).status_code == 403
+    agent.refresh_from_db()
+    assert agent.llm_budget_day_tokens is None and not AuditEntry.objects.exists()

@@ -40,7 +40,12 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(result.as_dict(), indent=2, default=str))
             return
-        self.stdout.write(f"event {result.event_id} · {result.extraction_path} · {result.duration_ms:.0f} ms · "
+        path = result.extraction_path
+        budget = next((s["data"].get("budget") for s in result.trace
+                       if s["name"] == "extraction" and s["data"].get("fallback") == "budget"), None)
+        if budget:
+            path += f" ({budget})"
+        self.stdout.write(f"event {result.event_id} · {path} · {result.duration_ms:.0f} ms · "
                           f"tokens {result.tokens_used['total_tokens']}")
         for label, changes in (("added", result.facts_added), ("updated", result.facts_updated),
                                ("unchanged", result.facts_unchanged), ("deleted", result.facts_deleted)):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db.models import Value
 from pgvector.django import CosineDistance
 
+from memories.budgets import llm_off_reason
 from memories.extraction import llm_extract
 from memories.extraction.limits import extraction_within_limits
 from memories.extraction.offline import extract_offline
@@ -24,7 +25,8 @@ def pre_retrieval(message: Message, known: Known, llm: LLMClient, step: StepReco
     """What we already know about those entities (profile, else top-K facts), within budget."""
     if not llm.enabled:
         step.status = "skipped"
-        step.data["reason"] = "no LLM: the offline extractor needs no knowledge context"
+        step.data["reason"] = ("the agent's LLM budget is spent" if llm_off_reason(llm) == "budget" else "no LLM")
+        step.data["reason"] += ": the offline extractor needs no knowledge context"
         return ""
     budget, lines, used = message.config.informed_extraction_context_budget_tokens, [], 0
     for entity in known.entities.values():
@@ -74,6 +76,10 @@ def extract(message: Message, known: Known, knowledge: str, llm: LLMClient, trac
             except llm_extract.ExtractionFailed as exc:
                 step.data["blind_error"] = str(exc)
     if extracted is None:
+        # why the LLM was not used: `budget` (the agent's is spent), `no_llm`, or `llm_failed`
+        step.data["fallback"] = llm_off_reason(llm) if not llm.enabled else "llm_failed"
+        if step.data["fallback"] == "budget":
+            step.data["budget"] = llm.note()
         extracted = Extracted(extract_offline(
             message.text, speaker=message.speaker, recent_messages=message.recent, known_names=sorted(known.names),
             occurred_at=message.occurred_at, known_aliases=known.aliases, known_types=known.types,
