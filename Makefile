@@ -9,11 +9,12 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install run serve worker beat migrate demo test lint bench bench-jobs eval-stories stop-db vendor clean reliability
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e clients/python  # the Python client (README "Python client")
 	touch $@
 
 install: $(VENV)/.installed
