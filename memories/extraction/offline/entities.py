@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memories.extraction.offline.lexicon import (
+    FAMILY_NAME_PLACES,
     FEMALE_KIN,
     FEMALE_NAMES,
     FIRST_NAMES,
@@ -33,7 +34,7 @@ from memories.extraction.offline.names import (
     find_mentions,
     stated_aliases,
 )
-from memories.extraction.offline.parse import entity_labels, parse_many
+from memories.extraction.offline.parse import entity_labels, human_subject_spans, parse_many
 from memories.extraction.offline.text import SPEAKER, split_sentences
 from memories.naming import first_names_compatible
 
@@ -335,6 +336,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                 entity = registry.entities[idx]
                 _vote(entity, sentence.text, mention)
                 _vote_parser(entity, mention, labels)
+                _vote_family_name(entity, sentence.text, mention)
                 if entity.name.lower() in stored and not entity.scores.get("known"):
                     entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
                     entity.scores["known"] = 0
@@ -343,6 +345,14 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> None:
+    """A one-word city that is also a family name, as the subject of a verb only a person does
+    ("Preston from the garage said …"), is the person."""
+    if mention.text.lower() in FAMILY_NAME_PLACES and any(
+            start <= mention.start and mention.end <= end for start, end in human_subject_spans(text)):
+        entity.vote("person", 45)
 
 
 def _vote_shared_first_names(registry: Registry, known_people: Sequence[str]) -> None:
@@ -458,8 +468,8 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None
         entity.vote("organization", 80)
     if len(words) > 1 and (words[-1] in PLACE_SUFFIXES or words[0] in PLACE_PREFIXES):
         entity.vote("place", 70)
-    if " ".join(words) in PLACES:
-        entity.vote("place", 60)
+    if (name := " ".join(words)) in PLACES:
+        entity.vote("place", 30 if name in FAMILY_NAME_PLACES else 60)
     if words[0] in FIRST_NAMES:
         entity.vote("person", 55 if len(words) > 1 else 50)
         entity.gender = entity.gender or gender_of(words[0])

@@ -5,6 +5,8 @@ Everything is lower-case; callers compare `word.lower()`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from memories.roles import ROLE_RELATIONS, ROLE_TERMS
 
 
@@ -91,8 +93,14 @@ sea gulf harbor harbour peninsula heights springs trail national
 """)
 PLACE_PREFIXES = word_set("mount lake cape port fort saint san santa são sao")
 
-# A small gazetteer: countries, US states, major cities (lower-case, accents kept).
-PLACES = word_set("""
+# The gazetteer: GeoNames' countries, US states and cities of 50,000+ people, less ordinary words
+# and given names (places.txt, built by scripts/build_places.py), and the forms people write that
+# it lacks (below: short forms, regions, the names it leaves out as given names).
+_GAZETTEER = frozenset(
+    line for line in (Path(__file__).with_name("places.txt").read_text(encoding="utf-8").splitlines())
+    if line and not line.startswith("#")
+)
+_WRITTEN_PLACES = word_set("""
 brazil brasil portugal spain france germany italy england scotland ireland wales netherlands belgium
 switzerland austria sweden norway denmark finland poland greece turkey russia ukraine china japan
 korea india pakistan thailand vietnam indonesia philippines australia canada mexico argentina chile
@@ -153,6 +161,10 @@ brooklyn manhattan yellowstone hollywood
         "the uk",
     }
 )
+PLACES = _GAZETTEER | _WRITTEN_PLACES
+# One word of the gazetteer alone is also many a family name ("Preston", "Sheffield"): it says
+# place less firmly than a place people name in chat.
+FAMILY_NAME_PLACES = frozenset(p for p in _GAZETTEER - _WRITTEN_PLACES if " " not in p)
 
 FEMALE_NAMES = word_set("""
 ana anna maria mariana clara fernanda juliana camila beatriz carolina caroline carol melanie mel joanna

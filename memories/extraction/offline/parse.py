@@ -84,6 +84,24 @@ def entity_labels(text: str) -> list[tuple[int, int, str]]:
     return [(e.start_char, e.end_char, LABEL_TYPES[e.label_]) for e in parse(text).ents if e.label_ in LABEL_TYPES]
 
 
+# Verbs whose subject is someone: "X said", "X texted me", "X thinks".
+_HUMAN_VERBS = frozenset({
+    "say", "tell", "ask", "text", "call", "reply", "answer", "promise", "think", "believe", "want", "laugh",
+    "smile", "agree", "explain", "mention", "invite", "message", "email", "wonder", "hope", "decide", "complain",
+})
+
+
+def human_subject_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) character spans of the subjects of verbs only a person does ("Preston from the
+    garage said …"), with the words compounded into them."""
+    spans = []
+    for token in parse(text):
+        if token.dep_ == "nsubj" and token.head.lemma_.lower() in _HUMAN_VERBS:
+            words = [t for t in token.subtree if t.dep_ == "compound" or t is token]
+            spans.append((min(t.idx for t in words), max(t.idx + len(t) for t in words)))
+    return spans
+
+
 _CESSATION_VERBS = frozenset({"quit", "stop", "leave", "abandon", "drop", "ditch", "cancel"})
 _VAGUE = frozenset({
     "job", "work", "live", "study", "be", "have", "do", "go", "get", "it", "that", "this", "thing", "time",
