@@ -353,7 +353,9 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
         return True
     end = tokens[k][0] + len(word)
     return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:]))
-            or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0]))
+            or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0])
+            or low not in KIN_TITLES and low not in KINSHIP and low not in HONORIFICS
+            and _parsed_as_person(sentence, tokens[k][0]))
 
 
 _MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})
@@ -364,6 +366,13 @@ def _parsed_as_modifier(sentence: str, start: int) -> bool:
     hobby alert!"): seen capitalized elsewhere (in "New Year's Eve") it is still no name here."""
     token = next((t for t in parse(sentence) if t.idx == start), None)
     return token is not None and token.pos_ in _MODIFIER_TAGS
+
+
+def _parsed_as_person(sentence: str, start: int) -> bool:
+    """The parser reads the sentence's opening word as a proper noun naming a person ("Kenji moved
+    to Osaka"): a given name no list holds."""
+    token = next((t for t in parse(sentence) if t.idx == start), None)
+    return token is not None and token.pos_ == "PROPN" and token.ent_type_ == "PERSON"
 
 
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
