@@ -153,6 +153,10 @@ def _checks(row_type: str, v: dict) -> tuple[str, str] | None:
                 return end, f"must not be before {start}"
     if row_type == "entity" and v["entity_type"] != v["entity_type"].lower():
         return "entity_type", "must be lower-case"
+    if row_type == "entity" and v["merged_into"] == v["id"]:
+        return "merged_into", "must not be the entity itself"
+    if row_type == "fact" and v["supersedes"] == v["id"]:
+        return "supersedes", "must not be the fact itself"
     if row_type == "relationship" and v["source"] == v["target"]:
         return "target", "must not be the source"
     if row_type == "entity_merge" and v["survivor"] == v["merged"]:
@@ -205,7 +209,8 @@ class ExportReader:
             try:
                 value = json.loads(raw, parse_constant=_no_constant)
             except json.JSONDecodeError as exc:
-                raise InvalidExportFile(f"not a complete JSON object ({exc.msg}, column {exc.colno}): "
+                where = f"{exc.msg}{'' if exc.msg.endswith(' at') else ' at'} column {exc.colno}"
+                raise InvalidExportFile(f"not a complete JSON object ({where}): "
                                         "the file may be truncated or damaged", line=self.line) from exc
             except RecursionError as exc:
                 raise InvalidExportFile("nested too deeply", line=self.line) from exc

@@ -1,6 +1,5 @@
 import gzip
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -27,27 +26,25 @@ class Command(BaseCommand):
             target = selectors.agent_by_slug(slug=agent)
             if target is None:
                 raise CommandError(f"no agent {agent!r}")
-            redacted = export_forgets_apply(agent=target)
+            redacted = export_forgets_apply(agent=target)  # what a forget has not reached yet goes first
             if not out:
-                written = _write(sys.stdout, agent_export(agent=target))
+                try:
+                    for line in agent_export(agent=target):
+                        self.stdout.write(line, ending="")
+                except BrokenPipeError:  # the reader stopped early (`| head`): nothing to report
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
                 return
             path = Path(out)
             partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+            lines = 0
             try:
-                opener = gzip.open if path.suffix == ".gz" else open
-                with opener(partial, "wt", encoding="utf-8") as stream:
-                    written = _write(stream, agent_export(agent=target))
+                with (gzip.open if path.suffix == ".gz" else open)(partial, "wt", encoding="utf-8") as stream:
+                    for line in agent_export(agent=target):
+                        stream.write(line)
+                        lines += 1
                 partial.replace(path)
             finally:
                 partial.unlink(missing_ok=True)
         note = f"; {redacted} message(s) a forget had not reached yet redacted first" if redacted else ""
-        self.stderr.write(f"{agent}: {written['lines']} lines, {path.stat().st_size:,} bytes in "
+        self.stderr.write(f"{agent}: {lines} lines, {path.stat().st_size:,} bytes in "
                           f"{time.perf_counter() - started:.1f} s → {path}{note}")
-
-
-def _write(stream, lines) -> dict:
-    count = 0
-    for line in lines:
-        stream.write(line)
-        count += 1
-    return {"lines": count}
