@@ -16,7 +16,7 @@ from memories.portability.remap import AGENT, remap_stored_json
 def export_content(lines: Iterable[str | bytes]) -> list[dict]:
     """The rows of an export with each id — the row's own and every reference to it, in columns
     and in stored JSON — replaced by the row's position among the rows of its type, the header
-    reduced to the agent's name and creation time, and the import's audit entries left out."""
+    reduced to the agent (without its id and slug), and the import's audit entries left out."""
     rows = [json.loads(line) for line in lines if line.strip()]
     if not rows:
         return []
@@ -30,7 +30,7 @@ def export_content(lines: Iterable[str | bytes]) -> list[dict]:
     def position(kind: str, value: int) -> int | None:
         return positions.get(kind, {}).get(value)
 
-    out = [{"agent": {"name": header["agent"]["name"], "created_at": header["agent"]["created_at"]}}]
+    out = [{"agent": {k: v for k, v in header["agent"].items() if k not in ("id", "slug")}}]
     for row in body:
         if row["type"] == "audit" and row["action"] == IMPORT_ACTION:
             continue

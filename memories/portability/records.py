@@ -28,7 +28,7 @@ assert {c.name for c in CLOCKS} >= {name for pair in _CLOCK_WINDOWS for name in 
 class Header:
     version: int
     exported_at: datetime
-    agent: dict  # id, slug, name, created_at (a datetime)
+    agent: dict  # id, slug, name, created_at (a datetime), its own LLM budgets (llm_budget_*_tokens)
     counts: dict[str, int] | None
 
 
@@ -142,7 +142,9 @@ def _values(fields: Iterable[Field], value: dict) -> dict:
 
 
 _HEADER_AGENT = (Field("id", "id"), Field("slug", "str", max_length=100), Field("name", "str", max_length=200),
-                 Field("created_at", "time"))
+                 Field("created_at", "time"),
+                 *(Field(f"llm_budget_{window}_tokens", "int", low=0, high=2**63 - 1, null=True, default=None)
+                   for window in ("day", "month")))
 
 
 def _checks(row_type: str, v: dict) -> tuple[str, str] | None:

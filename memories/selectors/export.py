@@ -115,7 +115,8 @@ def agent_export(*, agent: Agent, exported_at: datetime | None = None) -> Iterat
             return value if value in known[kind] else None
 
         head = fmt.header(agent={"id": agent.id, "slug": agent.slug, "name": agent.name,
-                                 "created_at": agent.created_at},
+                                 "created_at": agent.created_at, "llm_budget_day_tokens": agent.llm_budget_day_tokens,
+                                 "llm_budget_month_tokens": agent.llm_budget_month_tokens},
                           exported_at=exported_at or timezone.now(), counts=counts)
         yield fmt.line(head) + "\n"
         for row_type in fmt.ROW_TYPES:

@@ -265,7 +265,10 @@ def _agent_new(*, slug: str, header: Header) -> Agent:
         raise Conflict(f"an agent {slug!r} exists already: import into a new slug", {"slug": "taken"})
     try:
         with transaction.atomic():
-            agent = Agent.objects.create(slug=slug, name=header.agent["name"] or slug)
+            agent = Agent.objects.create(  # with the LLM budgets of its own it had
+                slug=slug, name=header.agent["name"] or slug,
+                llm_budget_day_tokens=header.agent["llm_budget_day_tokens"],
+                llm_budget_month_tokens=header.agent["llm_budget_month_tokens"])
     except IntegrityError as exc:  # created meanwhile
         raise Conflict(f"an agent {slug!r} exists already: import into a new slug", {"slug": "taken"}) from exc
     agent.created_at = header.agent["created_at"]  # the agent's own, not this import's

@@ -35,6 +35,7 @@ from memories.portability.compare import export_content
 from memories.selectors.export import agent_export
 from memories.services import entities as entity_services
 from memories.services import facts as fact_services
+from memories.services.budgets import agent_llm_budget_set
 from memories.services.forget import entity_forget
 from memories.services.jobs import job_checkpoint_save
 from memories.services.maintenance import merge_suggestion_dismiss
@@ -208,6 +209,7 @@ def test_merges_corrections_and_forgets_survive_the_trip(agent):
 def test_imported_rows_keep_their_clocks_and_note_when_they_arrived(agent):
     say(agent, "Ricardo Gomes lives in São Paulo.", day=5)
     say(agent, "Ricardo Gomes moved to Austin in March.", day=20, month=4)
+    agent_llm_budget_set(agent=agent, actor="user:op", day_tokens=5000)
     report = agent_import(slug="copy", lines=export_lines(agent), actor="user:op")
     copy = report.agent
     clocks = ("valid_from", "valid_to", "learned_at", "valid_to_learned_at", "unlearned_at", "recorded_at",
@@ -222,6 +224,8 @@ def test_imported_rows_keep_their_clocks_and_note_when_they_arrived(agent):
     assert (list(Event.objects.filter(agent=copy).order_by("id").values_list("occurred_at", "recorded_at"))
             == list(Event.objects.filter(agent=agent).order_by("id").values_list("occurred_at", "recorded_at")))
     assert copy.created_at == agent.created_at
+    assert (copy.llm_budget_day_tokens, copy.llm_budget_month_tokens) == (5000, None)  # its own budget came along
+    assert AuditEntry.objects.get(agent=copy, action="agent_llm_budget").object_id == str(copy.id)
     entry = AuditEntry.objects.get(agent=copy, action="agent_import")
     assert entry.actor == "user:op" and entry.after["source"]["agent"]["slug"] == agent.slug
     assert entry.after["rows"]["fact"] == Fact.objects.filter(agent=copy).count()
