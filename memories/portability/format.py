@@ -68,8 +68,11 @@ def _str(name: str, max_length: int, default: object = REQUIRED, **options) -> F
     return Field(name, "str", max_length=max_length, default=default, **options)
 
 
+INT32 = 2**31 - 1  # the columns' integer range
+
+
 def _count(name: str, default: object = 0) -> Field:
-    return Field(name, "int", low=0, default=default)
+    return Field(name, "int", low=0, high=INT32, default=default)
 
 
 def _ref(name: str, ref: str, null: bool = False, **options) -> Field:
@@ -88,7 +91,7 @@ RUN_STATUSES = ("queued", "running", "succeeded", "failed")
 class RowType:
     """What a row of one type holds (`fields`), what must be unique among the file's rows of the
     type (`unique`: field names; a key with a null part is not checked, as in the database), and
-    which of its fields hold vectors' texts (`embedded`)."""
+    whether its model keeps a vector (`has_vector`: the import computes it again)."""
 
     name: str
     fields: tuple[Field, ...]
@@ -151,9 +154,10 @@ ROW_TYPES: dict[str, RowType] = {t.name: t for t in (
         _count("tokens_out"), _count("attempts"), _text("error"), _f("result", "dict", default={}),
     ), unique=(("event",),)),
     RowType("step", (
-        _ref("job", "job", column="run_id"), _f("attempt", "int", low=0, default=1), _f("order", "int", low=0),
+        _ref("job", "job", column="run_id"), _count("attempt", default=1), _count("order", default=REQUIRED),
         _str("name", 64), _str("status", 16, default="ok"), _f("duration_ms", "float", default=0.0),
-        _f("candidates_in", "int", null=True, default=None), _f("candidates_out", "int", null=True, default=None),
+        *(_f(name, "int", low=-INT32 - 1, high=INT32, null=True, default=None)
+          for name in ("candidates_in", "candidates_out")),
         _count("tokens_in"), _count("tokens_out"), _f("data", "dict", default={}),
     )),
     RowType("erasure_receipt", (

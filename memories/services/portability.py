@@ -22,7 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
@@ -165,7 +165,12 @@ class _Importer:
         if ROW_TYPES[row_type].has_id:
             self.ids[row_type].update((r.values["id"], new) for r, new in zip(records, new_ids, strict=True))
         objects = [self._build(r, new, v) for r, new, v in zip(records, new_ids, vectors, strict=True)]
-        model.objects.bulk_create(objects)
+        try:
+            model.objects.bulk_create(objects)
+        except (IntegrityError, DataError) as exc:  # what the line checks did not foresee: still the file's
+            problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise InvalidExportFile(f"the database refused a {row_type} row of lines {records[0].line}–"
+                                    f"{records[-1].line}: {problem}", line=records[0].line) from exc
         self.vectors += sum(v is not None for v in vectors)
         if row_type in AUTO_TIMES:
             _columns_set(model, new_ids, {c: [r.values[c] for r in records] for c in AUTO_TIMES[row_type]},

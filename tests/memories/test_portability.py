@@ -298,3 +298,23 @@ def test_a_bad_file_stores_nothing(agent):
         agent_import(slug="copy", lines=lines[:-3], actor="test")  # cut between lines
     assert "truncated" in caught.value.message
     assert {model: model.objects.count() for model in counts} == counts
+
+
+def test_a_row_the_database_refuses_is_a_bad_line_too(agent, monkeypatch):
+    """Should a row pass the line checks and still break a constraint, the import names the lines
+    of its batch and stores nothing."""
+    from memories.portability import records
+
+    say(agent, "Bruno lives in Porto.")
+    lines = export_lines(agent)
+    at = next(i for i, line in enumerate(lines) if '"type":"relationship"' in line)
+    row = json.loads(lines[at])
+    broken = [*lines[:at], json.dumps({**row, "valid_to": "2000-01-01T00:00:00+00:00"}) + "\n", *lines[at + 1:]]
+    monkeypatch.setattr(records, "_checks", lambda row_type, values: None)  # the check that would catch it
+    before = Fact.objects.count()
+    with pytest.raises(InvalidExportFile) as caught:
+        agent_import(slug="copy", lines=broken, actor="test")
+    assert caught.value.extra["line"] == at + 1
+    assert "the database refused a relationship row" in caught.value.message
+    assert not Agent.objects.filter(slug="copy").exists() and Fact.objects.count() == before
+

@@ -85,6 +85,8 @@ def test_a_good_file_reads_with_defaults_and_parsed_times():
      "'valid_to' must not be before valid_from"),
     ([header(), entity(10, "Inês"), fact(30, 10, "x", confidence=1.5)], 3, "'confidence' must be between 0 and 1"),
     ([header(), entity(10, "Inês"), fact(30, 10, "x", supersedes=30)], 3, "must not be the fact itself"),
+    ([header(), {"type": "step", "job": 1, "order": 1, "name": "upsert", "tokens_in": 2**40}], 2,
+     "'tokens_in' must be between 0 and 2147483647"),
     ([header(), entity(10, "Inês"), fact(30, 10, "x\u0000y")], 3, "cannot be stored"),
 ])
 def test_a_bad_row_is_refused_naming_its_line_and_what_is_wrong(rows, line, says):
