@@ -53,3 +53,19 @@ class JobFailed(DomainError):
 
     code = "job_failed"
     http_status = 422
+
+
+class InvalidExportFile(DomainError):
+    """An agent export that cannot be imported: which line, and what is wrong with it."""
+
+    code = "invalid_export_file"
+
+    def __init__(self, message: str, *, line: int | None = None, field: str | None = None):
+        extra: dict = {"line": line}
+        if field:
+            extra["field"] = field
+        super().__init__(f"line {line}: {message}" if line else message, extra)
+
+
+class UnsupportedExportVersion(InvalidExportFile):
+    code = "unsupported_export_version"

@@ -1,11 +1,14 @@
 """What the ASGI entry point (memory_project.asgi) does before any app sees a connection.
 
 - `BodySizeLimit`: a request body past the size limit (`max_body_bytes()`: DATA_UPLOAD_MAX_MEMORY_SIZE,
-  the REST API's own limit) is a 413 before anything reads it. Django's ASGI handler reads the
-  whole body into a temporary file before a view runs, and reads none without a Content-Length,
-  so a declared Content-Length over the limit is refused at once, and a chunked body (no
-  Content-Length) is read only up to the limit: past it, a 413 and nothing more is read; within
-  it, it is handed on whole with its Content-Length, so Django parses it like any other.
+  the REST API's own limit; an agent import's is ANAMNESIS_IMPORT_MAX_BYTES) is a 413 before
+  anything reads it. Django's ASGI handler reads the whole body into a temporary file before a
+  view runs, and reads none without a Content-Length, so a declared Content-Length over the limit
+  is refused at once, and a chunked body (no Content-Length) is read only up to the limit: past
+  it, a 413 and nothing more is read; within it, it is handed on whole with its Content-Length,
+  so Django parses it like any other. An agent import, whose limit is far larger, must declare
+  its Content-Length (a 411 otherwise): Django then spools it to a temporary file instead of
+  this guard holding it in memory.
 - `websocket_not_found`: the last websocket route, so an upgrade to an unknown path is refused at
   the handshake (a close before accept: the server answers 403) instead of Channels' URLRouter
   raising (an HTTP 500 with a traceback).
@@ -27,8 +30,12 @@ def _header(scope, name: bytes) -> bytes | None:
 
 
 async def _too_large(send, message: str, limit: int) -> None:
-    body = json.dumps(error_body("payload_too_large", message, {"body": f"at most {limit} bytes"})).encode()
-    await send({"type": "http.response.start", "status": 413, "headers": [
+    await _refuse(send, 413, "payload_too_large", message, limit)
+
+
+async def _refuse(send, status: int, code: str, message: str, limit: int) -> None:
+    body = json.dumps(error_body(code, message, {"body": f"at most {limit} bytes"})).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})
@@ -43,7 +50,7 @@ class BodySizeLimit:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        limit = max_body_bytes()
+        limit = max_body_bytes(scope.get("path", ""))
         declared = _header(scope, b"content-length")
         if declared is not None:
             if declared.isdigit() and int(declared) > limit:
@@ -52,6 +59,9 @@ class BodySizeLimit:
             return await self.app(scope, receive, send)
         if _header(scope, b"transfer-encoding") is None:
             return await self.app(scope, receive, send)  # no body
+        if limit > max_body_bytes():
+            return await _refuse(send, 411, "length_required",
+                                 "send the file with a Content-Length (curl --data-binary @file does)", limit)
         body = bytearray()
         while True:
             message = await receive()

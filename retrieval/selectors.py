@@ -52,12 +52,13 @@ def known_types(*, agent: Agent) -> set[str]:
 
 
 def one_hop(*, agent: Agent, entity_ids: list[int], as_of: Moment | datetime | None, limit: int = 10) -> list[int]:
-    """Neighbours of the entities through visible relationships (query expansion)."""
+    """Neighbours of the entities through visible relationships (query expansion); among edges
+    of equal strength the older first, so the answer does not depend on where the rows lie."""
     if not entity_ids:
         return []
     rels = Relationship.objects.filter(version_visible(as_of), agent=agent).filter(
         Q(source_id__in=entity_ids) | Q(target_id__in=entity_ids)
-    ).order_by("-strength").values_list("source_id", "target_id")[: limit * 2]
+    ).order_by("-strength", "id").values_list("source_id", "target_id")[: limit * 2]
     out: list[int] = []
     for source, target in rels:
         for node in (source, target):

@@ -162,7 +162,7 @@ class EventSerializer(serializers.ModelSerializer):
     class Meta:
         model = Event
         fields = ["id", "speaker", "text", "occurred_at", "recorded_at", "external_id", "metadata", "redacted_at",
-                  "job"]
+                  "imported_at", "job"]
 
 
 class EntityRefSerializer(serializers.ModelSerializer):
@@ -179,8 +179,8 @@ class FactSerializer(serializers.ModelSerializer):
         model = Fact
         fields = ["id", "text", "entity", "confidence", "importance", "importance_category", "source_context",
                   "speaker", "source_event", "supersedes", "valid_from", "valid_to", "learned_at",
-                  "valid_to_learned_at", "unlearned_at", "recorded_at", "invalidated_at", "invalidation_reason",
-                  "is_active", "reinforcement_count", "last_confirmed_at", "slot", "slot_value"]
+                  "valid_to_learned_at", "unlearned_at", "recorded_at", "invalidated_at", "imported_at",
+                  "invalidation_reason", "is_active", "reinforcement_count", "last_confirmed_at", "slot", "slot_value"]
 
 
 class FactDetailSerializer(FactSerializer):
@@ -217,13 +217,14 @@ class RelationshipSerializer(serializers.ModelSerializer):
         model = Relationship
         fields = ["id", "source", "rel_type", "target", "strength", "evidence_fact", "source_event", "valid_from",
                   "valid_to", "learned_at", "valid_to_learned_at", "unlearned_at", "recorded_at", "invalidated_at",
-                  "is_active"]
+                  "imported_at", "is_active"]
 
 
 class EntitySerializer(serializers.ModelSerializer):
     class Meta:
         model = Entity
-        fields = ["id", "key", "type", "display_name", "importance", "merged_into", "created_at", "updated_at"]
+        fields = ["id", "key", "type", "display_name", "importance", "merged_into", "created_at", "updated_at",
+                  "imported_at"]
 
 
 class EntityDetailSerializer(serializers.Serializer):

@@ -19,6 +19,7 @@ from memories.api.views_erasures import ErasureReceiptViewSet
 from memories.api.views_events import EventViewSet, JobViewSet
 from memories.api.views_facts import FactCorrectApi, FactHistoryApi, FactReinstateApi, FactRetractApi, FactViewSet
 from memories.api.views_merge import MergeSuggestionViewSet
+from memories.api.views_portability import AgentExportApi, AgentImportApi
 from memories.api.views_traces import TraceViewSet
 
 router = SimpleRouter()
@@ -35,6 +36,8 @@ router.register(f"{AGENT_PATH}/erasures", ErasureReceiptViewSet, basename="erasu
 FACT = rf"^{AGENT_PATH}/facts/(?P<pk>{ID_REGEX})"
 ENTITY = rf"^{AGENT_PATH}/entities/(?P<pk>{ID_REGEX})"
 operations = [
+    re_path(rf"^{AGENT_PATH}/export/$", AgentExportApi.as_view(), name="agent-export"),
+    re_path(rf"^{AGENT_PATH}/import/$", AgentImportApi.as_view(), name="agent-import"),
     re_path(rf"{FACT}/history/$", FactHistoryApi.as_view(), name="fact-history"),
     re_path(rf"{FACT}/correct/$", FactCorrectApi.as_view(), name="fact-correct"),
     re_path(rf"{FACT}/retract/$", FactRetractApi.as_view(), name="fact-retract"),

@@ -12,7 +12,8 @@ class Agent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Bumped by every write that changes relationships or fact links; graph caches key on it.
     graph_version = models.PositiveBigIntegerField(default=0)
-    # Changed only by memories.services.budgets.agent_llm_budget_set (audited); 0 keeps the agent off the LLM.
+    # Changed only by memories.services.budgets.agent_llm_budget_set (audited; an import creates the agent
+    # with the ones it had); 0 keeps the agent off the LLM.
     llm_budget_day_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     llm_budget_month_tokens = models.PositiveBigIntegerField(null=True, blank=True)
 

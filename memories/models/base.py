@@ -24,7 +24,8 @@ class BiTemporal(models.Model):
       (`unlearned_at`: a retraction, or a correction that replaced it from its start);
     - the database's: when the row was stored and closed, `recorded_at` / `invalidated_at`.
 
-    Open ends are NULL."""
+    Open ends are NULL. A version that came with an agent import keeps the clocks it had where
+    it was exported; `imported_at` says when this database stored it (NULL: written here)."""
 
     valid_from = models.DateTimeField(db_index=False)
     valid_to = models.DateTimeField(null=True, blank=True)
@@ -33,6 +34,7 @@ class BiTemporal(models.Model):
     unlearned_at = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField()
     invalidated_at = models.DateTimeField(null=True, blank=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         abstract = True

@@ -7,7 +7,8 @@ from .base import EMBEDDING_DIMENSIONS, AgentScoped
 class Entity(AgentScoped):
     """A person, place, organization or thing the agent knows about, identified per agent by
     `key` (`person:carlos`). A merged entity keeps its row and points at the survivor through
-    `merged_into`, so old references can be followed."""
+    `merged_into`, so old references can be followed. An entity that came with an agent import
+    keeps its `created_at`; `imported_at` says when this database stored it."""
 
     key = models.CharField(max_length=255)
     type = models.CharField(max_length=64)
@@ -22,6 +23,7 @@ class Entity(AgentScoped):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "entities"

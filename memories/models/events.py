@@ -9,7 +9,8 @@ from .base import EMBEDDING_DIMENSIONS, AgentScoped
 class Event(AgentScoped):
     """One message as it arrived: the immutable log everything else is derived from.
     `occurred_at` is when it was said, `recorded_at` when we received it. The write pipeline
-    never updates or deletes an event; only "forget" redacts its text."""
+    never updates or deletes an event; only "forget" redacts its text. An event that came with an
+    agent import keeps its times; `imported_at` says when this database stored it."""
 
     speaker = models.CharField(max_length=200)
     text = models.TextField()
@@ -26,6 +27,7 @@ class Event(AgentScoped):
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     redacted_at = models.DateTimeField(null=True, blank=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["occurred_at", "id"]

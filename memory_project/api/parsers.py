@@ -3,6 +3,8 @@ cannot store (NUL, lone surrogates) anywhere in the document."""
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.parsers import JSONParser
@@ -13,7 +15,14 @@ DEFAULT_MAX_BODY_BYTES = 256 * 1024
 MAX_DEPTH = 32
 
 
-def max_body_bytes() -> int:
+# An agent import's body is an export file, read line by line (memories.api.views_portability).
+IMPORT_PATH = re.compile(r"^/api/v1/agents/[-a-zA-Z0-9_]+/import/$")
+
+
+def max_body_bytes(path: str = "") -> int:
+    """The largest request body accepted at `path`: an agent import's limit, else the API's."""
+    if path and IMPORT_PATH.match(path):
+        return settings.ANAMNESIS_IMPORT_MAX_BYTES
     return getattr(settings, "DATA_UPLOAD_MAX_MEMORY_SIZE", None) or DEFAULT_MAX_BODY_BYTES
 
 

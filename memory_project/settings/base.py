@@ -274,6 +274,9 @@ ANAMNESIS_METRICS_PUBLIC = env_bool("ANAMNESIS_METRICS_PUBLIC", False)
 # --- REST API (/api/v1/): API keys (`manage.py create_api_key`) or a session with a UI role ---
 # Request bodies above this are a 413 (the API checks Content-Length before reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+# ... except an agent import (POST agents/{agent}/import/: an export file, read line by line from
+# a temporary file, never whole in memory), which must send its Content-Length and stay under this.
+ANAMNESIS_IMPORT_MAX_BYTES = int(os.environ.get("ANAMNESIS_IMPORT_MAX_BYTES", str(1024**3)))
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_project.api.errors.exception_handler",
