@@ -129,11 +129,14 @@ def _check_shape(where: str, raw: dict) -> None:
 
 
 def load_cases(folder: Path = HERE) -> list[Case]:
-    """Every case of every frame file in `folder`, its messages timed `STEP` apart from T0."""
+    """Every case of every frame file in `folder`, its messages timed `STEP` apart from T0 (or the
+    file's `step_minutes`)."""
     cases: list[Case] = []
     for path in sorted(folder.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
         frame, speaker = doc["frame"], doc.get("speaker", "")
+        # a file may space its messages otherwise: a correction follows what it corrects in minutes
+        step = timedelta(minutes=doc["step_minutes"]) if "step_minutes" in doc else STEP
         assert path.stem == frame, f"{path.name}: frame {frame!r} differs from the file name"
         seen: set[str] = set()
         for raw in doc["cases"]:
@@ -146,7 +149,7 @@ def load_cases(folder: Path = HERE) -> list[Case]:
                 msg = {"text": msg} if isinstance(msg, str) else msg
                 at = _when(msg.get("at"), at)
                 messages.append((msg.get("speaker") or raw.get("speaker") or speaker, msg["text"], at))
-                at += STEP
+                at += step
             assert all(m[0] for m in messages), f"{where}: a message has no speaker"
             cases.append(Case(frame, raw["id"], messages, raw["expect"], raw.get("known_gap", "")))
     return cases
