@@ -476,6 +476,23 @@ RULES: tuple[Rule, ...] = (
         category="specific_event",
         objects=_NOT_PERSON,
     ),
+    # Membership said without "joined": "is a member of", "captain of", "plays for", "belongs to",
+    # "volunteers with", "sings in", "on the board of", "signed up for" an organization; "is in ⟨X⟩"
+    # only when X is a club, choir, team … (match_rules checks it).
+    _rule(
+        "member_verbs",
+        r"(?:(?:(?:an?|the)\s+)?(?:(?:proud|longtime|long-time|founding|paid-up|life|new|active)\s+)?"
+        r"(?:member|captain|treasurer|president|chair|chairwoman|chairman|secretary|vice-captain)\s+of|"
+        r"(?:plays?|played|playing)\s+(?:\w+\s+)?for|belongs?\s+to|"
+        r"(?:volunteers?|volunteered|volunteering)\s+(?:with|at|for)|(?:sings?|sang|singing|dances?|rows?)\s+in|"
+        r"on\s+the\s+(?:board|committee)\s+of|signed\s+up\s+(?:for|with))",
+        "membership",
+        rel="member_of",
+        category="biographical_milestone",
+        objects=_ORG,
+    ),
+    _rule("member_in", r"(?:also\s+|still\s+|now\s+)?in", "membership", rel="member_of",
+          category="biographical_milestone", objects=_ORG),
 )
 _THEN_JOINED = re.compile(
     r"^\s*(?:in\s+\w+\s+)?(?:,\s*)?(?:to\s+(?:go\s+)?|and\s+(?:then\s+)?)(?=join|start|work)", re.I
@@ -538,6 +555,9 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         obj = int(match.group("obj"))
         if rule.objects and registry.entities[obj].type not in rule.objects:
             continue
+        if rule.name == "member_in" and not (
+                match.group("pre").strip() and _is_club(match.group(), registry.entities[obj].name)):
+            continue  # "is in ⟨X⟩" is membership only of a club, choir, team …
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
         if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name):
