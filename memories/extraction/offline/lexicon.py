@@ -94,8 +94,9 @@ sea gulf harbor harbour peninsula heights springs trail national
 PLACE_PREFIXES = word_set("mount lake cape port fort saint san santa são sao")
 
 # The gazetteer: GeoNames' countries, US states and cities of 50,000+ people, less ordinary words
-# and given names (places.txt, built by scripts/build_places.py), and the forms people write that
-# it lacks (below: short forms, regions, the names it leaves out as given names).
+# and given names (places.txt, built by scripts/build_places.py); and below, the places people
+# name in chat: the forms the gazetteer lacks (short forms, regions, names it leaves out as given
+# names) and the well-known places that say "place" at full weight even alone (FAMILY_NAME_PLACES).
 _GAZETTEER = frozenset(
     line for line in (Path(__file__).with_name("places.txt").read_text(encoding="utf-8").splitlines())
     if line and not line.startswith("#")
