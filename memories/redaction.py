@@ -200,3 +200,15 @@ def redact_contacts(text: str) -> str:
     if not text or REDACTED not in text:
         return text
     return _PHONE.sub(_phone_or_keep, _EMAIL.sub(REDACTED, text))
+
+
+def redact_contacts_json(value):
+    """`redact_contacts` on every string of a JSON value (a trace, a job result): a fact text there
+    that names her ("[redacted]'s number is ...") loses the number as her message does."""
+    if isinstance(value, str):
+        return redact_contacts(value)
+    if isinstance(value, list):
+        return [redact_contacts_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_contacts_json(v) for k, v in value.items()}
+    return value

@@ -13,7 +13,8 @@
 - Facts about or naming her (every version), relationships, aliases and links are deleted; other
   entities' profile sentences naming her are dropped; traces, job results, merge records, audit
   rows and the admin log's rows about the agent's rows keep their ids and counts with her names
-  redacted and her entities' keys made opaque (`person:forgotten-12`).
+  redacted and her entities' keys made opaque (`person:forgotten-12`); a string there that names
+  her loses its phone numbers and e-mail addresses too ("[redacted]'s number is [redacted]").
 - It leaves an erasure receipt (counts per table, no personal data) and, after the commit, the
   touched tables are vacuumed by a worker (memories.services.erasures).
 - Race-free: the forget first locks the agent's unfinished write jobs (a worker busy with one
@@ -58,7 +59,14 @@ from memories.models import (
 )
 from memories.name_forms import FormDecision
 from memories.providers.embeddings import EmbedderClient, get_embedder
-from memories.redaction import REDACTED, KeyRewriter, NameMatcher, redact_contacts, request_key_digest
+from memories.redaction import (
+    REDACTED,
+    KeyRewriter,
+    NameMatcher,
+    redact_contacts,
+    redact_contacts_json,
+    request_key_digest,
+)
 from memories.selectors.forget import ForgetScope, forget_key, forget_scope
 from memories.services.changes import audited_change
 from memories.services.erasures import erasure_receipt_record
@@ -338,7 +346,7 @@ def _redact_json_rows(report: ForgetReport, m: NameMatcher, keys: KeyRewriter, q
             value = row[name]
             if not value:
                 continue
-            changed = m.redact_json(keys.rewrite_json(value))
+            changed = redact_contacts_json(m.redact_json(keys.rewrite_json(value)))
             if changed != value:
                 changes[name] = changed
         if changes:

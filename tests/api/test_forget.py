@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import Client
 
 from memories.models import Entity, Event, Fact, ForgetTombstone, KeywordPosting, PipelineRun, RunStatus
-from memories.redaction import NameMatcher
+from memories.redaction import NameMatcher, redact_contacts_json
 from memories.services.entities import entity_alias_add
 from memories.services.write import event_process, event_submit, memory_write
 from retrieval.services import memory_retrieve
@@ -72,6 +72,14 @@ def test_the_matcher_finds_names_of_any_length_as_whole_words_without_holding_th
     assert m.redact_json({"alias": "zo", "n": 3, "zoe kim": ["x"]}) == {"alias": "[redacted]", "n": 3,
                                                                         "[redacted]": ["x"]}
     assert "zo" not in repr(m.digests) and not m.search("zoology")
+
+
+def test_a_trace_string_that_names_her_loses_her_contacts_too():
+    trace = {"decisions": [{"fact": "[redacted]'s number is 0151 2345678", "similarity": 0.61},
+                           {"fact": "Bruno's number is 0151 7654321"}], "n": 3}
+    assert redact_contacts_json(trace) == {"decisions": [{"fact": "[redacted]'s number is [redacted]",
+                                                          "similarity": 0.61},
+                                                         {"fact": "Bruno's number is 0151 7654321"}], "n": 3}
 
 
 @pytest.fixture
