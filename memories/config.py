@@ -194,6 +194,10 @@ class WriteConfig(Settings):
     informed_extraction_topk: int = field(default=10, metadata=bounded(0, 200, ceiling=True))
     informed_extraction_context_budget_tokens: int = field(default=800, metadata=bounded(0, 32000, ceiling=True))
     semantic_dedup_threshold: float = field(default=0.85, metadata=bounded(0, 1))
+    # the offline extractor's semantic back-off (memories/extraction/offline/frames.py): where no
+    # rule or frame links a person to a place or organization of the same clause, the clause is
+    # compared with the frames' prototype sentences by the embedder
+    offline_semantic_backoff: bool = True
     fuzzy_threshold: float = field(default=0.85, metadata=bounded(0, 1))
     fuzzy_ambiguous_floor: float = field(default=0.50, metadata=bounded(0, 1))
     enable_llm_resolution: bool = True

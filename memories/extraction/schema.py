@@ -63,6 +63,9 @@ class ExtractedRelation:
     target: str
     # said of "we" ("we moved to Leeds"): the speaker's partner, who shares the home, is meant too
     household: bool = False
+    # how the offline extractor found it, for the trace: "" (a rule), "frame", or "semantic 0.71"
+    # (the back-off, with its cosine)
+    method: str = ""
 
 
 @dataclass

@@ -288,10 +288,10 @@ def test_sentence_initial_capitalized_words_are_not_names():
 
 
 def test_known_names_are_recognized_at_sentence_start_and_as_first_names():
-    assert not {e.name for e in extract_offline("Luma baked me a cake.", speaker="Rafael").entities} - {
+    assert not {e.name for e in extract_offline("Luma is lovely this time of year.", speaker="Rafael").entities} - {
         "Rafael"
     }
-    ex = extract_offline("Luma baked me a cake.", speaker="Rafael", known_names=["Luma"])
+    ex = extract_offline("Luma is lovely this time of year.", speaker="Rafael", known_names=["Luma"])
     assert "Luma" in {e.name for e in ex.entities}
 
     ex = extract_offline("Clara joined Orion Tech.", speaker="Rafael", known_names=["Clara Rezende"])

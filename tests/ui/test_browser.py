@@ -187,6 +187,20 @@ def test_trace_page_shows_the_steps_and_time_travel_marks_changes(page, live_ser
     shot(page, "time-travel")
 
 
+def test_a_trace_says_which_link_the_semantic_back_off_guessed(page, live_server, live_demo, embedder):
+    from memories.services.write import memory_write
+
+    result = memory_write(agent=live_demo, message="I put in my first week at Brightwell Foods.",
+                          speaker_name="Rafael", embedder=embedder)
+    page.goto(live_server.url + f"/ui/agents/demo/traces/{result.run_id}/")
+    row = page.locator("table.waterfall tbody tr", has_text="extraction")
+    row.locator("summary").click()
+    data = row.locator("pre")
+    assert "relation_methods" in data.inner_text() and "semantic 0." in data.inner_text()
+    assert "Brightwell Foods" in data.inner_text()
+    shot(page, "trace-semantic")
+
+
 def test_merge_suggestions_are_merged_and_dismissed_in_place(page, live_server, live_demo, embedder):
     from memories.jobs.runner import job_run
     from memories.models import AuditEntry, Entity, MergeSuggestion

@@ -26,7 +26,8 @@ from datetime import datetime
 from memories.extraction.limits import extraction_within_limits
 from memories.extraction.offline.corrections import correction_in, split_correction
 from memories.extraction.offline.entities import build_registry
-from memories.extraction.offline.facts import Collector, adopted_pets, process_sentence
+from memories.extraction.offline.facts import Collector, adopted_pets, linked_by_frames, process_sentence
+from memories.extraction.offline.frames import Embed
 from memories.extraction.offline.parse import cessations, deaths
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message
@@ -48,6 +49,7 @@ def extract_offline(
     occurred_at: datetime | None = None,
     known_aliases: Mapping[str, str] | None = None,
     known_types: Mapping[str, str] | None = None,
+    embed: Embed | None = None,
 ) -> Extraction:
     """Entities, facts and relations of one chat message, without an LLM.
 
@@ -58,7 +60,9 @@ def extract_offline(
     week", "3 days ago") get the resolved date appended ("yesterday (2023-05-07)");
     `known_aliases` maps other names of known entities found in the message ("Paddy", "Dr.
     Lee", "BofA") to their canonical names, and `known_types` gives the stored type of a
-    canonical name, a prior the sentence's own cues can outvote.
+    canonical name, a prior the sentence's own cues can outvote. With `embed` (texts → vectors),
+    a person and a place or organization of one clause that no rule or frame links are compared
+    with the frames' prototype sentences (the semantic back-off, frames.py).
     """
     speaker = (speaker or "").strip() or DEFAULT_SPEAKER
     text = normalize_message(message or "")
@@ -90,6 +94,7 @@ def extract_offline(
             out.used.update((right, wrong))
             continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
         process_sentence(sentence, out)
+        linked_by_frames(sentence, out, embed)
         _attach_cessations(sentence.text, registry, out)
         _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)

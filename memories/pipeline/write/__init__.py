@@ -51,7 +51,7 @@ def prepare(message: Message, *, llm: LLMClient, embedder: EmbedderClient, trace
     step = _stepper(tracer)
     message, known = step("alias_lookup", alias_lookup, message)
     knowledge = step("pre_retrieval", pre_retrieval, message, known, llm)
-    extracted = step("extraction", extract, message, known, knowledge, llm, tracer)
+    extracted = step("extraction", extract, message, known, knowledge, llm, tracer, embedder)
     extracted = step("normalize_dedup", normalize, message, extracted, embedder)
     return Prepared(message, known, extracted)
 

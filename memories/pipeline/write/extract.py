@@ -52,7 +52,7 @@ def pre_retrieval(message: Message, known: Known, llm: LLMClient, step: StepReco
 
 
 def extract(message: Message, known: Known, knowledge: str, llm: LLMClient, tracer: Tracer,
-            step: StepRecord) -> Extracted:
+            embedder: EmbedderClient, step: StepRecord) -> Extracted:
     """Informed extraction (one LLM call); blind extraction when it fails; the offline
     extractor when there is no LLM or both LLM paths fail, so the event is never lost."""
     config = message.config
@@ -83,12 +83,15 @@ def extract(message: Message, known: Known, knowledge: str, llm: LLMClient, trac
         extracted = Extracted(extract_offline(
             message.text, speaker=message.speaker, recent_messages=message.recent, known_names=sorted(known.names),
             occurred_at=message.occurred_at, known_aliases=known.aliases, known_types=known.types,
+            embed=embedder.embed if config.offline_semantic_backoff else None,
         ), "offline")
     ex = extracted.extraction
     step.data["path"] = extracted.path
     step.candidates_out = len(ex.facts)
     step.data["entities"] = [e.name for e in ex.entities]
     step.data["relations"] = [f"{r.source} -[{r.rel_type}]-> {r.target}" for r in ex.relations]
+    if methods := {f"{r.source} -[{r.rel_type}]-> {r.target}": r.method for r in ex.relations if r.method}:
+        step.data["relation_methods"] = methods  # found by a frame over the parse, or the semantic back-off
     return extracted
 
 

@@ -1,0 +1,610 @@
+"""The frame engine: what a sentence says of a person and a place or organization (lives in, works
+at, studies at, member of, and the ending of each), read off the dependency parse with the frames
+of `frames.toml`; and the pets a sentence names.
+
+It runs after the surface rules. For each place or organization named in the sentence it walks up
+the arcs to the verb that governs it (the way: "Montevideo" → "in" → "place" → "on" → "signed"),
+finds whom that verb is said of (its subject and the names coordinated with it, a subject it
+shares with the verb it hangs from, "who" of a relative clause, the one a "where" clause is about,
+the person a transfer moves, "my" / "Kenji's" on a noun of the way, or the owner of a frame's noun
+said with "is": "Home is X"; "I", "we" and a sentence with no subject are the writer) and asks
+each frame in turn whether a lemma of the way triggers it. When the way, the verb or a verb above
+it says the state is not current ("visited", "grew up in", "might move to") nothing is linked,
+unless it says the state ended ("graduated from", "quit the choir", "no longer ... since"): then
+the state is taken back (its closed edge keeps the past). Pairs a rule linked are left alone, but
+for a frame that overrides the rule's reading ("spending her first semester at ⟨university⟩" is no
+job).
+
+Where no frame fires and none was turned down, the semantic back-off (when an embedder is given)
+compares the clause with the frames' prototype sentences and with sentences of what is no state; a
+frame wins only above a threshold and ahead of the rest. Each link says how it was found
+(`method`: frame / semantic with its cosine).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from memories.extraction.offline.lexicon import (
+    FRAME_DATA,
+    KINSHIP,
+    MOVED_BY,
+    OCCUPATIONS,
+    ORG_SUFFIXES,
+    PET_TERMS,
+    PLACE_SUFFIXES,
+    PLACES,
+)
+from memories.extraction.offline.parse import parse
+from memories.extraction.offline.text import SPEAKER
+
+Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+
+# the back-off links a pair when its clause is this close to a frame's nearest prototype (cosine)
+# and closer by MARGIN than to any other frame's or to what is not a state; set on our own
+# sentences (tests/golden) and the dev stories
+SEMANTIC_THRESHOLD = 0.62
+SEMANTIC_MARGIN = 0.04
+
+_FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "myself", "ourselves"})
+_SUBJECTS = ("nsubj", "nsubjpass")
+# a verb without a subject of its own shares the one of the verb it hangs from by these arcs
+_SHARES_SUBJECT = ("conj", "xcomp", "advcl", "pcomp", "acl")
+_STANDS_IN = {"place": "the city", "organization": "the company"}
+
+
+@dataclass
+class Candidate:
+    subject: int
+    target: int
+    kind: str
+    lemmas: frozenset[str]
+    prep: str  # the preposition the object hangs from ("in" of "lives in X"), or ""
+    names: str  # the object's own words, lower case
+    settlement: bool  # the object is a town, city, region or country, or a street, lake or park
+    text: str  # the clause with the entities stood in for, for the back-off
+    linked: frozenset[str] = frozenset()  # what the rules already link the pair by
+    blocked: bool = False  # the way or the verb says the state is not current
+    chain: frozenset[str] = frozenset()  # the lemmas of the way, the verbs above and their modifiers
+    below: dict | None = None  # lemma on the way → the preposition right below it ("base" → "on")
+    of_noun: bool = False  # the object hangs from a noun by "of" ("the Madrid office of X")
+
+
+@dataclass(frozen=True, eq=False)  # one object per frame: compared and hashed as itself
+class Frame:
+    name: str
+    relation: str
+    slot: str
+    objects: frozenset[str]
+    object_words: frozenset[str]
+    triggers: frozenset[str]
+    prepositions: frozenset[str]
+    prototypes: tuple[str, ...]
+    fact: str  # the fact of a frame without a slot: "{s} is a member of {o}"
+    overrides: frozenset[str]  # a rule's link this frame replaces when a strong trigger of its fires
+    weak: frozenset[str]  # triggers too general to override a rule ("be", "go")
+    sure: frozenset[str]  # triggers that fire whatever the object's name ("enrolled at X")
+    trigger_preps: dict  # trigger → the prepositions it needs right below it ("based in")
+    endings: frozenset[str]  # lemmas that end the state ("graduated from X", "quit the choir")
+    ending_fact: str  # the fact of an ending of a frame without a slot
+    ends_from: frozenset[str]  # triggers that end the state said with "from" ("moved from X")
+    settlements: bool  # a town, city, region or country (the gazetteer's) may be its object
+
+    def admits(self, candidate: Candidate) -> bool:
+        """Whether the pair's object is of a kind this frame links."""
+        if candidate.kind not in self.objects or (candidate.settlement and not self.settlements):
+            return False
+        return (not self.object_words or bool(candidate.lemmas & self.sure)
+                or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words))
+
+
+@dataclass(frozen=True)
+class Frames:
+    frames: tuple[Frame, ...]
+    blocked: frozenset[str]
+    blocked_preps: frozenset[str]
+    modifiers: frozenset[str]
+    verb_preps: frozenset[str]
+    other: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A person linked to a place or organization by a frame."""
+
+    subject: int
+    frame: Frame
+    target: int
+    method: str  # "frame" (a trigger on the way) or "semantic" (the back-off)
+    score: float = 1.0
+    replaces: frozenset[str] = frozenset()  # the rule's links of the pair it replaces
+    ends: bool = False  # the state ends ("left the choir"): the link is taken back, not made
+
+
+@cache
+def frames() -> Frames:
+    data = FRAME_DATA
+    said = {t for f in data["frame"] for t in f["triggers"]}
+
+    def triggers(f: dict) -> frozenset[str]:
+        # "occupations": every occupation word of the lexicon that no frame names a trigger of
+        return frozenset(f["triggers"]) | (OCCUPATIONS - said if f.get("occupations") else frozenset())
+
+    return Frames(
+        frames=tuple(
+            Frame(name=f["name"], relation=f["relation"], slot=f.get("slot", ""), objects=frozenset(f["objects"]),
+                  object_words=frozenset(f.get("object_words", ())), triggers=triggers(f),
+                  prepositions=frozenset(f.get("prepositions", ())), prototypes=tuple(f["prototypes"]),
+                  fact=f.get("fact", ""), settlements=f.get("settlements", True),
+                  overrides=frozenset(f.get("overrides", ())), weak=frozenset(f.get("weak", ())),
+                  sure=frozenset(f.get("sure", ())), trigger_preps=dict(f.get("trigger_preps", {})),
+                  endings=frozenset(f.get("endings", ())),
+                  ending_fact=f.get("ending_fact", ""),
+                  ends_from=frozenset(f.get("ends_from", ())))
+            for f in data["frame"]
+        ),
+        blocked=frozenset(data["blocked"]["lemmas"]),
+        blocked_preps=frozenset(data["blocked"]["preps"]),
+        modifiers=frozenset(data["blocked"]["modifiers"]),
+        verb_preps=frozenset(data["blocked"]["verb_preps"]),
+        other=tuple(data["other"]["prototypes"]),
+    )
+
+
+# --- which token is which entity ----------------------------------------------------------------
+
+_WORD = re.compile(r"\x02\d+\x03|\w+(?:'\w+)?|[^\w\s]")
+
+
+def _token_ids(sentence, doc) -> dict[int, int]:
+    """token index → entity index: the mentions by their spans, first-person words as the writer,
+    and the pronouns the extractor resolved (found where the tagged sentence has a placeholder in
+    place of a pronoun)."""
+    ids: dict[int, int] = {}
+    for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+        if idx is None:
+            continue
+        span = doc.char_span(mention.start, mention.end, alignment_mode="expand")
+        for token in span or ():
+            ids[token.i] = idx
+    for token in doc:
+        if token.i not in ids and token.lower_ in _FIRST_PERSON:
+            ids[token.i] = SPEAKER
+    if sentence.tagged:
+        said = [(m.group(), m.start()) for m in _WORD.finditer(sentence.text)]
+        tagged = [m.group() for m in _WORD.finditer(sentence.tagged)]
+        matcher = difflib.SequenceMatcher(a=[w for w, _ in said], b=tagged, autojunk=False)
+        for op, a0, a1, b0, b1 in matcher.get_opcodes():
+            if op == "replace" and a1 - a0 == 1 and b1 - b0 == 1 and tagged[b0].startswith("\x02"):
+                token = doc.char_span(said[a0][1], said[a0][1] + len(said[a0][0]), alignment_mode="expand")
+                if token is not None and token.root.pos_ == "PRON":
+                    ids.setdefault(token.root.i, int(tagged[b0][1:-1]))
+    return ids
+
+
+def _elided_subject(sentence) -> int:
+    """Who a sentence without a subject is about: the person the extractor carried into it from the
+    sentence before ("Kenji called. Moved to Osaka." → Kenji), else the writer."""
+    lead = re.match(r"\x02(\d+)\x03", sentence.tagged or "")
+    if lead and not sentence.text.lstrip().startswith(sentence.mentions[0].text if sentence.mentions else "\0"):
+        return int(lead.group(1))
+    return SPEAKER
+
+
+# --- the way from an object to its verb and subject --------------------------------------------
+
+
+def _is_verb(token) -> bool:
+    return token.pos_ in ("VERB", "AUX") or token.dep_ == "ROOT"
+
+
+def _way(token) -> list:
+    """The tokens from `token` (exclusive) up to the first verb (inclusive)."""
+    way = []
+    while token.head is not token:
+        token = token.head
+        way.append(token)
+        if _is_verb(token):
+            break
+    return way
+
+
+def _with_conjuncts(token, ids: dict[int, int]) -> list[int]:
+    """The entity of `token` and of the names coordinated with it ("Ana and I", "Hoa and Minh")."""
+    out, todo = [], [token]
+    while todo and len(out) < 8:
+        current = todo.pop(0)
+        if current.i in ids and ids[current.i] not in out:
+            out.append(ids[current.i])
+        todo += [c for c in current.children if c.dep_ == "conj"]
+    return out
+
+
+def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
+    """Whom `verb` is said of: its own subject (with the names coordinated with it), the subject of
+    the verb it hangs from, the noun a relative clause ("who moved to X") hangs from, or, with no
+    subject in reach, `elided`."""
+    for _ in range(6):
+        subjects = [c for c in verb.children if c.dep_ in _SUBJECTS]
+        if subjects:
+            if subjects[0].lower_ in ("who", "that") and verb.dep_ == "relcl":
+                return _with_conjuncts(verb.head, ids)
+            # "My daughter Soo-ah is ...", "The twins, Hoa and Minh, share ...": the subject, or
+            # the name compounded or apposed to it
+            for subject in subjects:
+                for token in (subject, *(c for c in subject.children if c.dep_ in ("compound", "appos"))):
+                    if token.i in ids:
+                        return _with_conjuncts(token, ids)
+            return []
+        if verb.dep_ in _SHARES_SUBJECT and verb.head is not verb:
+            verb = verb.head
+            continue
+        if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS for t in verb.doc):
+            return [elided]
+        return []
+    return []
+
+
+def _owner(way, ids: dict[int, int]) -> int | None:
+    """"my flat in X", "Kenji's job at X": whose the noun of the way is."""
+    for token in way:
+        if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in KINSHIP:  # "my sister" is no thing of mine
+            for child in token.children:
+                if child.dep_ == "poss" and child.i in ids:
+                    return ids[child.i]
+    return None
+
+
+def _verb_chain(verb) -> list:
+    """The verb and the verbs it hangs from ("want" of "want to move to X", "thinking" of
+    "thinking of moving")."""
+    chain = [verb]
+    for _ in range(6):
+        if verb.head is verb or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj") or (
+                # a clause with a subject of its own says its own thing ("I no longer teach — I'm a
+                # designer at X"); one without shares what the verb it hangs from is said under
+                verb.dep_ in ("ccomp", "advcl", "conj") and not any(c.dep_ in _SUBJECTS for c in verb.children))):
+            break
+        through = verb.dep_ == "conj"
+        verb = verb.head
+        if not through:  # "sold the house and moved to X": the selling is another event
+            chain.append(verb)
+    return chain
+
+
+def _chain_words(way, verb) -> frozenset[str]:
+    """The lemmas of the way and of the verbs above it, with their negations and adverbs."""
+    words = set()
+    for token in [*way, *_verb_chain(verb)]:
+        words.add(token.lemma_.lower())
+        words.update(c.lower_ for c in token.children if c.dep_ in ("neg", "advmod", "prt", "prep", "npadvmod"))
+        words.update(g.lower_ for c in token.children if c.dep_ == "advmod" for g in c.children)
+        words.update(g.lemma_.lower() for c in token.children if c.dep_ == "prep" for g in c.children
+                     if g.dep_ == "pobj")  # "for a work trip"
+    return frozenset(words)
+
+
+def _blocked(way, verb, data: Frames) -> bool:
+    """Whether the way or the verbs above it say the state is not current: a blocked lemma ("visit",
+    "think"), a modal or negation on them ("might", "not"), "until" on a verb, or a preposition of
+    the way that points away ("moved from X")."""
+    for token in [*way, *_verb_chain(verb)]:
+        if token.lemma_.lower() in data.blocked or token.lower_ in data.blocked:
+            return True
+        for child in token.children:
+            if child.dep_ in ("neg", "aux", "advmod", "mark", "amod") and (
+                    child.lower_ in data.modifiers or child.lemma_.lower() in data.blocked):
+                return True
+            if child.dep_ == "prep" and child.lower_ in data.verb_preps:
+                return True
+    return any(t.dep_ == "prep" and t.lower_ in data.blocked_preps for t in way)
+
+
+def _clause(verb, keep: set[int]) -> list:
+    """The verb's clause in order: its subtree without clauses of their own hanging from it."""
+    cut = set()
+    for child in verb.children:
+        if child.dep_ in ("relcl", "advcl", "ccomp", "parataxis") or (
+                child.dep_ == "conj" and _is_verb(child)):
+            cut.update(t.i for t in child.subtree)
+    return [t for t in verb.subtree if t.i not in cut or t.i in keep]
+
+
+# --- matching ------------------------------------------------------------------------------------
+
+
+def candidates(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset[str]]) -> list[Candidate]:
+    """The (person, place or organization) pairs of the sentence a frame may link, with what the
+    frames read of each. `types[i]` is entity i's type; `linked(a, b)` says by what relations a
+    rule linked them."""
+    if not any(i is not None and types[i] in _STANDS_IN for i in sentence.ids):
+        return []  # no place or organization named: nothing to link (and no parse to read)
+    data = frames()
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence, doc)
+    elided = _elided_subject(sentence)
+    out: list[Candidate] = []
+    for token in doc:
+        target = ids.get(token.i)
+        if target is None or target == SPEAKER or types[target] not in _STANDS_IN:
+            continue
+        if ids.get(token.head.i) == target and token.head is not token:
+            continue  # not the head word of its name
+        ways = [_way(token)]
+        # "Bradford, where my mum still lives": the place a "where" clause hangs from is its verb's
+        ways += [[c] for c in token.children if c.dep_ == "relcl" and any(
+            g.lower_ == "where" and g.dep_ == "advmod" for g in c.children)]
+        for way in ways:
+            if not way or not _is_verb(way[-1]) or any(
+                    ids.get(t.i, target) != target and types[ids[t.i]] != "concept" for t in way[:-1]):
+                continue  # no verb governs it, or it hangs from another name ("Lima, Peru")
+            out += _pair_candidates(doc, ids, types, linked, token, way, target, elided, data)
+    return out
+
+
+def _copula_noun(verb, ids: dict[int, int], data: Frames):
+    """(noun, owner) when `verb` is "is" said of a frame's noun ("Home is X", "our flat is in X",
+    "my job is at X"): the owner is the noun's "my" / "X's", or the writer for a bare "Home"."""
+    if verb.lemma_ != "be":
+        return None
+    nouns = {t for f in data.frames for t in f.triggers}
+    for child in verb.children:
+        if child.dep_ in _SUBJECTS and child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns:
+            owners = [ids[c.i] for c in child.children if c.dep_ == "poss" and c.i in ids]
+            if owners:
+                return child, owners[0]
+            if not any(c.dep_ == "det" for c in child.children):
+                return child, SPEAKER
+    return None
+
+
+def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: int, data: Frames) -> list[Candidate]:
+    """The candidates of one object reached by one way: one per person the way's verb is said of."""
+    verb = way[-1]
+    owner = _owner(way, ids)
+    if owner is None and (said := _copula_noun(verb, ids, data)) is not None:
+        noun, owner = said  # "Home is Marrakech now", "my new job is at Flutterwave"
+        way = [*way[:-1], noun, verb]
+    moved = [ids[t.i] for c in verb.children if c.dep_ == "dobj"
+             for t in (c, *(g for g in c.children if g.dep_ in ("compound", "appos")))
+             if t.i in ids and types[ids[t.i]] == "person"][:1]
+    if verb.lemma_.lower() in MOVED_BY and moved:
+        subjects = moved  # "the bank transferred Ana to Porto": Ana moves
+    else:
+        subjects = [owner] if owner is not None else _subjects(verb, ids, elided)
+    return [_candidate(doc, ids, types, linked, token, way, subject, target, data)
+            for subject in subjects if subject != target and types[subject] == "person"]
+
+
+def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, data: Frames) -> Candidate:
+    """What the frames read of one (subject, object) pair."""
+    verb = way[-1]
+    blocked = _blocked(way, verb, data)
+    keep = {t.i for t in way} | {token.i}
+    words = []
+    for t in _clause(verb, keep):
+        who = ids.get(t.i)
+        if t.dep_ == "det" and ids.get(t.head.i) == target:
+            continue  # "the" of "the Goethe-Institut": the stand-in has its own
+        if who == target:
+            if not words or words[-1] != _STANDS_IN[types[target]]:
+                words.append(_STANDS_IN[types[target]])
+        elif who is not None and types[who] == "person" and t.dep_ in (*_SUBJECTS, "poss"):
+            words.append(("my" if t.dep_ == "poss" else "i") if who == SPEAKER else
+                         ("her" if t.dep_ == "poss" else "she"))
+        elif who is None:
+            words.append(t.lower_)
+    name_words = " ".join(t.lower_ for t in doc if ids.get(t.i) == target)
+    # the way, and what the verb takes as its object ("signed the lease on a place in X")
+    lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj")])
+    prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
+    # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
+    # but no organization named after one ("University of Cape Town")
+    settlement = (name_words in PLACES or name_words.rsplit(" ", 1)[-1] in PLACE_SUFFIXES) and not (
+        set(name_words.split()) & ORG_SUFFIXES)
+    below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
+    of_noun = prep == "of" and len(way) > 1 and way[1].pos_ == "NOUN"
+    return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
+                     " ".join(words), linked(subject, target), blocked, _chain_words(way, verb), below, of_noun)
+
+
+def frame_for(candidate: Candidate) -> Frame | None:
+    """The first frame whose trigger is on the way and whose object the pair's is."""
+    for frame in frames().frames:
+        if not frame.admits(candidate):
+            continue
+        if frame.prepositions and candidate.prep and candidate.prep not in frame.prepositions and not (
+                candidate.of_noun):
+            continue
+        hits = {t for t in candidate.lemmas & frame.triggers
+                if t not in frame.trigger_preps or (candidate.below or {}).get(t) in frame.trigger_preps[t]}
+        if hits:
+            return frame
+    return None
+
+
+_vectors: dict[int, tuple] = {}
+_vectors_lock = threading.Lock()
+
+
+def _unit(vector) -> list[float]:
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [x / norm for x in vector]
+
+
+def _prototype_vectors(embed: Embed) -> tuple:
+    """(frame or None, unit vector) per prototype sentence, embedded once per embedder."""
+    key = id(getattr(embed, "__self__", embed))
+    with _vectors_lock:
+        known = _vectors.get(key)
+    if known is not None:
+        return known
+    data = frames()
+    labelled = [(f, p) for f in data.frames for p in f.prototypes] + [(None, p) for p in data.other]
+    vectors = embed([p for _, p in labelled])
+    known = tuple((f, _unit(v)) for (f, _), v in zip(labelled, vectors, strict=True))
+    with _vectors_lock:
+        _vectors[key] = known
+    return known
+
+
+def semantic_frames(pending: Sequence[Candidate], embed: Embed) -> list[tuple[Frame, float] | None]:
+    """The back-off: per candidate, the frame whose prototypes its clause is nearest (above the
+    threshold, by the margin, and admitting the object's kind), else None."""
+    if not pending:
+        return []
+    prototypes = _prototype_vectors(embed)
+    out = []
+    for candidate, vector in zip(pending, embed([c.text for c in pending]), strict=True):
+        unit = _unit(vector)
+        best: dict[Frame | None, float] = {}
+        for frame, proto in prototypes:
+            score = sum(a * b for a, b in zip(unit, proto, strict=True))
+            best[frame] = max(best.get(frame, -1.0), score)
+        ranked = sorted(best.items(), key=lambda kv: kv[1], reverse=True)
+        top = ranked[0] if ranked else (None, 0.0)
+        runner = ranked[1][1] if len(ranked) > 1 else -1.0
+        # every frame competes, the ones that cannot take this object too: "a member of ⟨org⟩"
+        # nearest to the club frame is no job there because the org is no club
+        if (top[0] is not None and top[0].admits(candidate) and top[1] >= SEMANTIC_THRESHOLD
+                and top[1] - runner >= SEMANTIC_MARGIN):
+            out.append((top[0], round(top[1], 3)))
+        else:
+            out.append(None)
+    return out
+
+
+def _overridden(candidate: Candidate, frame: Frame) -> frozenset[str]:
+    """The rule's links of the pair `frame` replaces: those it overrides, when one of its strong
+    triggers is on the way and none of the overridden frames' is ("spending her first semester at
+    ⟨university⟩" is no job there; "lecturer at ⟨university⟩" is)."""
+    replaced = candidate.linked & frame.overrides
+    others = [f for f in frames().frames if f.relation in replaced]
+    # a weak trigger will do when the name says what the place is ("started at ⟨University of X⟩")
+    named = set(candidate.names.split()) & frame.object_words
+    if not replaced or not candidate.lemmas & (frame.triggers - (frame.weak - _BEGIN if named else frame.weak)) or any(
+            candidate.lemmas & (f.triggers - frame.triggers) for f in others):
+        return frozenset()
+    return replaced
+
+
+_BEGIN = frozenset({"start", "begin", "go"})
+_NEGATIONS = frozenset({"not", "n't", "no", "never"})
+_NO_MORE = frozenset({"longer", "anymore", "more", "since"})
+# words that block a link because the state is over: with an ending they say the same
+_PAST_WORDS = frozenset({"ex", "former", "previous", "old", "past", "until", "before", "after", "never", "back",
+                         "away"})
+
+
+def ending_for(candidate: Candidate) -> Frame | None:
+    """The frame whose state the sentence ends for the pair: an ending lemma of a frame that takes
+    the object ("graduated from ⟨school⟩", "quit ⟨club⟩", "left ⟨city⟩"), or a frame's trigger
+    said with "no longer" / "not ... anymore" / "not ... since"."""
+    if candidate.prep in ("to", "for", "into", "with", "towards", "toward"):
+        return None  # "left for ⟨X⟩" goes to it
+    stopped = candidate.chain & _NEGATIONS and candidate.chain & _NO_MORE
+    data = frames()
+    if "works_at" in candidate.linked:
+        return None  # a rule read a job there in this very clause
+    for frame in data.frames:
+        if not frame.endings or not frame.admits(candidate):
+            continue
+        if candidate.chain & (data.blocked - frame.endings - _PAST_WORDS):
+            return None  # "left ⟨city⟩ for a work trip", "thinking of quitting ⟨club⟩"
+        if candidate.prep in ("from", "out") and candidate.lemmas & frame.ends_from:
+            return frame  # "moved from ⟨city⟩ to ...", "moved out of ⟨city⟩"
+        said = candidate.chain & ((frame.triggers - frame.weak) | {"part", "member"})
+        # "graduated from X", "not part of X since May", "was a member of X until 2015"
+        if candidate.chain & frame.endings or said and (stopped or "until" in candidate.chain):
+            return frame
+    return None
+
+
+def links(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset[str]],
+          embed: Embed | None = None) -> list[Link]:
+    """What the frames link in `sentence` that the rules did not (or linked by a relation the
+    frame overrides)."""
+    found, pending = [], []
+    for candidate in candidates(sentence, types, linked):
+        if candidate.blocked:
+            if (ended := ending_for(candidate)) is not None:
+                found.append(Link(candidate.subject, ended, candidate.target, "frame", ends=True,
+                                  replaces=candidate.linked & (ended.overrides | {ended.relation})))
+            continue
+        frame = frame_for(candidate)
+        if candidate.linked:
+            if frame is not None and frame.relation not in candidate.linked and (
+                    replaced := _overridden(candidate, frame)):
+                found.append(Link(candidate.subject, frame, candidate.target, "frame", replaces=replaced))
+        elif frame is not None:
+            found.append(Link(candidate.subject, frame, candidate.target, "frame"))
+        elif not any(f.admits(candidate) and candidate.lemmas & f.triggers for f in frames().frames):
+            pending.append(candidate)  # a trigger a frame turned down ("based on") is no case for a guess
+    if embed is not None:
+        for candidate, hit in zip(pending, semantic_frames(pending, embed), strict=True):
+            if hit is not None:
+                found.append(Link(candidate.subject, hit[0], candidate.target, "semantic", hit[1]))
+    return found
+
+
+# --- pets -----------------------------------------------------------------------------------------
+
+_NAMING_VERBS = frozenset({"name", "call"})
+
+
+def _pet_noun(token) -> bool:
+    return token.pos_ == "NOUN" and token.lemma_.lower() in PET_TERMS
+
+
+def _named_pet_tokens(doc) -> list[tuple[object, object]]:
+    """(name token, pet noun) pairs the parse ties: "our dog, Rex" / "Rex, our dog" / "my hamster
+    Bolt" (apposed or compounded), "Rex is our dog" (said of the name, or of a pronoun), and
+    "got a greyhound and called him Sultan" (named after a pet the sentence brings)."""
+    pairs = []
+    for token in doc:
+        if not _pet_noun(token):
+            continue
+        for child in token.children:
+            if child.dep_ in ("appos", "compound") and child.pos_ == "PROPN":
+                pairs.append((child, token))
+        if token.dep_ in ("appos", "compound") and token.head.pos_ == "PROPN":
+            pairs.append((token.head, token))
+        if token.dep_ == "attr":
+            pairs += [(c, token) for c in token.head.children if c.dep_ == "nsubj"]
+    pets = [t for t in doc if _pet_noun(t)]
+    for token in doc:
+        # a naming someone did ("we named her X"), not a name a thing goes by ("a cat called X")
+        if token.lemma_.lower() in _NAMING_VERBS and pets and token.dep_ not in ("acl", "relcl", "amod"):
+            pairs += [(c, pets[0]) for c in token.children if c.dep_ in ("oprd", "dobj", "attr") and c.pos_ == "PROPN"]
+    return pairs
+
+
+def names_a_pet(text: str, start: int, end: int) -> bool:
+    """The name at text[start:end] is a pet's, by the parse ("Meet Haru, our new dog")."""
+    return any(start <= name.idx < end for name, _ in _named_pet_tokens(parse(text)))
+
+
+def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
+    """(owner, pet) pairs: the pet named as above, its owner the "my" / "X's" on the pet noun or the
+    name, else who named it or got it."""
+    if not any(i is not None and types[i] == "pet" for i in sentence.ids):
+        return []
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence, doc)
+    out = []
+    for name, noun in _named_pet_tokens(doc):
+        pet = ids.get(name.i)
+        if pet is None or types[pet] != "pet":
+            continue
+        owners = [ids[c.i] for t in (noun, name) for c in t.children if c.dep_ == "poss" and c.i in ids]
+        if not owners:
+            verb = noun.head if noun.dep_ in ("dobj", "attr") else name.head
+            owners = [ids[c.i] for c in verb.children if c.dep_ in _SUBJECTS and c.i in ids]
+        if owners and owners[0] != pet and types[owners[0]] == "person":
+            out.append((owners[0], pet))
+    return out
