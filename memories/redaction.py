@@ -107,13 +107,7 @@ class NameMatcher:
     def redact_json(self, value):
         """A JSON value with names redacted in every string and key; numbers, ids and the shape
         are kept."""
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, list):
-            return [self.redact_json(v) for v in value]
-        if isinstance(value, dict):
-            return {self.redact(k) if isinstance(k, str) else k: self.redact_json(v) for k, v in value.items()}
-        return value
+        return _map_strings(value, self.redact, keys=True)
 
     def json_mentions(self, value) -> bool:
         if isinstance(value, str):
@@ -205,10 +199,15 @@ def redact_contacts(text: str) -> str:
 def redact_contacts_json(value):
     """`redact_contacts` on every string of a JSON value (a trace, a job result): a fact text there
     that names her ("[redacted]'s number is ...") loses the number as her message does."""
+    return _map_strings(value, redact_contacts, keys=False)
+
+
+def _map_strings(value, fn, *, keys: bool):
+    """`fn` applied to every string of a JSON value (and to its keys with `keys`), the shape kept."""
     if isinstance(value, str):
-        return redact_contacts(value)
+        return fn(value)
     if isinstance(value, list):
-        return [redact_contacts_json(v) for v in value]
+        return [_map_strings(v, fn, keys=keys) for v in value]
     if isinstance(value, dict):
-        return {k: redact_contacts_json(v) for k, v in value.items()}
+        return {fn(k) if keys and isinstance(k, str) else k: _map_strings(v, fn, keys=keys) for k, v in value.items()}
     return value

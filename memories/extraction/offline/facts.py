@@ -38,6 +38,7 @@ from memories.extraction.offline.patterns import (
 )
 from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
+from memories.reconcile import CLOSING_RELATIONS
 from memories.roles import ROLE_SLOT_PREFIX, role_slot
 
 EXPLICIT, INFERRED, HEDGED = 0.95, 0.8, 0.6
@@ -143,7 +144,7 @@ class Collector:
         says it stays as a statement."""
         self.relations.pop((source, rel_type, target), None)
         names = self.registry.names()
-        slot = "works_at" if rel_type == "former_employee_of" else rel_type
+        slot = CLOSING_RELATIONS.get(rel_type, rel_type)  # "former_employee_of" takes back works_at
         for key, fact in list(self.facts.items()):
             if fact.slot == slot and fact.value == names[target] and fact.subject == names[source]:
                 if fact.negated:

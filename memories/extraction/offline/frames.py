@@ -28,7 +28,9 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+
+import numpy as np
 
 from memories.extraction.offline.lexicon import (
     FRAME_DATA,
@@ -277,10 +279,10 @@ def _verb_chain(verb) -> list:
     return chain
 
 
-def _chain_words(way, verb) -> frozenset[str]:
-    """The lemmas of the way and of the verbs above it, with their negations and adverbs."""
+def _chain_words(chain) -> frozenset[str]:
+    """The lemmas of the way and of the verbs above it (`chain`), with their negations and adverbs."""
     words = set()
-    for token in [*way, *_verb_chain(verb)]:
+    for token in chain:
         words.add(token.lemma_.lower())
         words.update(c.lower_ for c in token.children if c.dep_ in ("neg", "advmod", "prt", "prep", "npadvmod"))
         words.update(g.lower_ for c in token.children if c.dep_ == "advmod" for g in c.children)
@@ -289,11 +291,11 @@ def _chain_words(way, verb) -> frozenset[str]:
     return frozenset(words)
 
 
-def _blocked(way, verb, data: Frames) -> bool:
+def _blocked(way, chain, data: Frames) -> bool:
     """Whether the way or the verbs above it say the state is not current: a blocked lemma ("visit",
     "think"), a modal or negation on them ("might", "not"), "until" on a verb, or a preposition of
-    the way that points away ("moved from X")."""
-    for token in [*way, *_verb_chain(verb)]:
+    the way that points away ("moved from X"). `chain` is the way and the verbs above it."""
+    for token in chain:
         if token.lemma_.lower() in data.blocked or token.lower_ in data.blocked:
             return True
         for child in token.children:
@@ -384,7 +386,8 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
 def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, data: Frames) -> Candidate:
     """What the frames read of one (subject, object) pair."""
     verb = way[-1]
-    blocked = _blocked(way, verb, data)
+    chain = [*way, *_verb_chain(verb)]
+    blocked = _blocked(way, chain, data)
     keep = {t.i for t in way} | {token.i}
     words = []
     for t in _clause(verb, keep):
@@ -410,7 +413,7 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
     of_noun = prep == "of" and len(way) > 1 and way[1].pos_ == "NOUN"
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
-                     " ".join(words), linked(subject, target), blocked, _chain_words(way, verb), below, of_noun)
+                     " ".join(words), linked(subject, target), blocked, _chain_words(chain), below, of_noun)
 
 
 def frame_for(candidate: Candidate) -> Frame | None:
@@ -432,13 +435,15 @@ _vectors: dict[int, tuple] = {}
 _vectors_lock = threading.Lock()
 
 
-def _unit(vector) -> list[float]:
-    norm = sum(x * x for x in vector) ** 0.5 or 1.0
-    return [x / norm for x in vector]
+def _units(vectors) -> np.ndarray:
+    """Rows scaled to unit length, so a dot product is their cosine."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 
-def _prototype_vectors(embed: Embed) -> tuple:
-    """(frame or None, unit vector) per prototype sentence, embedded once per embedder."""
+def _prototype_vectors(embed: Embed) -> tuple[tuple, np.ndarray]:
+    """The frame (None: no state) of each prototype sentence, and their unit vectors as rows;
+    embedded once per embedder."""
     key = id(getattr(embed, "__self__", embed))
     with _vectors_lock:
         known = _vectors.get(key)
@@ -447,7 +452,7 @@ def _prototype_vectors(embed: Embed) -> tuple:
     data = frames()
     labelled = [(f, p) for f in data.frames for p in f.prototypes] + [(None, p) for p in data.other]
     vectors = embed([p for _, p in labelled])
-    known = tuple((f, _unit(v)) for (f, _), v in zip(labelled, vectors, strict=True))
+    known = (tuple(f for f, _ in labelled), _units(vectors))
     with _vectors_lock:
         _vectors[key] = known
     return known
@@ -458,13 +463,11 @@ def semantic_frames(pending: Sequence[Candidate], embed: Embed) -> list[tuple[Fr
     threshold, by the margin, and admitting the object's kind), else None."""
     if not pending:
         return []
-    prototypes = _prototype_vectors(embed)
+    labels, prototypes = _prototype_vectors(embed)
     out = []
-    for candidate, vector in zip(pending, embed([c.text for c in pending]), strict=True):
-        unit = _unit(vector)
+    for candidate, scores in zip(pending, _units(embed([c.text for c in pending])) @ prototypes.T, strict=True):
         best: dict[Frame | None, float] = {}
-        for frame, proto in prototypes:
-            score = sum(a * b for a, b in zip(unit, proto, strict=True))
+        for frame, score in zip(labels, scores.tolist(), strict=True):
             best[frame] = max(best.get(frame, -1.0), score)
         ranked = sorted(best.items(), key=lambda kv: kv[1], reverse=True)
         top = ranked[0] if ranked else (None, 0.0)
@@ -586,7 +589,13 @@ def _named_pet_tokens(doc) -> list[tuple[object, object]]:
 
 def names_a_pet(text: str, start: int, end: int) -> bool:
     """The name at text[start:end] is a pet's, by the parse ("Meet Haru, our new dog")."""
-    return any(start <= name.idx < end for name, _ in _named_pet_tokens(parse(text)))
+    return any(start <= idx < end for idx in _pet_name_starts(text))
+
+
+@lru_cache(maxsize=512)
+def _pet_name_starts(text: str) -> tuple[int, ...]:
+    """Where the pet names of a sentence start (read once per sentence, asked per mention)."""
+    return tuple(name.idx for name, _ in _named_pet_tokens(parse(text)))
 
 
 def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
