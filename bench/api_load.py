@@ -90,18 +90,45 @@ def main():
                             errors.append(getattr(response, "status_code", str(response)))
 
         threads = [threading.Thread(target=client, args=(k, i)) for i, k in enumerate(keys)]
+        before = cpu_by_role(server.pid)
         started = time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         wall = time.monotonic() - started
+        used = {role: seconds - before.get(role, 0.0) for role, seconds in cpu_by_role(server.pid).items()}
     finally:
         server.terminate()
         server.wait(timeout=30)
     print(f"{args.clients} clients, {wall:.0f} s, {args.facts} facts: {len(latencies) / wall:.1f} requests/s, "
           f"p50 {percentile(latencies, 50):.0f} ms, p95 {percentile(latencies, 95):.0f} ms, "
           f"p99 {percentile(latencies, 99):.0f} ms, errors {len(errors)} {sorted(set(map(str, errors)))[:5]}")
+    # where two cores' time went: CPU per request of the web processes, the database and this
+    # process (the load generator)
+    per_request = {role: seconds * 1000 / max(len(latencies), 1) for role, seconds in used.items()}
+    print("CPU per request: " + ", ".join(f"{role} {ms:.1f} ms" for role, ms in per_request.items())
+          + f", all {sum(per_request.values()):.1f} ms")
+
+
+def cpu_by_role(server_pid: int) -> dict[str, float]:
+    """CPU seconds used so far by the web server's processes, PostgreSQL's and this one."""
+    import psutil
+
+    def seconds(process) -> float:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            return 0.0
+        return times.user + times.system
+
+    web = psutil.Process(server_pid)
+    roles = {"web": seconds(web) + sum(seconds(child) for child in web.children(recursive=True)),
+             "database": 0.0, "load generator": seconds(psutil.Process())}
+    for process in psutil.process_iter(["name"]):
+        if (process.info["name"] or "").startswith("postgres"):
+            roles["database"] += seconds(process)
+    return roles
 
 
 if __name__ == "__main__":

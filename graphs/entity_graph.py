@@ -7,6 +7,8 @@ links bumps; a query rebuilds only when that version moved.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,13 +57,105 @@ def _strengthen(graph: nx.Graph, a: int, b: int, amount: float, **attrs) -> None
     graph.add_edge(a, b, weight=min(1.0, prior + amount), **attrs)
 
 
-def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as_of: Moment | datetime | None
-                        ) -> nx.Graph:
+@dataclass
+class HistoryGraph:
+    """Every version's edges of an agent's entity graph, with the rows they come from: what a
+    time-travel query needs to know which edges could have been visible, so that it checks only
+    those rows' visibility (by id) instead of walking an entity's links in the database."""
+
+    relationships: dict[tuple[int, int], list[tuple[int, float, str]]]  # pair → (id, strength, rel_type)
+    co_mentions: dict[tuple[int, int], list[int]]  # pair (low, high) → ids of the facts naming both
+    neighbours: dict[int, set[int]]
+    link_counts: dict[int, int]  # entity → its links, every version
+
+    def region(self, seeds: Iterable[int], max_hops: int) -> set[int]:
+        """The entities within `max_hops` of a seed over every version's edges: the most a
+        neighbourhood at any moment can hold."""
+        seen = set(seeds)
+        frontier = set(seen)
+        for _ in range(max_hops):
+            frontier = {n for node in frontier for n in self.neighbours.get(node, ())} - seen
+            if not frontier:
+                break
+            seen |= frontier
+        return seen
+
+
+def _pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+def build_history_graph(agent: Agent) -> HistoryGraph:
+    history = HistoryGraph({}, {}, {}, {})
+    rows = Relationship.objects.filter(agent=agent).order_by("id").values_list(
+        "id", "source_id", "target_id", "strength", "rel_type")
+    for rel_id, source, target, strength, rel_type in rows:
+        history.relationships.setdefault(_pair(source, target), []).append((rel_id, strength, rel_type))
+    links = FactEntityLink.objects.filter(fact__agent=agent).order_by("fact_id").values_list("fact_id", "entity_id")
+    by_fact: dict[int, list[int]] = {}
+    for fact_id, entity_id in links:
+        by_fact.setdefault(fact_id, []).append(entity_id)
+        history.link_counts[entity_id] = history.link_counts.get(entity_id, 0) + 1
+    for fact_id, entities in by_fact.items():
+        for i, a in enumerate(entities):
+            for b in entities[i + 1:]:
+                if a != b:
+                    history.co_mentions.setdefault(_pair(a, b), []).append(fact_id)
+    for a, b in [*history.relationships, *history.co_mentions]:
+        history.neighbours.setdefault(a, set()).add(b)
+        history.neighbours.setdefault(b, set()).add(a)
+    return history
+
+
+# agent id → (graph_version, HistoryGraph), and when each agent's was last built
+_history_cache: LRUCache[int, tuple[int, HistoryGraph]] = LRUCache(settings.ANAMNESIS_GRAPH_CACHE_AGENTS)
+_history_built_at: dict[int, float] = {}
+_history_lock = threading.Lock()
+
+
+def graph_version(agent: Agent) -> int:
+    return Agent.objects.filter(pk=agent.pk).values_list("graph_version", flat=True).first() or 0
+
+
+def history_graph_cached(agent: Agent, version: int) -> HistoryGraph | None:
+    """The agent's history graph if the cache holds it at this graph version."""
+    cached = _history_cache.get(agent.pk)
+    return cached[1] if cached and cached[0] == version else None
+
+
+def history_graph_due(agent: Agent) -> bool:
+    """Whether to build the agent's history graph now: not while it was built in the last
+    ANAMNESIS_HISTORY_GRAPH_MIN_INTERVAL seconds (an agent written all the time would rebuild it
+    after every write; its time-travel queries read the database meanwhile)."""
+    with _history_lock:
+        last = _history_built_at.get(agent.pk)
+        if last is not None and time.monotonic() - last < settings.ANAMNESIS_HISTORY_GRAPH_MIN_INTERVAL:
+            return False
+        _history_built_at[agent.pk] = time.monotonic()
+        return True
+
+
+def history_graph_refresh(agent: Agent) -> HistoryGraph:
+    """Build the agent's history graph and cache it at the version it was read at."""
+    version = graph_version(agent)
+    history = build_history_graph(agent)
+    _history_cache.put(agent.pk, (version, history))
+    return history
+
+
+def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as_of: Moment | datetime | None,
+                        history: HistoryGraph | None = None) -> nx.Graph:
     """The part of `build_graph(agent, as_of)` that PPR from `seeds` reads: the subgraph induced
-    by the entities within `max_hops` of a seed, with the same edge weights, read hop by hop
-    from the database. A time-travel query pays for its neighbourhood, not for rebuilding the
-    agent's whole history (at 100k facts that took about 280 ms). Node `facts` here counts
-    every version's links (an upper bound of the facts visible then)."""
+    by the entities within `max_hops` of a seed, with the same edge weights. A time-travel query
+    pays for its neighbourhood, not for rebuilding the agent's whole history (at 100k facts that
+    took about 280 ms). Node `facts` here counts every version's links (an upper bound of the
+    facts visible then).
+
+    With the agent's `history` graph (current at its graph version), only the rows of the edges
+    it has within `max_hops` of the seeds are checked for visibility, by id; without it, the
+    neighbourhood is read hop by hop from the database. Both give the same graph."""
+    if history is not None:
+        return _neighbourhood_from_history(history, list(seeds), max_hops=max_hops, as_of=as_of)
     links, facts = FactEntityLink._meta.db_table, Fact._meta.db_table
     rels = Relationship._meta.db_table
     fact_sql, fact_params = version_visible_sql(as_of, "f")
@@ -112,10 +206,65 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
     return graph
 
 
+def _neighbourhood_from_history(history: HistoryGraph, seeds: list[int], *, max_hops: int,
+                                as_of: Moment | datetime | None) -> nx.Graph:
+    region = history.region(seeds, max_hops)
+    pairs = [(a, b) for a in region for b in history.neighbours.get(a, ()) if a <= b and b in region]
+    rel_ids = [r[0] for pair in pairs for r in history.relationships.get(pair, ())]
+    fact_ids = [f for pair in pairs for f in history.co_mentions.get(pair, ())]
+    fact_sql, fact_params = version_visible_sql(as_of, "f")
+    rel_sql, rel_params = version_visible_sql(as_of, "r")
+    links, facts, rels = FactEntityLink._meta.db_table, Fact._meta.db_table, Relationship._meta.db_table
+    with connection.cursor() as cursor:
+        visible_rels: set[int] = set()
+        if rel_ids:
+            cursor.execute(f"SELECT r.id FROM {rels} r WHERE r.id = ANY(%s) AND {rel_sql}", [rel_ids, *rel_params])
+            visible_rels = {row[0] for row in cursor.fetchall()}
+        visible_facts: set[int] = set()
+        if fact_ids:
+            cursor.execute(f"SELECT f.id FROM {facts} f WHERE f.id = ANY(%s) AND {fact_sql}",
+                           [fact_ids, *fact_params])
+            visible_facts = {row[0] for row in cursor.fetchall()}
+        # a seed with no edges is still a node when a fact visible then names it
+        cursor.execute(
+            f"SELECT e FROM unnest(%s::bigint[]) AS e WHERE EXISTS (SELECT 1 FROM {links} l "
+            f"JOIN {facts} f ON f.id = l.fact_id WHERE l.entity_id = e AND {fact_sql})", [seeds, *fact_params])
+        seed_nodes = [row[0] for row in cursor.fetchall()]
+    edges: dict[tuple[int, int], tuple[list[tuple[int, float, str]], int]] = {}
+    for pair in pairs:
+        rel_rows = [r for r in history.relationships.get(pair, ()) if r[0] in visible_rels]
+        shared = sum(1 for f in history.co_mentions.get(pair, ()) if f in visible_facts)
+        if rel_rows or shared:
+            edges[pair] = (rel_rows, shared)
+    adjacency: dict[int, set[int]] = {}
+    for a, b in edges:
+        adjacency.setdefault(a, set()).add(b)
+        adjacency.setdefault(b, set()).add(a)
+    nodes, frontier = set(seeds), set(seeds)
+    for _ in range(max_hops):  # the hops the database walk takes, over the edges visible then
+        frontier = {n for node in frontier for n in adjacency.get(node, ())} - nodes
+        if not frontier:
+            break
+        nodes |= frontier
+    graph = nx.Graph()
+    for (a, b), (rel_rows, _) in edges.items():
+        if a in nodes and b in nodes:
+            for _, strength, rel_type in rel_rows:
+                _strengthen(graph, a, b, strength, rel_type=rel_type)
+    graph.add_nodes_from(seed_nodes)
+    for (a, b), (_, shared) in edges.items():
+        if shared and a in nodes and b in nodes:
+            _strengthen(graph, a, b, CO_MENTION_WEIGHT * shared)
+    for node in graph.nodes:
+        if node in history.link_counts:
+            graph.nodes[node]["facts"] = history.link_counts[node]
+    return graph
+
+
 def agent_graph(agent: Agent) -> nx.Graph:
     """The current graph from the cache (rebuilt when the agent's graph_version moved); a
     time-travel query reads `neighbourhood_graph` instead."""
-    version = Agent.objects.filter(pk=agent.pk).values_list("graph_version", flat=True).first() or 0
+    version = graph_version(agent)
     cached = _cache.get(agent.pk)
     if cached and cached[0] == version:
         return cached[1]

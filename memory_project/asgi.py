@@ -5,9 +5,12 @@ all of it the request-body size limit, and behind the websocket routes a refusal
 
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings.base")
+if not settings.configured:  # a web process (not a test run that imports this module): pooled connections
+    os.environ.setdefault("ANAMNESIS_DB_POOL", "true")
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

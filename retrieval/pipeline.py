@@ -17,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from graphs.entity_graph import agent_graph, neighbourhood_graph, personalized_pagerank
+from graphs.entity_graph import (
+    agent_graph,
+    graph_version,
+    history_graph_cached,
+    history_graph_due,
+    history_graph_refresh,
+    neighbourhood_graph,
+    personalized_pagerank,
+)
 from memories.budgets import llm_off_reason
 from memories.models import Agent
 from memories.models.visibility import Moment
@@ -28,7 +36,7 @@ from memories.redaction import REDACTED_KEY_PREFIX
 from memories.tokens import count_tokens
 from retrieval import rerank as reranker
 from retrieval import selectors, signals
-from retrieval.concurrency import collect, start_all
+from retrieval.concurrency import collect, fire_and_forget, start_all
 from retrieval.config import FormatSettings, Fusion, RetrievalConfig
 from retrieval.formatting import ContextLine, format_context
 from retrieval.fusion import (
@@ -259,7 +267,7 @@ def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[
     hops = g.graph_max_hops + (1 if plan.broad_query else 0)
     # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
     graph = (agent_graph(request.agent) if as_of is None
-             else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of))
+             else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of, history=_history(request)))
     scores = personalized_pagerank(graph, seeds, alpha=g.ppr_alpha, max_hops=hops)
     ppr = normalize_max(scores.ppr)
     decay = g.graph_hop_decay
@@ -272,6 +280,16 @@ def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[
                                      vector=search.vector, limit=c.candidates.candidate_pool, config=c, as_of=as_of,
                                      graph=graph, scope=search.scopes.get("fact"))
     return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}, graph
+
+
+def _history(request: Request):
+    """The agent's history graph when the cache holds it at the current graph version; else
+    None, and it is built in the background (at most every ANAMNESIS_HISTORY_GRAPH_MIN_INTERVAL)."""
+    agent = request.agent
+    history = history_graph_cached(agent, graph_version(agent))
+    if history is None and history_graph_due(agent):
+        fire_and_forget(lambda: history_graph_refresh(agent))
+    return history
 
 
 def retrieve_signals(request: Request, plan: RetrievalPlan, search: Search, step: StepRecord) -> Rankings:

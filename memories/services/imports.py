@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from memories.config import WriteConfig
@@ -14,6 +16,7 @@ from memories.extraction.offline.text import normalize_message, split_sentences
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event
 from memories.providers.embeddings import get_embedder
+from memories.services import import_processes
 from memories.services.events import event_embedding_text, stored_key_forms
 from memories.services.write import memory_write
 
@@ -97,3 +100,62 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
                 progress(1)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+@dataclass(frozen=True)
+class ConversationJob:
+    """One conversation's turns, in time order, for the agent `slug` (which exists)."""
+
+    slug: str
+    turns: Sequence[Turn]
+
+
+def default_import_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def conversations_import(jobs: Sequence[ConversationJob], *, workers: int | None = None,
+                         progress: Callable[[int], object] = lambda n: None,
+                         done: Callable[[ConversationJob, ImportStats], object] = lambda job, stats: None,
+                         recent_window: int = 3) -> dict[str, ImportStats]:
+    """Several conversations, each imported by `conversation_import` in its own time order,
+    in up to `workers` processes (default: one per core): a conversation goes whole to one
+    process, so each agent's messages are stored in the order they were said, and a process
+    embeds, parses and stores while the others do. Two conversations for one agent run one
+    after the other in the same process. `progress` counts turns (per conversation when in
+    processes); `done` is called as each conversation finishes. Returns the stats by slug."""
+    workers = min(workers or default_import_workers(), len({job.slug for job in jobs}))
+    results: dict[str, ImportStats] = {}
+    if workers <= 1:
+        for job in jobs:
+            stats = conversation_import(agent=Agent.objects.get(slug=job.slug), turns=job.turns, progress=progress,
+                                        recent_window=recent_window)
+            results[job.slug] = _added(results.get(job.slug), stats)
+            done(job, stats)
+        return results
+    from django.db import connections
+
+    by_agent: dict[str, list[ConversationJob]] = {}
+    for job in jobs:
+        by_agent.setdefault(job.slug, []).append(job)
+    database = connections["default"].settings_dict["NAME"]
+    connections.close_all()  # a child process opens its own; none is shared across the fork
+    # spawned, not forked: the model runtime's threads and the database connection do not survive a fork
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=import_processes.worker_setup,
+                             initargs=(database,)) as pool:
+        futures = {pool.submit(import_processes.import_group, group, recent_window): group
+                   for group in by_agent.values()}
+        for future in as_completed(futures):
+            for job, stats in zip(futures[future], future.result(), strict=True):
+                results[job.slug] = _added(results.get(job.slug), stats)
+                progress(len(job.turns))
+                done(job, stats)
+    return results
+
+
+def _added(total: ImportStats | None, stats: ImportStats) -> ImportStats:
+    if total is None:
+        return stats
+    return ImportStats(total.imported + stats.imported, total.skipped + stats.skipped,
+                       total.failed + stats.failed, total.seconds + stats.seconds)

@@ -112,6 +112,18 @@ else:
             name=os.environ.get("ANAMNESIS_DB_NAME", "anamnesis"),
         )
     }
+# Under ASGI a request's connection is not kept between requests (Django closes it at the end of
+# each), so a web process opening one per request spends more on connecting than on some
+# retrievals. The ASGI entry point turns on psycopg's connection pool (asgi.py sets
+# ANAMNESIS_DB_POOL); each process keeps up to ANAMNESIS_DB_POOL_MAX_SIZE connections (the request
+# thread, the retrieval pool's six threads, websocket and MCP handlers). Workers and commands keep theirs.
+if env_bool("ANAMNESIS_DB_POOL", False):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them instead
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": int(os.environ.get("ANAMNESIS_DB_POOL_MIN_SIZE", "2")),
+        "max_size": int(os.environ.get("ANAMNESIS_DB_POOL_MAX_SIZE", "20")),
+        "timeout": float(os.environ.get("ANAMNESIS_DB_POOL_TIMEOUT", "10")),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -234,6 +246,10 @@ ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_P
 # Entity graphs kept in memory per process, one per agent, the least recently used dropped first
 # (graphs/entity_graph.py; rebuilt when the agent's graph_version moves).
 ANAMNESIS_GRAPH_CACHE_AGENTS = int(os.environ.get("ANAMNESIS_GRAPH_CACHE_AGENTS", "64"))
+# A time-travel query checks only the rows of the edges an agent's graph ever had near its
+# entities, from a history graph cached per agent; after a write it is rebuilt in the background
+# at most this often per agent and process (meanwhile such queries read the database).
+ANAMNESIS_HISTORY_GRAPH_MIN_INTERVAL = float(os.environ.get("ANAMNESIS_HISTORY_GRAPH_MIN_INTERVAL", "30"))
 # (agent, kind) pairs whose observed share of the shared HNSW index each process remembers
 # (retrieval/signals.py: semantic), the least recently searched dropped first.
 ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE = int(os.environ.get("ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE", "10000"))

@@ -121,6 +121,8 @@ def test_remember_waits_for_the_facts_and_a_repeat_stores_nothing_new(memory, ag
         memory.remember("Clara works somewhere else.", speaker="Rafael", idempotency_key="chat-1-msg-1")
     assert reused.value.status_code == 422 and "Idempotency-Key" in reused.value.fields
     assert Event.objects.filter(agent=agent).count() == 2
+    # the worker is done with the message sent without waiting before the test's rows are emptied
+    assert memory.wait_for_job(by_id.job_id, timeout=60).success
 
 
 def test_remember_without_waiting_then_wait_for_the_job(memory):
@@ -297,3 +299,21 @@ def test_export_streams_the_agents_memory(server, agent, memory):
     assert any("Orion Tech" in str(record) for record in records[1:])
     with pytest.raises(PermissionDenied):
         list(memory.export())  # a write key: export needs admin
+
+
+def test_the_server_keeps_its_database_connections_between_requests(memory):
+    """A web process takes its connections from its pool: twenty retrievals open next to no new
+    database sessions (Django would otherwise open and close one per ASGI request)."""
+    from django.db import connection
+
+    def sessions() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+            return cursor.fetchone()[0]
+
+    remember_ana(memory)
+    memory.retrieve("Where does Ana live?")
+    before = sessions()
+    for i in range(20):
+        assert "Porto" in memory.retrieve(f"Where does Ana live now? ({i})").context
+    assert sessions() - before < 10

@@ -216,6 +216,36 @@ def test_import_conversation_is_time_ordered_and_resumable(db, tmp_path, capsys)
     assert lisbon.learned_at == events[0].occurred_at
 
 
+@pytest.mark.slow
+def test_import_conversation_with_two_processes_keeps_each_agents_order(transactional_db, tmp_path, capsys):
+    """Two conversations imported side by side, each whole in a process of its own: each agent
+    gets its own messages in the order they were said, and what a later message says of an
+    earlier one (a move, then a move away) ends as a single current home."""
+    def sample(sample_id, who, first, second):
+        return {"sample_id": sample_id, "conversation": {
+            "speaker_a": who, "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": who, "dia_id": "D1:1", "text": f"I moved to {first} last month."},
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "How is it going?"}],
+            "session_2_date_time": "9:00 am on 1 June, 2024",
+            "session_2": [{"speaker": who, "dia_id": "D2:1", "text": f"I moved from {first} to {second}."}],
+        }, "qa": []}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([sample("one", "Ana", "Lisbon", "Porto"), sample("two", "Kofi", "Accra", "Kumasi")]))
+    call_command("import_conversation", str(path), agent="pair", workers=2, verbosity=0)
+    out = capsys.readouterr().out
+    assert "pair-one: 3 imported" in out and "pair-two: 3 imported" in out
+    for slug, who, first, second in [("pair-one", "Ana", "Lisbon", "Porto"), ("pair-two", "Kofi", "Accra", "Kumasi")]:
+        events = list(Event.objects.filter(agent__slug=slug).order_by("id"))
+        assert [e.external_id for e in events] == ["D1:1", "D1:2", "D2:1"]
+        homes = Relationship.objects.filter(agent__slug=slug, source__display_name=who, rel_type="lives_in")
+        assert {r.target.display_name for r in homes.filter(valid_to__isnull=True, invalidated_at__isnull=True)} == {
+            second}
+        assert homes.filter(target__display_name=first).exists()
+    call_command("import_conversation", str(path), agent="pair", workers=2, verbosity=0)
+    assert "pair-one: 0 imported, 3 already there" in capsys.readouterr().out
+
+
 def test_a_message_is_embedded_with_its_speaker(agent):
     """Asked about Maria, what Maria said outranks the same words said by someone else."""
     from retrieval.services import memory_retrieve

@@ -6,7 +6,7 @@ from tqdm import tqdm
 
 from memories.importers.locomo import load_conversations
 from memories.services.agents import agent_get_or_create
-from memories.services.imports import conversation_import
+from memories.services.imports import ConversationJob, conversations_import, default_import_workers
 from retrieval.evaluation import MODES, evaluate
 from retrieval.services import memory_retrieve
 
@@ -20,6 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("--k", default="5,10,25", help="comma-separated cut-offs (default 5,10,25)")
         parser.add_argument("--agent-prefix", default="locomo")
         parser.add_argument("--json", action="store_true")
+        parser.add_argument("--workers", type=int, default=default_import_workers(),
+                            help="processes importing the conversations side by side (default: one per core)")
         parser.add_argument("--per-question", metavar="FILE",
                             help="also write one JSON line per question (pipeline recall@10, cited ids)")
 
@@ -34,12 +36,13 @@ class Command(BaseCommand):
             raise CommandError("--k needs positive integers")
         conversations = load_conversations(path)
         quiet = opts["json"] or opts["verbosity"] == 0
-        agents = {}
-        for conv in conversations:
-            agent = agent_get_or_create(slug=f"{agent_prefix}-{conv.sample_id}".lower())
-            with tqdm(total=len(conv.turns), desc=f"import {conv.sample_id}", disable=quiet) as bar:
-                conversation_import(agent=agent, turns=conv.turns, progress=bar.update)
-            agents[conv.sample_id] = agent
+        if opts["workers"] < 1:
+            raise CommandError("--workers must be at least 1")
+        agents = {conv.sample_id: agent_get_or_create(slug=f"{agent_prefix}-{conv.sample_id}".lower())
+                  for conv in conversations}
+        with tqdm(total=sum(len(c.turns) for c in conversations), desc="import", disable=quiet) as bar:
+            conversations_import([ConversationJob(agents[c.sample_id].slug, c.turns) for c in conversations],
+                                 workers=opts["workers"], progress=bar.update)
 
         def retrieve(agent, question, now, preset, limit):
             # asked at the question's time: what the agent knew then (the three clocks)
