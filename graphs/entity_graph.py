@@ -185,11 +185,7 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
             [agent.id, *rel_params, nodes, nodes])
         for source, target, strength, rel_type in cursor.fetchall():
             _strengthen(graph, source, target, strength, rel_type=rel_type)
-        # a seed with no edges is still a node when a fact visible then names it
-        cursor.execute(
-            f"SELECT e FROM unnest(%s::bigint[]) AS e WHERE EXISTS (SELECT 1 FROM {links} l "
-            f"JOIN {facts} f ON f.id = l.fact_id WHERE l.entity_id = e AND {fact_sql})", [list(seeds), *fact_params])
-        graph.add_nodes_from(row[0] for row in cursor.fetchall())
+        graph.add_nodes_from(_seeds_named(cursor, seeds, as_of))
         cursor.execute(
             f"SELECT l1.entity_id, l2.entity_id, count(*) FROM {links} l1 JOIN {facts} f ON f.id = l1.fact_id "
             f"JOIN {links} l2 ON l2.fact_id = l1.fact_id AND l2.entity_id > l1.entity_id "
@@ -206,6 +202,16 @@ def neighbourhood_graph(agent: Agent, seeds: Iterable[int], *, max_hops: int, as
     return graph
 
 
+def _seeds_named(cursor, seeds: list[int], as_of: Moment | datetime | None) -> list[int]:
+    """The seeds a fact visible at `as_of` names: a seed with no edges is still a node then."""
+    fact_sql, fact_params = version_visible_sql(as_of, "f")
+    cursor.execute(
+        f"SELECT e FROM unnest(%s::bigint[]) AS e WHERE EXISTS (SELECT 1 FROM {FactEntityLink._meta.db_table} l "
+        f"JOIN {Fact._meta.db_table} f ON f.id = l.fact_id WHERE l.entity_id = e AND {fact_sql})",
+        [list(seeds), *fact_params])
+    return [row[0] for row in cursor.fetchall()]
+
+
 def _neighbourhood_from_history(history: HistoryGraph, seeds: list[int], *, max_hops: int,
                                 as_of: Moment | datetime | None) -> nx.Graph:
     region = history.region(seeds, max_hops)
@@ -214,7 +220,7 @@ def _neighbourhood_from_history(history: HistoryGraph, seeds: list[int], *, max_
     fact_ids = [f for pair in pairs for f in history.co_mentions.get(pair, ())]
     fact_sql, fact_params = version_visible_sql(as_of, "f")
     rel_sql, rel_params = version_visible_sql(as_of, "r")
-    links, facts, rels = FactEntityLink._meta.db_table, Fact._meta.db_table, Relationship._meta.db_table
+    facts, rels = Fact._meta.db_table, Relationship._meta.db_table
     with connection.cursor() as cursor:
         visible_rels: set[int] = set()
         if rel_ids:
@@ -225,11 +231,7 @@ def _neighbourhood_from_history(history: HistoryGraph, seeds: list[int], *, max_
             cursor.execute(f"SELECT f.id FROM {facts} f WHERE f.id = ANY(%s) AND {fact_sql}",
                            [fact_ids, *fact_params])
             visible_facts = {row[0] for row in cursor.fetchall()}
-        # a seed with no edges is still a node when a fact visible then names it
-        cursor.execute(
-            f"SELECT e FROM unnest(%s::bigint[]) AS e WHERE EXISTS (SELECT 1 FROM {links} l "
-            f"JOIN {facts} f ON f.id = l.fact_id WHERE l.entity_id = e AND {fact_sql})", [seeds, *fact_params])
-        seed_nodes = [row[0] for row in cursor.fetchall()]
+        seed_nodes = _seeds_named(cursor, seeds, as_of)
     edges: dict[tuple[int, int], tuple[list[tuple[int, float, str]], int]] = {}
     for pair in pairs:
         rel_rows = [r for r in history.relationships.get(pair, ()) if r[0] in visible_rels]

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from django.db import connections
+
 from memories.config import WriteConfig
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.parse import parse_many
@@ -133,8 +135,6 @@ def conversations_import(jobs: Sequence[ConversationJob], *, workers: int | None
             results[job.slug] = _added(results.get(job.slug), stats)
             done(job, stats)
         return results
-    from django.db import connections
-
     by_agent: dict[str, list[ConversationJob]] = {}
     for job in jobs:
         by_agent.setdefault(job.slug, []).append(job)
