@@ -25,7 +25,7 @@ _SPECIALISTS = frozenset((
 # role term (as said) → the role it fills. Several words for one role ("boss", "supervisor") share
 # it, so "now I report to Omar" replaces "my boss is Irene".
 ROLE_TERMS: dict[str, str] = {
-    **dict.fromkeys(["boss", "manager", "supervisor", "line manager"], "manager"),
+    **dict.fromkeys(["boss", "manager", "supervisor", "line manager", "team lead", "team leader"], "manager"),
     **dict.fromkeys(["doctor", "physician", "gp", "family doctor", "primary care doctor"], "doctor"),
     **dict.fromkeys(["therapist", "counselor", "counsellor"], "therapist"),
     **dict.fromkeys(["physio", "physiotherapist", "physical therapist"], "physiotherapist"),

@@ -1,13 +1,16 @@
 """The frame engine over the parse and its semantic back-off (memories/extraction/offline/frames.py):
 what they link beyond the surface rules, what they leave alone, and what the trace says of each."""
 
+import tomllib
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from memories.config import WriteConfig
-from memories.extraction.offline import extract_offline
+from memories.extraction.offline import extract_offline, lexicon
 from memories.extraction.offline.frames import frames
+from memories.extraction.offline.text import normalize_message
 from memories.models import Relationship
 from memories.providers.embeddings import get_embedder
 from memories.services.write import memory_write
@@ -109,3 +112,48 @@ def test_a_pet_named_in_its_own_clause_is_the_namers():
     extraction = extract_offline("We adopted a collie last week and named her Bixa.", speaker="Ilse Brandt")
     assert ("Ilse Brandt", "has_pet", "Bixa") in {(r.source, r.rel_type, r.target) for r in extraction.relations}
     assert not extract_offline("I met a dog called Pongo at the park.", speaker="Ilse Brandt").relations
+
+
+# --- chat spellings, and the word lists as data ------------------------------------------------
+
+
+@pytest.mark.parametrize(("said", "read"), [
+    ("been workin at the library since june", "been working at the library since june"),
+    ("im startin at the council monday", "I'm starting at the council monday"),
+    ("me n my gf moved w/ her mum", "me and my gf moved with her mum"),
+    # a word of its own, a name and a capital are left alone
+    ("my cousin justin is visitin", "my cousin justin is visiting"),
+    ("N is a letter, Im sure", "N is a letter, I'm sure"),
+])
+def test_chat_spellings_read_as_the_words_they_stand_for(said, read):
+    assert normalize_message(said) == read
+
+
+def test_a_job_said_in_chat_spelling_is_linked():
+    ex = extract_offline("been workin at Galway Clinic since june", speaker="Niamh Walsh")
+    assert ("Niamh Walsh", "works_at", "Galway Clinic") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+
+
+def test_a_lower_case_word_after_a_kin_word_is_no_name_when_it_is_a_verb():
+    ex = extract_offline("my mum lives in cork still, my grandad passed away last year", speaker="Seán Murphy")
+    assert {e.name for e in ex.entities if e.type == "person"} == {"Seán Murphy"}
+
+
+def test_a_pet_named_in_lower_case():
+    ex = extract_offline("got a cat called mochi today", speaker="Hana Sato")
+    assert {(e.name, e.type) for e in ex.entities} >= {("Mochi", "pet")}
+
+
+def test_each_kin_word_is_written_once_and_says_one_relation():
+    data = tomllib.loads((Path(lexicon.__file__).parent / "kin.toml").read_text(encoding="utf-8"))
+    words = [w for group in data["kin"] for key in ("female", "male", "other") for w in group.get(key, ())]
+    assert len(words) == len(set(words))
+    assert lexicon.KINSHIP["abuela"] == ("grandparent_of", True)  # the named one is the grandparent
+    assert {"amma", "baba"} <= lexicon.PARENT_NAMES and "mother" not in lexicon.PARENT_NAMES
+
+
+def test_a_state_said_in_the_past_is_linked_by_its_past_relation_only():
+    past = extract_offline("Anton worked at Krona Bank for ten years.", speaker="Nadia Petrova")
+    now = extract_offline("Anton has worked at Krona Bank since 2019.", speaker="Nadia Petrova")
+    assert {(r.rel_type) for r in past.relations if r.target == "Krona Bank"} == {"worked_at"}
+    assert {(r.rel_type) for r in now.relations if r.target == "Krona Bank"} == {"works_at"}

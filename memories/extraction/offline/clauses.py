@@ -143,7 +143,7 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
     clause = _explicit_subject(text, rest)
     if clause is None and first and not inherited and _NOW_AT.match(text):  # "Now at ⟨org⟩, still ⟨city⟩."
         return Clause(text, [SPEAKER], text[:1].lower() + text[1:], "implicit")
-    if clause is None and first and not lead and _implicit_speaker(rest):
+    if clause is None and first and _implicit_speaker(rest, bool(lead)):
         predicate = rest[:1].lower() + rest[1:]
         if _IMPLICIT_VERB.match(rest).group(1).lower() == "been":  # "Always been into art" → has always been
             predicate = "has " + predicate
@@ -192,15 +192,16 @@ def _compound_subjects(text: str) -> list[int]:
     return list(dict.fromkeys(ids))
 
 
-def _implicit_speaker(rest: str) -> bool:
-    """Chat sentences without "I": "Talked to my friend...", "Went hiking", "Been busy"."""
+def _implicit_speaker(rest: str, lead: bool = False) -> bool:
+    """Chat sentences without "I": "Talked to my friend...", "Went hiking", "Been busy", "finally
+    quit ⟨1⟩" (after a word of time, only when the verb says what was done)."""
     match = _IMPLICIT_VERB.match(rest)
     # lower case only from a writer who does not capitalize and names something ("quit ⟨1⟩ last week")
     if not match or not (rest[:1].isupper() or (rest[:1].islower() and "\x02" in rest)):
         return False
     low = match.group(1).lower()
-    if low in SAME_FORM_VERBS:  # "quit ⟨1⟩ last week" is past; "Quit smoking!" is not
-        return bool(_PAST_TIME.search(rest))
+    if low in SAME_FORM_VERBS:  # "quit ⟨1⟩ last week", "finally quit ⟨1⟩" are past; "Quit smoking!" is not
+        return bool(_PAST_TIME.search(rest) or lead)
     return (is_past(low) or low == "been") and low not in _NOT_IMPLICIT
 
 

@@ -108,6 +108,9 @@ class Collector:
         if self.day is not None:
             text = annotate_dates(text, self.day)
         key = fact_key(text)
+        if key in self.facts and slot and not self.facts[key].slot and (value is not None or negated):
+            known = self.facts[key]  # the sentence said as a statement, now read as the slot it fills
+            known.slot, known.value, known.negated = slot, names[value] if value is not None else "", negated
         if not key or key in self.facts:
             return key
         self.used.update([subject, *entity_ids(tagged), *([value] if value is not None else [])])
@@ -658,6 +661,9 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
             out.unlink(link.subject, rel_type, link.target)
         if link.ends:
             _frame_ending(link, out)
+            continue
+        if link.past:  # "lived in ⟨city⟩": the state that was, beside whatever is now
+            out.relation(link.subject, frame.past, link.target, method="frame")
             continue
         if frame.slot and any(s == link.subject and r == frame.relation for s, r, _ in out.relations):
             continue  # a slot holds one value: what the rules found for it in this message stands

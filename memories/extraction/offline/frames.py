@@ -11,7 +11,9 @@ said with "is": "Home is X"; "I", "we" and a sentence with no subject are the wr
 each frame in turn whether a lemma of the way triggers it. When the way, the verb or a verb above
 it says the state is not current ("visited", "grew up in", "might move to") nothing is linked,
 unless it says the state ended ("graduated from", "quit the choir", "no longer ... since"): then
-the state is taken back (its closed edge keeps the past). Pairs a rule linked are left alone, but
+the state is taken back (its closed edge keeps the past). A state verb said in the past ("lived
+in X", "used to work at X", "had studied at X") links the pair by the frame's past relation
+("lived_in"), in place of a present a rule read. Other pairs a rule linked are left alone, but
 for a frame that overrides the rule's reading ("spending her first semester at ⟨university⟩" is no
 job).
 
@@ -75,6 +77,8 @@ class Candidate:
     chain: frozenset[str] = frozenset()  # the lemmas of the way, the verbs above and their modifiers
     below: dict | None = None  # lemma on the way → the preposition right below it ("base" → "on")
     of_noun: bool = False  # the object hangs from a noun by "of" ("the Madrid office of X")
+    past: bool = False  # a state verb said in the past ("lived in X", "used to work at X")
+    durative: bool = False  # "have been at X since May": the object right under the verb, over a span
 
 
 @dataclass(frozen=True, eq=False)  # one object per frame: compared and hashed as itself
@@ -96,6 +100,8 @@ class Frame:
     ending_fact: str  # the fact of an ending of a frame without a slot
     ends_from: frozenset[str]  # triggers that end the state said with "from" ("moved from X")
     settlements: bool  # a town, city, region or country (the gazetteer's) may be its object
+    past: str  # the relation of the state said as one that was ("lived_in")
+    durative: frozenset[str]  # triggers that count only said with "have" over a state's span
 
     def admits(self, candidate: Candidate) -> bool:
         """Whether the pair's object is of a kind this frame links."""
@@ -112,6 +118,8 @@ class Frames:
     blocked_preps: frozenset[str]
     modifiers: frozenset[str]
     verb_preps: frozenset[str]
+    past_states: frozenset[str]
+    spans: frozenset[str]
     other: tuple[str, ...]
 
 
@@ -126,6 +134,7 @@ class Link:
     score: float = 1.0
     replaces: frozenset[str] = frozenset()  # the rule's links of the pair it replaces
     ends: bool = False  # the state ends ("left the choir"): the link is taken back, not made
+    past: bool = False  # the state was ("lived in X"): linked by the frame's past relation
 
 
 @cache
@@ -147,13 +156,16 @@ def frames() -> Frames:
                   sure=frozenset(f.get("sure", ())), trigger_preps=dict(f.get("trigger_preps", {})),
                   endings=frozenset(f.get("endings", ())),
                   ending_fact=f.get("ending_fact", ""),
-                  ends_from=frozenset(f.get("ends_from", ())))
+                  ends_from=frozenset(f.get("ends_from", ())), past=f.get("past", ""),
+                  durative=frozenset(f.get("durative", ())))
             for f in data["frame"]
         ),
         blocked=frozenset(data["blocked"]["lemmas"]),
         blocked_preps=frozenset(data["blocked"]["preps"]),
         modifiers=frozenset(data["blocked"]["modifiers"]),
         verb_preps=frozenset(data["blocked"]["verb_preps"]),
+        past_states=frozenset(data["blocked"]["past_states"]),
+        spans=frozenset(data["blocked"]["spans"]),
         other=tuple(data["other"]["prototypes"]),
     )
 
@@ -412,8 +424,34 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
         set(name_words.split()) & ORG_SUFFIXES)
     below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
     of_noun = prep == "of" and len(way) > 1 and way[1].pos_ == "NOUN"
+    said = _chain_words(chain)
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
-                     " ".join(words), linked(subject, target), blocked, _chain_words(chain), below, of_noun)
+                     " ".join(words), linked(subject, target), blocked, said, below, of_noun,
+                     _was(verb, said, data), len(way) == 2 and _durative(verb, data))
+
+
+def _durative(verb, data: Frames) -> bool:
+    """"have been at X since May", "has been in X for two years": "have" and a state's span."""
+    if not any(c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children):
+        return False
+    for prep in (c for c in verb.children if c.dep_ == "prep"):
+        if prep.lower_ == "since":
+            return True
+        if prep.lower_ == "for" and any(g.lemma_.lower() in data.spans for g in prep.subtree):
+            return True
+    return False
+
+
+def _was(verb, said: frozenset[str], data: Frames) -> bool:
+    """Whether `verb` says a state that was: a state verb in the simple past ("lived in X"), after
+    "used to" or "had" ("had worked at X"), neither negated nor said with "still" / "now"."""
+    near = {c.lower_ for v in (verb, verb.head) for c in v.children if c.dep_ in ("advmod", "neg")}
+    if verb.lemma_.lower() not in data.past_states or said & _NEGATIONS or near & _STILL:
+        return False
+    auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.tag_ != "TO"]
+    if auxes:
+        return any(a.lower_ == "had" for a in auxes) and verb.tag_ == "VBN"
+    return verb.tag_ == "VBD" or (verb.dep_ == "xcomp" and verb.head.lower_ == "used")
 
 
 def frame_for(candidate: Candidate) -> Frame | None:
@@ -424,7 +462,8 @@ def frame_for(candidate: Candidate) -> Frame | None:
         if frame.prepositions and candidate.prep and candidate.prep not in frame.prepositions and not (
                 candidate.of_noun):
             continue
-        hits = {t for t in candidate.lemmas & frame.triggers
+        triggers = frame.triggers | frame.durative if candidate.durative else frame.triggers
+        hits = {t for t in candidate.lemmas & triggers
                 if t not in frame.trigger_preps or (candidate.below or {}).get(t) in frame.trigger_preps[t]}
         if hits:
             return frame
@@ -499,6 +538,7 @@ def _overridden(candidate: Candidate, frame: Frame) -> frozenset[str]:
 _BEGIN = frozenset({"start", "begin", "go"})
 _NEGATIONS = frozenset({"not", "n't", "no", "never"})
 _NO_MORE = frozenset({"longer", "anymore", "more", "since"})
+_STILL = frozenset({"still", "now", "currently"})
 # words that block a link because the state is over: with an ending they say the same
 _PAST_WORDS = frozenset({"ex", "former", "previous", "old", "past", "until", "before", "after", "never", "back",
                          "away"})
@@ -534,6 +574,12 @@ def links(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset
     frame overrides)."""
     found, pending = [], []
     for candidate in candidates(sentence, types, linked):
+        if candidate.past:  # what a rule read as the present ("used to work at X") was
+            frame = frame_for(candidate)
+            if frame is not None and frame.past and not candidate.linked - {frame.relation}:
+                found.append(Link(candidate.subject, frame, candidate.target, "frame", past=True,
+                                  replaces=candidate.linked))
+            continue
         if candidate.blocked:
             if (ended := ending_for(candidate)) is not None:
                 found.append(Link(candidate.subject, ended, candidate.target, "frame", ends=True,

@@ -27,12 +27,14 @@ from memories.extraction.offline.lexicon import (
     OF_HEADS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
+    PET_TERMS,
     PLACES,
     STOP_CAPS,
 )
 from memories.extraction.offline.parse import (
     is_common_word,
     is_dictionary_word,
+    is_word_form,
     opens_as_subject_of_a_life,
     parse,
 )
@@ -224,13 +226,25 @@ _LOWER_KIN_NAME = re.compile(
 )
 
 
+# "got a cat called mochi", "our dog named biscuit": after a pet word and "called" / "named", the
+# lower-case word is the pet's name whatever else it means
+_LOWER_PET_NAME = re.compile(
+    rf"\b(?:{'|'.join(sorted((re.escape(k) for k in PET_TERMS), key=len, reverse=True))})\s*,?\s+(?:called|named)\s+"
+    r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,})\b"
+)
+
+
 def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = []
     for match in _LOWER_KIN_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or word in PLACES:
             continue
-        if word in FIRST_NAMES or not (is_common_word(word) or is_dictionary_word(word)):
+        if word in FIRST_NAMES or not (is_common_word(word) or is_word_form(word)):
+            out.append(Mention(start, end, word.title()))
+    for match in _LOWER_PET_NAME.finditer(sentence):
+        word, start, end = match.group("name"), match.start("name"), match.end("name")
+        if not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word):
             out.append(Mention(start, end, word.title()))
     return out
 
@@ -239,12 +253,20 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
 # of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
 # a word no dictionary has; or one such word alone right after a word of work or study.
 _LOWER_ORG = re.compile(
-    r"\b(?P<lead>at|for|with|to|joined|join|joining)\s+(?:the\s+)?"
+    r"\b(?P<lead>at|for|with|to|joined|join|joining|quit|left|leaving)\s+(?:the\s+)?"
     r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
 )
 _WORK_BEFORE = re.compile(
     r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed)\s+(?:\w+\s+){0,2}$"
 )
+
+
+_JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
+
+
+def _is_verb_at(sentence: str, start: int) -> bool:
+    """The parser reads the word at `start` as a verb ("left tesco", not "two left feet")."""
+    return any(t.idx == start and t.pos_ == "VERB" for t in parse(sentence))
 
 
 def _unknown_word(word: str) -> bool:
@@ -267,8 +289,11 @@ def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
                     n > 2 and phrase[0] in ORG_PREFIXES and phrase[1] == "of" and " ".join(phrase[2:]) in PLACES):
                 out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase)))
                 break
-            if n == 1 and match.group("lead") in ("at", "for") and _unknown_word(phrase[0]) and _WORK_BEFORE.search(
-                    sentence[: match.start()]):
+            # one unknown word: an employer after a word of work ("startin at mercadona"), or one
+            # joined or left ("finally quit tesco")
+            if n == 1 and _unknown_word(phrase[0]) and (match.group("lead") in _JOINED_OR_LEFT and _is_verb_at(
+                    sentence, match.start("lead")) or match.group("lead") in ("at", "for") and _WORK_BEFORE.search(
+                    sentence[: match.start()])):
                 out.append(Mention(start, end, phrase[0].title()))
                 break
     return out

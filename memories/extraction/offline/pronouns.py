@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from memories.extraction.offline.entities import MessageEntity, Registry, Sentence, gender_of, vote_from_context
 from memories.extraction.offline.grammar import is_past
-from memories.extraction.offline.lexicon import FIRST_NAMES, word_set
+from memories.extraction.offline.lexicon import FEMALE_KIN, FIRST_NAMES, MALE_KIN, PERSON_NOUNS, word_set
 from memories.extraction.offline.names import NameContext, find_mentions
 from memories.extraction.offline.parse import entity_labels
 from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph, split_sentences
@@ -17,11 +17,10 @@ from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph,
 _VOCATIVE_MARK = "\x04"
 _VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")
 _ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
-_FEMALE_NOUNS = word_set("""girl woman lady mom mother sister daughter wife girlfriend actress mum mam mommy mummy
-mama grandma granny aunt auntie niece fiancee""")
-_MALE_NOUNS = word_set("boy man guy dad father brother son husband boyfriend actor daddy papa grandpa uncle nephew")
+_FEMALE_NOUNS = FEMALE_KIN | PERSON_NOUNS["female"]
+_MALE_NOUNS = MALE_KIN | PERSON_NOUNS["male"]
 # the words for a relative: said without a name, the relative is who a later she/he means
-_RELATIVE_NOUNS = (_FEMALE_NOUNS | _MALE_NOUNS | {"fiance"}) - word_set("girl woman lady boy man guy actress actor")
+_RELATIVE_NOUNS = FEMALE_KIN | MALE_KIN
 _PRONOUN = re.compile(
     rf"{PH}|\b(he|she|him|her|his|hers)\b|\b(?:a|an|the|this|that|some|another)\s+(?:[\w-]+\s+){{0,2}}?"
     r"(girl|boy|woman|man|lady|guy|kid|child|baby|teen|teenager|student|veteran|teacher|doctor|nurse|neighbor|"
@@ -34,7 +33,7 @@ _PRONOUN = re.compile(
 )
 # a gendered word for a person just before a name: "my younger brother Ren", "a girlfriend over there now, Tali"
 _GENDERED_BEFORE_NAME = (
-    r"\b(" + "|".join(sorted(_FEMALE_NOUNS | _MALE_NOUNS - {"man", "guy", "boy", "girl", "woman", "lady"}))
+    r"\b(" + "|".join(sorted(_RELATIVE_NOUNS | {"actress", "actor"}))
     + r")\s+(?:[a-z]+,?\s+){{0,3}}?(?:,\s*)?{name}\b"
 )
 BLOCKERS = {"f": -1, "m": -2, "": -3}

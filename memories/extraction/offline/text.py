@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memories.extraction.offline.lexicon import ABBREVIATIONS, CORP_ABBREVIATIONS
+from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS
+from memories.extraction.offline.parse import is_dictionary_word, verb_lemma
 
 SPEAKER = 0
 PH = r"\x02(\d+)\x03"
@@ -38,9 +39,25 @@ def ph(index: int) -> str:
 
 def normalize_message(text: str) -> str:
     """Straight quotes, no emoji or control characters, single spaces (newlines kept: they end
-    sentences)."""
+    sentences); chat spellings in lower case read as the words they stand for ("im", "w/", "workin")."""
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
-    return _INLINE_SPACE.sub(" ", text).strip()
+    text = _CHAT_FORM.sub(lambda m: CHAT_FORMS[m.group()], text)
+    return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
+
+
+_CHAT_FORM = re.compile(
+    r"(?<![\w'/])(?:" + "|".join(re.escape(k) for k in sorted(CHAT_FORMS, key=len, reverse=True)) + r")(?![\w'/])")
+_DROPPED_G = re.compile(r"(?<![\w'])([a-z]{3,})in(?:'|(?![\w']))")
+
+
+def _with_g(match: re.Match) -> str:
+    """"workin" → "working", "gettin'" → "getting": a verb's -ing without its g; a word of its own
+    ("cousin", "robin") or a name ("justin") is left alone."""
+    word, stem = match.group(0).rstrip("'"), match.group(1)
+    if is_dictionary_word(word) or not (verb_lemma(stem) or verb_lemma(stem + "e")
+                                        or stem[-1] == stem[-2] and verb_lemma(stem[:-1])):
+        return match.group(0)
+    return word + "g"
 
 
 def split_sentences(text: str) -> list[str]:

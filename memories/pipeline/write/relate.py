@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db import DatabaseError, transaction
 
 from memories.extraction.schema import ExtractedFact, Extraction
-from memories.models import Entity, Fact
+from memories.models import Entity, Fact, Relationship
 from memories.naming import mentions, normalize_alias
 from memories.pipeline.trace import StepRecord
 from memories.pipeline.write.facts import apply_decision, close_facts_naming, record_ended, world_start
@@ -30,7 +30,7 @@ from memories.reconcile import (
 from memories.roles import PARTNER_SLOT
 from memories.selectors.facts import facts_to_reconcile
 from memories.services import slots
-from memories.services.relationships import relationship_upsert, relationships_current_of
+from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
 
 PARTNER_RELATIONS = tuple(r for r, (group, _) in SINGLE_VALUED_RELATIONS.items() if group == "partner")
 # the slots "I left the clinic" can end without naming the value, when there is one current edge
@@ -126,6 +126,33 @@ def _household(s: Storage, extraction: Extraction, step: StepRecord, source: Ent
             continue
         said_ids.add(partner.id)
         _relationship(s, step, [], partner, rel_type, target, evidence=evidence, valid_from=edge.valid_from)
+
+
+def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact], step: StepRecord) -> None:
+    """"Paulo no longer works at Embraer", "I left Infosys in 2021" with no edge of that state
+    stored before: the state that ended is kept as a closed edge (it held until the ending, from a
+    beginning nobody said), so "as of" questions and the history see it and nothing reads it as
+    today's. Run after the message's own edges, so an edge this message closed counts as stored."""
+    for fact in extraction.facts:
+        if not (fact.negated and fact.slot in UNNAMED_CLOSABLE and fact.value):
+            continue
+        source, target = s.resolved.get(fact.subject), s.resolved.get(fact.value)
+        if source is None or target is None or source.id == target.id:
+            continue
+        if Relationship.objects.filter(agent=s.agent, source=source, target=target, rel_type=fact.slot).exists():
+            continue
+        ended = world_start(s, fact)
+        evidence = next((f for f in persisted if f.text == fact.text), None)
+        edge, _ = relationship_upsert(agent=s.agent, source=source, target=target, rel_type=fact.slot,
+                                      valid_from=ended, evidence=evidence, source_event=s.event,
+                                      learned_at=s.occurred_at,
+                                      initial_strength=s.message.config.relationship_initial_strength)
+        if edge is None:
+            continue
+        relationships_close(agent=s.agent, ids=[edge.id], valid_to=ended, learned_at=s.occurred_at)
+        s.result.relationships.append(
+            {"id": edge.id, "source": source.key, "rel_type": fact.slot, "target": target.key,
+             "strength": edge.strength, "outcome": "ended", "evidence_fact_id": edge.evidence_fact_id})
 
 
 def close_unnamed(s: Storage, extraction: Extraction, step: StepRecord) -> None:

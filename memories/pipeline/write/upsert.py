@@ -14,7 +14,7 @@ from memories.naming import normalize_alias
 from memories.pipeline.trace import StepRecord
 from memories.pipeline.write.corrections import apply_corrections
 from memories.pipeline.write.facts import apply_decision, close_ended
-from memories.pipeline.write.relate import close_unnamed, relationships
+from memories.pipeline.write.relate import close_unnamed, record_ended_states, relationships
 from memories.pipeline.write.values import Decided, Known, Storage
 from memories.profiles import profile_text
 from memories.services import entities as entity_services
@@ -42,6 +42,7 @@ def upsert(s: Storage, extraction: Extraction, known: Known, decided: Decided, s
     close_ended(s, decided, step)
     close_unnamed(s, extraction, step)
     relationships(s, extraction, known, persisted, step)
+    record_ended_states(s, extraction, persisted, step)
     _seed_profiles(s, extraction, persisted)
     _refresh_changed_profiles(s, step)
     new_ids = sorted(c.fact_id for c in s.result.facts_added + s.result.facts_updated)

@@ -1,0 +1,103 @@
+"""Word lists for the offline extractor, read from the data files beside this module: `words.toml`
+(one whitespace-separated list per key), `kin.toml` (kin and social-role words with their relations),
+`../frames.toml` (the frames and the verbs of people) and `../places.txt` (the gazetteer, built by
+scripts/build_places.py). Everything is lower-case; callers compare `word.lower()`."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from memories.roles import ROLE_RELATIONS, ROLE_TERMS
+
+_HERE = Path(__file__).parent
+
+
+def _toml(path: Path) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def word_set(text: str) -> frozenset[str]:
+    """Whitespace-separated words → frozenset."""
+    return frozenset(text.split())
+
+
+FRAME_DATA = _toml(_HERE.parent / "frames.toml")
+SPEECH_VERBS = frozenset(FRAME_DATA["people"]["speech"])
+PERSON_VERBS = SPEECH_VERBS | frozenset(FRAME_DATA["people"]["life"])
+MOVED_BY = frozenset(FRAME_DATA["people"]["moved_by"])
+
+_WORDS = _toml(_HERE / "words.toml")
+_W = {key: word_set(value) for key, value in _WORDS.items() if isinstance(value, str)}
+
+STOP_CAPS = _W["stop_caps"]
+CALENDAR_TAILS = _W["calendar_tails"]
+GREETING_WORDS = _W["greeting_words"]
+HONORIFICS = _W["honorifics"]
+NAME_CONNECTORS = _W["name_connectors"]
+OF_HEADS = _W["of_heads"]
+ORG_SUFFIXES = _W["org_suffixes"]
+ORG_NOUNS = _W["org_nouns"]
+ORG_PREFIXES = _W["org_prefixes"]
+PLACE_SUFFIXES = _W["place_suffixes"]
+PLACE_PREFIXES = _W["place_prefixes"]
+
+# The gazetteer (GeoNames' countries, US states and cities of 50,000+ people, less ordinary words and
+# given names) and the places people name in chat that it lacks or that say "place" at full weight
+# even alone.
+_GAZETTEER = frozenset(
+    line for line in (_HERE.parent / "places.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+)
+_WRITTEN_PLACES = _W["written_places"] | frozenset(_WORDS["written_places_multi"])
+PLACES = _GAZETTEER | _WRITTEN_PLACES
+# One word of the gazetteer alone is also many a family name ("Preston", "Sheffield"): it says
+# place less firmly than a place people name in chat.
+FAMILY_NAME_PLACES = frozenset(p for p in _GAZETTEER - _WRITTEN_PLACES if " " not in p)
+
+FEMALE_NAMES = _W["female_names"]
+MALE_NAMES = _W["male_names"]
+FIRST_NAMES = FEMALE_NAMES | MALE_NAMES | _W["unisex_names"]
+AMBIGUOUS_NAMES = _W["ambiguous_names"]
+
+# Kin and social-role term → (relation, the named person is the source).
+_KIN = _toml(_HERE / "kin.toml")
+KINSHIP: dict[str, tuple[str, bool]] = {
+    term: (group["relation"], bool(group.get("named_first")))
+    for group in _KIN["kin"]
+    for term in (*group.get("female", ()), *group.get("male", ()), *group.get("other", ()))
+}
+# roles someone holds for the owner: one current holder each ("my dentist", "my landlord")
+KINSHIP.update({term: (ROLE_RELATIONS[role], True) for term, role in ROLE_TERMS.items()})
+FEMALE_KIN = frozenset(term for group in _KIN["kin"] for term in group.get("female", ()))
+MALE_KIN = frozenset(term for group in _KIN["kin"] for term in group.get("male", ()))
+# the words for one relative: "Dad" finds the man the writer called "my father"
+SAME_KIN: tuple[frozenset[str], ...] = tuple(
+    frozenset(group[gender]) for group in _KIN["kin"] if group.get("same") for gender in ("female", "male")
+)
+# the words a writer calls a parent or grandparent by, as if a name ("Dad sold his hives")
+PARENT_NAMES, GRANDPARENT_NAMES = (
+    frozenset(term for group in _KIN["kin"] if group.get("same") and group["relation"] == relation
+              for term in (*group["female"], *group["male"]) if term not in group.get("formal", ()))
+    for relation in ("parent_of", "grandparent_of")
+)
+
+# words for a woman or a man that are no kin ("a girl from my class", "the actor")
+PERSON_NOUNS = {"female": _W["female_person_nouns"], "male": _W["male_person_nouns"]}
+KIN_TITLES = _W["kin_titles"]
+OCCUPATIONS = _W["occupations"]
+PET_TERMS = _W["pet_terms"]
+KIN_MODIFIERS = _W["kin_modifiers"]
+
+IRREGULAR_PAST = _W["irregular_past"]
+ED_BASE_VERBS = _W["ed_base_verbs"]
+SAME_FORM_VERBS = _W["same_form_verbs"]
+PAST_PARTICIPLES = _W["past_participles"]
+MODALS = _W["modals"]
+ADVERBS = _W["adverbs"]
+LY_VERBS = _W["ly_verbs"]
+COLLOQUIAL_VERBS: dict[str, str] = dict(_WORDS["colloquial_verbs"])
+CHAT_FORMS: dict[str, str] = dict(_WORDS["chat_forms"])
+
+ABBREVIATIONS = _W["abbreviations"]
+CORP_ABBREVIATIONS = _W["corp_abbreviations"]
