@@ -81,7 +81,10 @@ _ORG_STRONG = _phrases_before(
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
     "employee of,started at,started working at,notice at,resignation at,engineer at,manager at,designer at,"
     "developer at,"
-    "teacher at,nurse at,head of engineering at,company,startup,firm"
+    "teacher at,nurse at,head of engineering at,company,startup,firm,"
+    # what one belongs to: a club, a team, a choir, a charity
+    "plays for,play for,playing for,played for,volunteer with,volunteers with,volunteering with,"
+    "volunteered with,volunteer at,volunteers at,member of,captain of,sings in,sing in,sang in"
 )
 _ORG_WEAK = _phrases_before("left,quit,leaving,leave,accepted")
 # Where someone lives or moved to is a place, whatever a stored type or the parser's label said
@@ -104,6 +107,11 @@ _PERSON_BEFORE = _phrases_before(
     "married,married to,thanks,thank,and,report to,reports to,reporting to,reported to,engaged to,"
     "work with,works with,working with,worked with,named,teaming up with,teamed up with,"
     "reporting directly to,report directly to"
+)
+# whom only a person marries, dates or leaves: "married to X" is a person whatever the parser says
+_PARTNER_BEFORE = _phrases_before(
+    "married to,engaged to,dating,divorced,divorced from,proposed to,broke up with,split up with,split from,"
+    "in a relationship with,wedding with,wedding to"
 )
 # "it's called X", "the app was named X": a name given to a thing, not someone phoned or met
 _NAMING_BEFORE = re.compile(r"\b(?:is|'s|was|be|been|are|were)\s+(?:now\s+)?(?:called|named)\s*$")
@@ -511,7 +519,9 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
     if _AT_BEFORE.search(before):
         entity.vote("organization", 15)
         entity.vote("place", 15)
-    if _PERSON_AFTER.match(after) or (_PERSON_BEFORE.search(before) and not _NAMING_BEFORE.search(before)):
+    if _PARTNER_BEFORE.search(before):
+        entity.vote("person", 90)
+    elif _PERSON_AFTER.match(after) or (_PERSON_BEFORE.search(before) and not _NAMING_BEFORE.search(before)):
         entity.vote("person", 40)
     elif _BY_BEFORE.search(before):
         entity.vote("person", 20)

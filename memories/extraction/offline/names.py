@@ -442,7 +442,7 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
     low = word.lower()
     if low in AMBIGUOUS_NAMES:
         return False
-    if low in FIRST_NAMES or low in PLACES or (word.isupper() and len(word) > 1):
+    if low in FIRST_NAMES or low in PLACES or (word.isupper() and len(word) > 1 and low not in KINSHIP):
         return True
     end = tokens[k][0] + len(word)
     return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:]))

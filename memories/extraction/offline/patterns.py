@@ -459,7 +459,7 @@ RULES: tuple[Rule, ...] = (
         "membership",
         rel="member_of",
         category="biographical_milestone",
-        objects=_ORG,
+        objects=frozenset({"organization"}),  # not an event signed up for ("the city marathon")
     ),
 )
 _THEN_JOINED = re.compile(
@@ -614,7 +614,10 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     for pattern in _EMPLOYMENT:
         for match in pattern.finditer(tagged):
             person, org = int(match.group("s")), int(match.group("org"))
-            if registry.entities[org].type in _NOT_PERSON and registry.is_person(person) and (person, org) not in out:
+            # what is one's job is no person, whatever a weak cue said ("⟨X⟩ is my job now")
+            if (registry.entities[org].type in _NOT_PERSON or not registry.entities[org].forced
+                    and registry.entities[org].scores.get("person", 0) < 50) and registry.is_person(
+                    person) and (person, org) not in out:
                 registry.entities[org].vote("organization", 100)  # what one's job is, is an employer
                 out.append((person, org))
     return out
@@ -635,9 +638,10 @@ _KIN_PATTERNS = (
     re.compile(
         rf"{_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b(?!'s\b)", re.I
     ),
-    # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is ⟨0⟩'s neighbor's son")
+    # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ has been ⟨0⟩'s doctor / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is
+    # ⟨0⟩'s neighbor's son")
     re.compile(
-        rf"{_E.format('name')}(?:\s+(?:is|was)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
+        rf"{_E.format('name')}(?:\s+(?:is|was|has\s+been)|'s)\s+(?:also\s+|now\s+)?{_E.format('own')}'s\s+{_MODS}"
         rf"{_DESCRIBED}{_KIN_OR_PET}\b(?!'s\b)",
         re.I,
     ),
