@@ -130,9 +130,10 @@ def _household(s: Storage, extraction: Extraction, step: StepRecord, source: Ent
 
 def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact], step: StepRecord) -> None:
     """"Paulo no longer works at Embraer", "I left Infosys in 2021" with no edge of that state
-    stored before: the state that ended is kept as a closed edge (it held until the ending, from a
-    beginning nobody said), so "as of" questions and the history see it and nothing reads it as
-    today's. Run after the message's own edges, so an edge this message closed counts as stored."""
+    stored before: the state that ended is kept as a closed edge, beginning and ending when the
+    message says it ended (its beginning was never said, so no earlier moment sees it), so the
+    history has it and nothing reads it as today's. Run after the message's own edges, so an edge
+    this message closed counts as stored."""
     for fact in extraction.facts:
         if not (fact.negated and fact.slot in UNNAMED_CLOSABLE and fact.value):
             continue
@@ -150,6 +151,7 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
         if edge is None:
             continue
         relationships_close(agent=s.agent, ids=[edge.id], valid_to=ended, learned_at=s.occurred_at)
+        step.data.setdefault("relationships_kept_ended", []).append(edge.id)
         s.result.relationships.append(
             {"id": edge.id, "source": source.key, "rel_type": fact.slot, "target": target.key,
              "strength": edge.strength, "outcome": "ended", "evidence_fact_id": edge.evidence_fact_id})
