@@ -26,6 +26,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_PREFIXES,
     PLACE_SUFFIXES,
     PLACES,
+    alternation,
 )
 from memories.extraction.offline.names import (
     Mention,
@@ -48,13 +49,9 @@ from memories.naming import first_names_compatible
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
 
 
-def _alternation(words) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-
-
-KIN_ALT = _alternation(KINSHIP)
-PET_ALT = _alternation(PET_TERMS)
-MOD_ALT = _alternation(KIN_MODIFIERS)
+KIN_ALT = alternation(KINSHIP)
+PET_ALT = alternation(PET_TERMS)
+MOD_ALT = alternation(KIN_MODIFIERS)
 _OWNER = r"(?:my|his|her|their|our|your|\w+'s)"
 _KIN_BEFORE = re.compile(
     rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
@@ -121,14 +118,14 @@ _PERSON_AFTER = re.compile(
 )
 _BY_BEFORE = re.compile(r"\bby\s*$")
 _ROLE_AT_BEFORE = re.compile(
-    rf"\b(?:{_alternation(OCCUPATIONS)}|lead|head|director|engineer|analyst)s?\s+(?:at|with)\s*$"
+    rf"\b(?:{alternation(OCCUPATIONS)}|lead|head|director|engineer|analyst)s?\s+(?:at|with)\s*$"
 )
 _ORG_NAMED_BEFORE = re.compile(
-    rf"\b(?:{_alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?)?\s*(?:,\s*)?"
+    rf"\b(?:{alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?)?\s*(?:,\s*)?"
     r"(?:called|named)\s*$"
 )  # "a startup called X", "a startup in Austin called X"
 # "my own catering company, X": what one runs, named in apposition
-_OWN_ORG_BEFORE = re.compile(rf"\bown\s+(?:[\w-]+\s+){{0,2}}?(?:{_alternation(ORG_NOUNS)})\s*,\s*$")
+_OWN_ORG_BEFORE = re.compile(rf"\bown\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\s*,\s*$")
 # What only a person does or is, said right after a one-word name: "Guili is coming to visit",
 # "Guili is an architect", "Guili got married", "Guili is 34".
 _HUMAN_AFTER = re.compile(

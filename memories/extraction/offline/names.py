@@ -30,6 +30,7 @@ from memories.extraction.offline.lexicon import (
     PET_TERMS,
     PLACES,
     STOP_CAPS,
+    alternation,
 )
 from memories.extraction.offline.parse import (
     is_common_word,
@@ -221,7 +222,7 @@ def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:
 # word of the writer's (or his / her) is that person's name when no dictionary holds it
 _LOWER_KIN_NAME = re.compile(
     r"\b(?:my|our|his|her)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
-    rf"(?:{'|'.join(sorted((re.escape(k) for k in KINSHIP if k.isalpha()), key=len, reverse=True))}|ex)\s+"
+    rf"(?:{alternation(k for k in KINSHIP if k.isalpha())}|ex)\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{2,})\b(?!['’]s\b)"
 )
 
@@ -229,7 +230,7 @@ _LOWER_KIN_NAME = re.compile(
 # "got a cat called mochi", "our dog named biscuit": after a pet word and "called" / "named", the
 # lower-case word is the pet's name whatever else it means
 _LOWER_PET_NAME = re.compile(
-    rf"\b(?:{'|'.join(sorted((re.escape(k) for k in PET_TERMS), key=len, reverse=True))})\s*,?\s+(?:called|named)\s+"
+    rf"\b(?:{alternation(PET_TERMS)})\s*,?\s+(?:called|named)\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,})\b"
 )
 

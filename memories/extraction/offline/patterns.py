@@ -19,6 +19,7 @@ from memories.extraction.offline.lexicon import (
     ORG_NOUNS,
     PARENT_NAMES,
     PET_TERMS,
+    alternation,
 )
 from memories.roles import REPORTS_TO, role_of_term, role_slot
 
@@ -56,7 +57,7 @@ _PLACE = frozenset({"place", "concept"})
 _PERSON = frozenset({"person"})
 _NOT_PERSON = frozenset({"place", "organization", "concept"})
 _E = r"\x02(?P<{}>\d+)\x03"
-_HON = rf"(?:(?:{'|'.join(sorted(HONORIFICS))})\.?\s+)?"  # "my dentist is Dr. ⟨2⟩"
+_HON = rf"(?:(?:{alternation(HONORIFICS)})\.?\s+)?"  # "my dentist is Dr. ⟨2⟩"
 _MODS = rf"(?P<mods>(?:(?:{MOD_ALT})[\s-]+)*)"
 
 SLOT_TEMPLATES = {

@@ -5,6 +5,7 @@ scripts/build_places.py). Everything is lower-case; callers compare `word.lower(
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -20,6 +21,11 @@ def _toml(path: Path) -> dict:
 def word_set(text: str) -> frozenset[str]:
     """Whitespace-separated words → frozenset."""
     return frozenset(text.split())
+
+
+def alternation(words) -> str:
+    """A regex alternation of `words`, escaped, the longest first ("grandma|gran")."""
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
 FRAME_DATA = _toml(_HERE.parent / "frames.toml")
