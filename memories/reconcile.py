@@ -186,6 +186,8 @@ CLOSING_RELATIONS: dict[str, str] = {
     "former_partner_of": "partner_of",
     "former_spouse_of": "spouse_of",
     "moved_away_from": "lives_in",
+    # a pet that died or was rehomed: one of an owner's pets, not a slot
+    "former_owner_of": "has_pet",
 }
 
 
@@ -217,7 +219,10 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
     (for partners, on both sides).
     """
     closing = rel_type in CLOSING_RELATIONS
-    new = _holdings(CLOSING_RELATIONS.get(rel_type, rel_type), source_id, target_id)
+    ended = CLOSING_RELATIONS.get(rel_type, rel_type)
+    if closing and ended not in SINGLE_VALUED_RELATIONS:  # one edge of many ends: that very edge
+        return [e.id for e in current if (e.rel_type, e.source_id, e.target_id) == (ended, source_id, target_id)]
+    new = _holdings(ended, source_id, target_id)
     out = []
     for edge in current:
         for group, holder, value in _holdings(edge.rel_type, edge.source_id, edge.target_id):

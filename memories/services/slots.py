@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memories.models import Agent, Entity, Event, Fact, Relationship
-from memories.reconcile import SINGLE_VALUED_RELATIONS, CurrentEdge, edges_to_close, facts_naming_ended, slot_group
+from memories.reconcile import (
+    CLOSING_RELATIONS,
+    SINGLE_VALUED_RELATIONS,
+    CurrentEdge,
+    edges_to_close,
+    facts_naming_ended,
+    slot_group,
+)
 from memories.reconcile import slot_holders as _slot_holders
 from memories.services import facts as fact_services
 from memories.services.relationships import relationships_close, relationships_current_of
@@ -84,7 +91,7 @@ def slot_value_replace(*, agent: Agent, source: Entity, rel_type: str, target: E
     new one began), and a cessation ("left Acme", "broke up with Sam") ends the edge it names.
     The holder's facts that state the old value end at `facts_valid_to`."""
     edges = relationships_current_of(agent=agent, entity_ids=[source.id, target.id],
-                                     rel_types=list(SINGLE_VALUED_RELATIONS))
+                                     rel_types=[*SINGLE_VALUED_RELATIONS, *CLOSING_RELATIONS.values()])
     ids = edges_to_close(rel_type, source.id, target.id,
                          [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in edges])
     closing = [e for e in edges if e.id in ids]

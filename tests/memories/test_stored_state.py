@@ -50,6 +50,12 @@ def test_a_cessation_ends_only_the_edge_it_names():
     assert edges_to_close("former_employee_of", 10, 31, current) == []
 
 
+def test_a_pet_that_died_ends_that_pet_only_and_a_new_pet_ends_none():
+    current = [CurrentEdge(1, 10, "has_pet", 60), CurrentEdge(2, 10, "has_pet", 61), CurrentEdge(3, 11, "has_pet", 60)]
+    assert edges_to_close("former_owner_of", 10, 60, current) == [1]  # one of many: not the other pet, nor owner
+    assert edges_to_close("has_pet", 10, 62, current) == []  # pets are no slot
+
+
 def test_a_new_manager_replaces_the_old_one_whichever_way_it_was_said():
     current = [CurrentEdge(1, 50, "manager_of", 10)]  # "my boss is Irene"
     assert edges_to_close("reports_to", 10, 51, current) == [1]  # "now I report to Omar"

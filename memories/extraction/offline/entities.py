@@ -108,7 +108,7 @@ _PERSON_BEFORE = _phrases_before(
 # whom only a person marries, dates or leaves: "married to X" is a person whatever the parser says
 _PARTNER_BEFORE = _phrases_before(
     "married to,engaged to,dating,divorced,divorced from,proposed to,broke up with,split up with,split from,"
-    "in a relationship with,wedding with,wedding to"
+    "in a relationship with,wedding with,wedding to,started seeing,been seeing"
 )
 # "it's called X", "the app was named X": a name given to a thing, not someone phoned or met
 _NAMING_BEFORE = re.compile(r"\b(?:is|'s|was|be|been|are|were)\s+(?:now\s+)?(?:called|named)\s*$")

@@ -19,7 +19,7 @@ from memories.extraction.offline.classify import (
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
 from memories.extraction.offline.dates import annotate_dates
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
-from memories.extraction.offline.frames import Embed, pet_links
+from memories.extraction.offline.frames import Embed, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
@@ -418,7 +418,8 @@ def _taken_up(raw: str, text: str, out: Collector, base: float) -> None:
 # "Two years with ⟨2⟩ today", "⟨0⟩ has been with ⟨2⟩ for five years": a couple's time together
 _TIME_TOGETHER = re.compile(
     rf"^(?:(?:celebrating|happy|it's\s+been|been)\s+)?(?:\w+|\d+)\s+(?:years?|months?)\s+(?:together\s+)?with\s+{PH}|"
-    rf"^{PH}\s+(?:has|have)\s+been\s+(?:together\s+)?with\s+{PH}\s+for\s+(?:\w+\s+)?(?:\w+|\d+)\s+(?:years?|months?)",
+    rf"^{PH}\s+(?:has|have)\s+been\s+(?:together\s+)?with\s+{PH}\s+(?:for\s+(?:\w+\s+)?(?:\w+|\d+)\s+"
+    r"(?:years?|months?)|since\s+(?:university|uni|college|school|high\s+school|we\s+were))",
     re.I,
 )
 # "⟨2⟩'s engaged!", "⟨2⟩ is getting married" (to no one named) … "The lucky man is ⟨3⟩"
@@ -552,7 +553,8 @@ _RECIPROCAL = (
     ("former_partner_of", r"broke\s+up|split\s+up|separated|(?:decided|agreed)\s+to\s+(?:separate|split|divorce)|"
                           r"(?:got\s+|are\s+getting\s+|were\s+)?divorced|called\s+it\s+quits|"
                           r"(?:called|broken?)\s+off\s+(?:the|our|their)\s+(?:engagement|wedding)|"
-                          r"ended\s+(?:the|our|their)\s+(?:engagement|relationship|marriage)"),
+                          r"ended\s+(?:the|our|their)\s+(?:engagement|relationship|marriage)|ended\s+things|"
+                          r"(?:are|were|'re)(?:n't|\s+not|\s+no\s+longer)\s+together"),
     ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot|eloped"),
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"
@@ -655,6 +657,12 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
     for owner, pet in pet_links(sentence, types):
         if not any(r == "has_pet" and t == pet for _, r, t in out.relations):
             out.relation(owner, "has_pet", pet, method="frame")
+    for owner, pet in pet_endings(sentence, types):
+        # whose pet: said, else who has it in this message, else the writer's
+        owned = [s for s, r, t in out.relations if r == "has_pet" and t == pet]
+        for who in [owner] if owner is not None else owned or [SPEAKER]:
+            out.unlink(who, "has_pet", pet)
+            out.relation(who, "former_owner_of", pet, method="frame")
     for link in frame_links(sentence, types, out.linked, embed):
         frame = link.frame
         for rel_type in link.replaces:

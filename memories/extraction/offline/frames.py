@@ -536,6 +536,7 @@ def _overridden(candidate: Candidate, frame: Frame) -> frozenset[str]:
 
 
 _BEGIN = frozenset({"start", "begin", "go"})
+_AROUND = frozenset({"after", "before", "during", "since", "despite"})
 _NEGATIONS = frozenset({"not", "n't", "no", "never"})
 _NO_MORE = frozenset({"longer", "anymore", "more", "since"})
 _STILL = frozenset({"still", "now", "currently"})
@@ -548,9 +549,11 @@ def ending_for(candidate: Candidate) -> Frame | None:
     """The frame whose state the sentence ends for the pair: an ending lemma of a frame that takes
     the object ("graduated from ⟨school⟩", "quit ⟨club⟩", "left ⟨city⟩"), or a frame's trigger
     said with "no longer" / "not ... anymore" / "not ... since"."""
-    if candidate.prep in ("to", "for", "into", "with", "towards", "toward"):
-        return None  # "left for ⟨X⟩" goes to it
     stopped = candidate.chain & _NEGATIONS and candidate.chain & _NO_MORE
+    towards = candidate.prep in ("to", "into", "towards", "toward") or (
+        candidate.prep in ("for", "with") and "leave" in candidate.chain)
+    if towards and not stopped:
+        return None  # "left for ⟨X⟩" goes to it; "stopped working for ⟨X⟩", "no longer with ⟨X⟩" are over
     data = frames()
     if "works_at" in candidate.linked:
         return None  # a rule read a job there in this very clause
@@ -558,12 +561,16 @@ def ending_for(candidate: Candidate) -> Frame | None:
         if not frame.endings or not frame.admits(candidate):
             continue
         if candidate.chain & (data.blocked - frame.endings - _PAST_WORDS):
-            return None  # "left ⟨city⟩ for a work trip", "thinking of quitting ⟨club⟩"
+            continue  # "left ⟨city⟩ for a work trip", "thinking of quitting ⟨club⟩"
         if candidate.prep in ("from", "out") and candidate.lemmas & frame.ends_from:
             return frame  # "moved from ⟨city⟩ to ...", "moved out of ⟨city⟩"
-        said = candidate.chain & ((frame.triggers - frame.weak) | {"part", "member"})
-        # "graduated from X", "not part of X since May", "was a member of X until 2015"
-        if candidate.chain & frame.endings or said and (stopped or "until" in candidate.chain):
+        # a state said with "be" ("I'm not at ⟨org⟩ anymore") is ended by the stop words alone
+        said = candidate.chain & ((frame.triggers - frame.weak) | frame.durative | {"part", "member"})
+        # "graduated from X", "not part of X since May", "was a member of X until 2015", "retired
+        # after 35 years at X"; not "left ⟨org⟩ after the ⟨other⟩ takeover", which ends nothing of the other
+        ended = candidate.chain & frame.endings and not (
+            set((candidate.below or {}).values()) & _AROUND and not candidate.lemmas & data.spans)
+        if ended or said and (stopped or "until" in candidate.chain):
             return frame
     return None
 
@@ -662,4 +669,34 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
             owners = [ids[c.i] for c in verb.children if c.dep_ in _SUBJECTS and c.i in ids]
         if owners and owners[0] != pet and types[owners[0]] == "person":
             out.append((owners[0], pet))
+    return out
+
+
+def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
+    """(owner, pet) of each pet the sentence says died or was given up ("our cat Whiskers passed
+    away", "we had to rehome Pipoca"): the owner is the "my" / "X's" on the pet's name or kind, or
+    whoever gave it up; None when the sentence does not say."""
+    if not any(i is not None and types[i] == "pet" for i in sentence.ids):
+        return []
+    data = FRAME_DATA["pet_endings"]
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence, doc)
+    out = []
+    for token in doc:
+        pet = ids.get(token.i)
+        if pet is None or types[pet] != "pet" or token.dep_ not in (*_SUBJECTS, "dobj"):
+            continue
+        verb, lemma = token.head, token.head.lemma_.lower()
+        particles = {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod", "prep")}
+        if not (lemma in data["lemmas"] or particles & set(data["particles"].get(lemma, ()))):
+            continue
+        if token.dep_ == "nsubj" and lemma not in data["said_of"]:
+            continue  # "Rex gave up the ball" ends nothing
+        kinds = [c for c in token.children if c.dep_ in ("compound", "appos") or _pet_noun(c)]
+        owners = [ids[c.i] for t in (token, *kinds) for c in t.children if c.dep_ == "poss" and c.i in ids]
+        if not owners and token.dep_ == "dobj":
+            owners = [ids[c.i] for c in verb.children if c.dep_ == "nsubj" and c.i in ids]
+        owner = owners[0] if owners and types[owners[0]] == "person" else None
+        if (owner, pet) not in out:
+            out.append((owner, pet))
     return out

@@ -47,6 +47,7 @@ _OBJ = (
     rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_DESCRIBED}(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
     r"\x02(?P<obj>\d+)\x03(?!'(?!s\s+" + _SITE + r"))"
 )
+_NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.I)
 _NEG = r"(?:no\s+longer|doesn't|does\s+not|don't|do\s+not|isn't|is\s+not|not)\s+"
 _FUTURE = re.compile(
     r"\b(?:will|would|going to|gonna|plans? to|planning to|wants? to|hoping to|hopes? to|about to|"
@@ -114,17 +115,9 @@ _WORK_NEG = dict(
 )
 RULES: tuple[Rule, ...] = (
     _rule("no_longer_works", _NEG + _ADV + r"{0,3}(?:works?|working)\s+(?:at|for|with)", "work", **_WORK_NEG),
-    _rule("stopped_working", r"(?:stopped|quit)\s+working\s+(?:at|for)", "work", **_WORK_NEG),
-    _rule("no_longer_at", r"no\s+longer\s+(?:at|with)", "work", **_WORK_NEG),
-    _rule(
-        "lost_job",
-        r"(?:lost|quit|left)\s+(?:\x02\d+\x03's|his|her|their)\s+(?:\w+\s+)?job\s+(?:at|with)",
-        "work",
-        **_WORK_NEG,
-    ),
     _rule(
         "left_job",
-        r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off)\s+"
+        r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off|let\s+go)\s+"
         r"(?:from|by)|(?:the\s+)?last\s+day\s+at|" + _NOTICE + r"\s+(?:at|to|with))",
         "work",
         retract="works_at",
@@ -519,8 +512,9 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
                 continue
             text = predicate[prefix.end() :]
         match = rule.regex.match(text)
-        if not match:
-            continue
+        if not match or (not (rule.negated or rule.retract or rule.group == "preference")
+                         and _NEGATED.search(match.group())):
+            continue  # "is not at ⟨org⟩ anymore" is no job there
         obj = int(match.group("obj"))
         if rule.objects and registry.entities[obj].type not in rule.objects:
             continue
@@ -773,7 +767,8 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
 
 
 def _kinship_match(owner: int, name: int, kin: str, mods: list[str]) -> KinshipMatch:
-    term = " ".join([*mods, kin]).replace(" - ", "-")
+    term = re.sub(r"-\s+", "-", " ".join([*mods, kin]))
+    mods = [m.rstrip("-") for m in mods]  # "ex-husband"
     if kin in PET_TERMS:
         return KinshipMatch(owner, name, term, "has_pet", False, True)
     rel, reverse = KINSHIP[kin]

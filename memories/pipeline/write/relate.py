@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import DatabaseError, transaction
+from django.db.models import Q
 
 from memories.extraction.schema import ExtractedFact, Extraction
 from memories.models import Entity, Fact, Relationship
@@ -18,6 +19,7 @@ from memories.pipeline.write.facts import apply_decision, close_facts_naming, re
 from memories.pipeline.write.values import Known, Storage
 from memories.reconcile import (
     ADD,
+    CLOSING_RELATIONS,
     NOOP,
     SINGLE_VALUED_RELATIONS,
     Candidate,
@@ -129,22 +131,23 @@ def _household(s: Storage, extraction: Extraction, step: StepRecord, source: Ent
 
 
 def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact], step: StepRecord) -> None:
-    """"Paulo no longer works at Embraer", "I left Infosys in 2021" with no edge of that state
-    stored before: the state that ended is kept as a closed edge, beginning and ending when the
-    message says it ended (its beginning was never said, so no earlier moment sees it), so the
-    history has it and nothing reads it as today's. Run after the message's own edges, so an edge
-    this message closed counts as stored."""
-    for fact in extraction.facts:
-        if not (fact.negated and fact.slot in UNNAMED_CLOSABLE and fact.value):
-            continue
-        source, target = s.resolved.get(fact.subject), s.resolved.get(fact.value)
+    """"Paulo no longer works at Embraer", "I left Infosys in 2021", "my ex Bartek", "our cat
+    Whiskers died" with no edge of that state stored before: the state that ended is kept as a
+    closed edge, beginning and ending when the message says it ended (its beginning was never said,
+    so no earlier moment sees it), so the history has it and nothing reads it as today's. Run after
+    the message's own edges, so an edge this message closed counts as stored."""
+    for subject, rel_type, value, fact in _ended_states(extraction):
+        source, target = s.resolved.get(subject), s.resolved.get(value)
         if source is None or target is None or source.id == target.id:
             continue
-        if Relationship.objects.filter(agent=s.agent, source=source, target=target, rel_type=fact.slot).exists():
-            continue
+        group = slot_group(rel_type)
+        kinds = [r for r in SINGLE_VALUED_RELATIONS if group and slot_group(r) == group] or [rel_type]
+        if Relationship.objects.filter(Q(source=source, target=target) | Q(source=target, target=source),
+                                       agent=s.agent, rel_type__in=kinds).exists():
+            continue  # stored before, in either direction ("my ex-wife" of a spouse_of edge this message ended)
         ended = world_start(s, fact)
-        evidence = next((f for f in persisted if f.text == fact.text), None)
-        edge, _ = relationship_upsert(agent=s.agent, source=source, target=target, rel_type=fact.slot,
+        evidence = next((f for f in persisted if fact is not None and f.text == fact.text), None)
+        edge, _ = relationship_upsert(agent=s.agent, source=source, target=target, rel_type=rel_type,
                                       valid_from=ended, evidence=evidence, source_event=s.event,
                                       learned_at=s.occurred_at,
                                       initial_strength=s.message.config.relationship_initial_strength)
@@ -153,8 +156,19 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
         relationships_close(agent=s.agent, ids=[edge.id], valid_to=ended, learned_at=s.occurred_at)
         step.data.setdefault("relationships_kept_ended", []).append(edge.id)
         s.result.relationships.append(
-            {"id": edge.id, "source": source.key, "rel_type": fact.slot, "target": target.key,
+            {"id": edge.id, "source": source.key, "rel_type": rel_type, "target": target.key,
              "strength": edge.strength, "outcome": "ended", "evidence_fact_id": edge.evidence_fact_id})
+
+
+def _ended_states(extraction: Extraction):
+    """(subject, relation, value, fact or None) of each state the message says ended: a negated
+    slot fact with its value, or a closing relation ("my ex Bartek", "our cat Whiskers died")."""
+    for fact in extraction.facts:
+        if fact.negated and fact.slot in UNNAMED_CLOSABLE and fact.value:
+            yield fact.subject, fact.slot, fact.value, fact
+    for rel in extraction.relations:
+        if (ended := CLOSING_RELATIONS.get(rel.rel_type)) is not None:  # "my ex Bartek", "our cat died"
+            yield rel.source, ended, rel.target, None
 
 
 def close_unnamed(s: Storage, extraction: Extraction, step: StepRecord) -> None:
