@@ -157,3 +157,38 @@ def test_a_state_said_in_the_past_is_linked_by_its_past_relation_only():
     now = extract_offline("Anton has worked at Krona Bank since 2019.", speaker="Nadia Petrova")
     assert {(r.rel_type) for r in past.relations if r.target == "Krona Bank"} == {"worked_at"}
     assert {(r.rel_type) for r in now.relations if r.target == "Krona Bank"} == {"works_at"}
+
+
+def test_a_lower_case_writer_names_places_after_any_preposition_but_not_common_words():
+    ex = extract_offline("the food in nice was amazing, my parents are in bursa now", speaker="Callum Reid")
+    assert {(e.name, e.type) for e in ex.entities if e.type == "place"} == {("Bursa", "place")}
+    ex = extract_offline("we relocated to rio de janeiro in march", speaker="Callum Reid")
+    assert ("Callum Reid", "lives_in", "Rio de Janeiro") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+
+
+def test_lower_case_pet_names_listed_after_the_pets():
+    ex = extract_offline("we've got two cats now, tito and nala", speaker="Thao Nguyen")
+    assert {(e.name, e.type) for e in ex.entities if e.type == "pet"} == {("Tito", "pet"), ("Nala", "pet")}
+    assert not [e for e in extract_offline("we have two dogs, both lazy and fat", speaker="Thao Nguyen").entities
+                if e.type == "pet"]
+
+
+@pytest.mark.parametrize(("said", "ended"), [
+    ("I'm not at Huawei anymore.", ("works_at", "Huawei")),
+    ("Tom is no longer with Acme Corp.", ("works_at", "Acme Corp")),
+    ("I stopped working for Philips in June.", ("works_at", "Philips")),
+    ("I'm not in London anymore, we moved.", ("lives_in", "London")),
+])
+def test_a_state_said_to_be_over_is_taken_back_not_linked(said, ended):
+    ex = extract_offline(said, speaker="Nadia Petrova")
+    slot, value = ended
+    assert any(f.slot == slot and f.value == value and f.negated for f in ex.facts), said
+    assert not [r for r in ex.relations if r.rel_type == slot and r.target == value], said
+
+
+def test_a_pet_that_died_or_was_given_up_is_an_ending_and_a_pet_doing_things_is_not():
+    died = extract_offline("Our old cat Whiskers passed away years ago.", speaker="Nadia Petrova")
+    assert {(r.source, r.rel_type, r.target) for r in died.relations} == {
+        ("Nadia Petrova", "former_owner_of", "Whiskers")}
+    alive = extract_offline("My dog Rex gave up on the frisbee.", speaker="Nadia Petrova")
+    assert ("Nadia Petrova", "has_pet", "Rex") in {(r.source, r.rel_type, r.target) for r in alive.relations}

@@ -151,7 +151,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
         mention = _run_to_mention(sentence, tokens, run, ctx)
         if mention is not None:
             mentions.append(mention)
-    mentions += _lower_places(sentence, _Spans(mentions))
+    mentions += _lower_places(sentence, _Spans(mentions), ctx.lowercase_writer)
     mentions += _lower_kin_names(sentence, _Spans(mentions))
     mentions += _lower_organizations(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
@@ -202,20 +202,46 @@ _NAME_GOES_ON = re.compile(
 )
 
 
-def _lower_places(sentence: str, taken: _Spans) -> list[Mention]:
+def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) -> list[Mention]:
     """Lower-case places of the gazetteer after a residence or travel phrase; the longest of the
-    up to three words that follow wins ("moved to new york city")."""
+    up to three words that follow wins ("moved to new york city"). From a writer who does not
+    capitalize, also after any preposition of place when the parser reads a name there, with no
+    article or adjective of its own ("my parents are in porto"; not "in nice weather")."""
     out = []
-    for match in _LOWER_PLACE.finditer(sentence):
+    starts = [(m, m.start("place")) for m in _LOWER_PLACE.finditer(sentence)]
+    if lowercase_writer:
+        starts += [(m, m.start("place")) for m in _PLACE_AFTER.finditer(sentence)
+                   if m.group("place").split()[0] in _PLACE_HEADS and _named_at(sentence, m.start("place"))]
+    for match, start in sorted(starts, key=lambda item: item[1]):
         words = match.group("place").split()
         for n in range(len(words), 0, -1):
             if " ".join(words[:n]) in PLACES:
-                start = match.start("place")
                 end = start + len(" ".join(words[:n]))
-                if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end):
-                    out.append(Mention(start, end, sentence[start:end]))
+                if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
+                        o.start < end and start < o.end for o in out):
+                    out.append(Mention(start, end, _place_case(sentence[start:end])))
                 break
     return out
+
+
+_PLACE_AFTER = re.compile(
+    r"\b(?:in|to|from|near|around|outside|of)\s+(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,2})"
+)
+_PLACE_HEADS = frozenset(p.split()[0] for p in PLACES)  # a first word of a place: the parse is read only then
+_LOWER_JOINERS = frozenset({"de", "da", "do", "dos", "das", "del", "la", "le", "el", "of", "the", "on", "upon", "am"})
+
+
+def _named_at(sentence: str, start: int) -> bool:
+    """The parser reads the word at `start` as a name or noun object of its preposition, bare."""
+    return any(t.idx == start and t.pos_ in ("PROPN", "NOUN") and t.dep_ in ("pobj", "compound")
+               and not any(c.dep_ in ("det", "amod", "poss", "nummod") for c in t.children)
+               for t in parse(sentence))
+
+
+def _place_case(text: str) -> str:
+    """A lower-case place as it is written: "new york" → "New York", "rio de janeiro" → "Rio de Janeiro"."""
+    words = text.split()
+    return " ".join(w if i and w in _LOWER_JOINERS else w[:1].upper() + w[1:] for i, w in enumerate(words))
 
 
 # "my sis dunya", "my lil bro kuba", "our boss priya": a lower-case word right after a kin or role
@@ -235,6 +261,14 @@ _LOWER_PET_NAME = re.compile(
 )
 
 
+# "two cats now, tito and nala": the lower-case words listed right after pets are their names when
+# no dictionary holds them ("two cats now, both lazy and fat" names none)
+_LOWER_PET_LIST = re.compile(
+    rf"\b(?:{alternation(PET_TERMS)})s\b(?:\s+(?:now|too|at\s+home))?\s*[,:—–-]\s*"
+    r"(?P<list>[a-zà-ÿ][a-zà-ÿ'-]+(?:\s*,\s*[a-zà-ÿ][a-zà-ÿ'-]+)*\s*,?\s+(?:and|&|n)\s+[a-zà-ÿ][a-zà-ÿ'-]+)\b"
+)
+
+
 def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = []
     for match in _LOWER_KIN_NAME.finditer(sentence):
@@ -247,6 +281,12 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word):
             out.append(Mention(start, end, word.title()))
+    for match in _LOWER_PET_LIST.finditer(sentence):
+        names = [w for w in re.finditer(r"[a-zà-ÿ][a-zà-ÿ'-]+", match.group("list")) if w.group() not in ("and", "n")]
+        spans = [(match.start("list") + w.start(), match.start("list") + w.end()) for w in names]
+        nouns = {t.idx for t in parse(sentence) if t.pos_ in ("PROPN", "NOUN")}
+        if all(a in nouns and not is_common_word(sentence[a:b]) and sentence[a:b] not in PLACES for a, b in spans):
+            out += [Mention(a, b, sentence[a:b].title()) for a, b in spans if not taken.overlaps(a, b)]
     return out
 
 

@@ -721,7 +721,8 @@ _LIST_PATTERNS = (
     # ⟨0⟩ has two rabbits, ⟨1⟩ and ⟨2⟩ / ⟨0⟩ adopted two cats named ⟨1⟩ and ⟨2⟩
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|adopted|owns|own|bought|rescued)\s+"
-        rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?\s*(?:,\s*|:\s*|\s+(?:named|called)\s+){_LIST}",
+        rf"(?:\w+\s+){{0,3}}?(?P<mods>)(?P<kin>{PET_ALT})s?(?:\s+(?:now|too))?\s*(?:,\s*|:\s*|\s+(?:named|called)\s+)"
+        rf"{_LIST}",
         re.I,
     ),
     # ⟨1⟩ and ⟨2⟩ from ⟨0⟩'s team
