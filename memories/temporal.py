@@ -116,13 +116,22 @@ def resolve_temporal(query: str, now: datetime) -> TimeWindow | None:
 _BARE_MONTH = re.compile(rf"\b(?:in|since|during|last|this)\s+{_MONTH}\b(?!\s*,?\s*\d)")
 
 
+# a plan or what is under way: "is moving to Braga in June", "will start in May", "going to join in March"
+_AHEAD = re.compile(r"\b(?:will|'ll|going\s+to|gonna|plan(?:s|ning)?\s+to|(?:is|are|am|'m|'re|'s)\s+(?:\w+\s+)?"
+                    r"(?:moving|starting|relocating|joining|leaving|going|heading|coming))\b")
+
+
 def _bare_month(text: str, now: datetime) -> TimeWindow | None:
-    """"in September" said in January 2024: September 2023, the latest one not after `now`."""
+    """"in September" said in January 2024: September 2023, the latest one not after `now`; said of
+    a plan ("is moving to Braga in June"), the next one."""
     match = _BARE_MONTH.search(text)
     if not match:
         return None
     month = MONTHS[match.group(1)]
-    year = now.year if month <= now.month else now.year - 1
+    if _AHEAD.search(text[: match.start()]):
+        year = now.year if month > now.month else now.year + 1
+    else:
+        year = now.year if month <= now.month else now.year - 1
     return TimeWindow(*_month_window(year, month, now.tzinfo), match.group(0))
 
 

@@ -192,3 +192,15 @@ def test_a_pet_that_died_or_was_given_up_is_an_ending_and_a_pet_doing_things_is_
         ("Nadia Petrova", "former_owner_of", "Whiskers")}
     alive = extract_offline("My dog Rex gave up on the frisbee.", speaker="Nadia Petrova")
     assert ("Nadia Petrova", "has_pet", "Rex") in {(r.source, r.rel_type, r.target) for r in alive.relations}
+
+
+@pytest.mark.django_db
+def test_a_state_read_by_a_frame_begins_when_the_sentence_says_it_began(agent):
+    memory_write(agent=agent, message="Quick update: I left Kakao. I've been at Naver since March of last year.",
+                 speaker_name="Ilse Brandt", occurred_at=datetime(2022, 6, 18, 9, 0, tzinfo=UTC))
+    edge = Relationship.objects.get(agent=agent, rel_type="works_at", target__display_name="Naver")
+    assert edge.valid_from.year == 2021  # not the day it was said
+    # a move planned for a month has not begun: it is dated when it was said, not last year's June
+    memory_write(agent=agent, message="We're relocating, Ilse is moving to Braga in June.",
+                 speaker_name="Ana Souza", occurred_at=datetime(2023, 2, 1, 9, 0, tzinfo=UTC))
+    assert all(e.valid_from.year >= 2023 for e in Relationship.objects.filter(agent=agent, rel_type="lives_in"))

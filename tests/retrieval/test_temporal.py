@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from memories.temporal import resolve_temporal
+from memories.temporal import resolve_temporal, statement_start
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
 
@@ -33,3 +33,9 @@ def test_month_and_year_expressions():
 
 def test_no_expression_gives_none():
     assert window("where does Ricardo live?") is None
+
+
+def test_a_bare_month_of_a_plan_is_the_next_one_so_the_state_has_not_begun():
+    said = datetime(2023, 2, 1, 9, 0, tzinfo=UTC)
+    assert statement_start("moved to Braga in June", said).year == 2022  # the latest June
+    assert statement_start("is moving to Braga in June", said) is None  # June 2023: not begun when said

@@ -125,3 +125,23 @@ def _weekend(today: date, step: int) -> date:
     weekday = today.weekday()
     saturday = today - timedelta(days=weekday - 5) if weekday >= 5 else today + timedelta(days=5 - weekday)
     return saturday + timedelta(weeks=step)
+
+
+_SEASON = r"(?:spring|summer|autumn|fall|winter)"
+# when a state began, said beside it: "since March of last year", "in 2019", "two years ago", "last spring"
+# (not a bare "in June": a move planned for June has not begun)
+_SINCE = re.compile(
+    rf"\b(?:(?:since|as\s+of)\s+(?:(?:early|late|mid)[\s-]+)?(?:(?:{'|'.join(_MONTH_NAMES)}|{_SEASON})"
+    r"(?:\s+(?:of\s+)?(?:(?:19|20)\d\d|last\s+year|this\s+year))?|(?:19|20)\d\d)"
+    r"|(?:in|from)\s+(?:(?:early|late|mid)[\s-]+)?(?:19|20)\d\d"
+    rf"|(?:since\s+)?last\s+(?:year|month|{_SEASON})"
+    rf"|(?:\d{{1,2}}|{_NUMBER_ALT})\s+(?:years?|months?|weeks?)\s+ago)\b",
+    re.I,
+)
+
+
+def time_said(text: str) -> str:
+    """The first expression of `text` that dates a state's beginning ("since March of last year",
+    "two years ago", "in 2019"), or ""."""
+    match = _SINCE.search(text)
+    return match.group() if match else ""

@@ -17,7 +17,7 @@ from memories.extraction.offline.classify import (
     strip_discourse,
 )
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
-from memories.extraction.offline.dates import annotate_dates
+from memories.extraction.offline.dates import annotate_dates, time_said
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
 from memories.extraction.offline.frames import Embed, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
@@ -678,8 +678,9 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
         out.relation(link.subject, frame.relation, link.target,
                      method=link.method if link.method == "frame" else f"{link.method} {link.score:.2f}")
         confidence = INFERRED if link.method == "frame" else HEDGED  # the back-off is a guess
-        if frame.slot:
-            _slot_fact(link.subject, frame.slot, link.target, False, "biographical_milestone", out, confidence)
+        if frame.slot:  # "I've been at ⟨org⟩ since March": the fact keeps when the state began
+            _slot_fact(link.subject, frame.slot, link.target, False, "biographical_milestone", out, confidence,
+                       when=time_said(_piece_with(sentence.tagged, link.target)).lower())
         elif frame.fact:
             out.fact(link.subject, frame.fact.format(s=ph(link.subject), o=ph(link.target)), confidence=confidence,
                      category="biographical_milestone")
@@ -705,14 +706,20 @@ def _frame_ending(link, out: Collector) -> None:
             out.facts[key].ends = [out.registry.names()[target]]
 
 
+def _piece_with(tagged: str, idx: int) -> str:
+    """The stretch of a tagged sentence between punctuation that holds entity `idx`."""
+    return next((p for p in re.split(r"[,;:—–()]", tagged or "") if ph(idx) in p), "")
+
+
 def _slot_fact(
-    subject: int, slot: str, obj: int, negated: bool, category: str, out: Collector, confidence: float
+    subject: int, slot: str, obj: int, negated: bool, category: str, out: Collector, confidence: float,
+    when: str = "",
 ) -> str:
     templates = SLOT_TEMPLATES.get(slot) or _role_templates(slot)
     template = templates[1 if negated else 0]
     return out.fact(
         subject,
-        template.format(s=ph(subject), o=ph(obj)),
+        template.format(s=ph(subject), o=ph(obj)) + (f" {when}" if when else ""),
         confidence=confidence,
         category=category,
         slot=slot,
