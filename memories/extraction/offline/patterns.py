@@ -113,6 +113,10 @@ _NOTICE = (
 _WORK_NEG = dict(
     slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
 )
+# what the rules of a kind fill: a home, or a job said as it is or as it changed
+_HOME = dict(slot="lives_in", rel="lives_in", category="biographical_milestone", objects=_PLACE)
+_JOB = dict(slot="works_at", rel="works_at", category="biographical_milestone", objects=frozenset({"organization"}))
+_JOB_CHANGE = {**_JOB, "category": "relationship_change"}
 RULES: tuple[Rule, ...] = (
     _rule("no_longer_works", _NEG + _ADV + r"{0,3}(?:works?|working)\s+(?:at|for|with)", "work", **_WORK_NEG),
     _rule(
@@ -149,10 +153,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:\s+from\s+(?:the\s+)?\x02\d+\x03(?:\s*,\s*\x02\d+\x03)?)?\s*(?:to|and)\s+live\s+(?:with\s+[^,.;]{1,40}?\s+)?"
         r"(?:(?:here|there)\s+)?in)",
         "residence",
-        slot="lives_in",
-        rel="lives_in",
-        category="biographical_milestone",
-        objects=_PLACE,
+        **_HOME,
     ),
     _rule(
         "lives_in",
@@ -166,38 +167,26 @@ RULES: tuple[Rule, ...] = (
         r"(?:\s+(?:an?|the|\x02\d+\x03's)\s+(?:[\w-]+\s+){0,3}?(?:house|flat|apartment|condo|home|place|cottage|"
         r"bungalow|studio|room|houseboat|dorm|townhouse|terrace)\s+(?:in|near|outside(?:\s+of)?))?",
         "residence",
-        slot="lives_in",
-        rel="lives_in",
-        category="biographical_milestone",
-        objects=_PLACE,
+        **_HOME,
     ),
     _rule(  # "we're now in ⟨city⟩!" (a move said by where one is now; not "now in Paris for the week")
         "now_in",
         r"(?<=\bnow\s)in(?!(?:\s+\S+){1,4}?\s+(?:for|until|on\s+(?:a|the|our|my)\s+(?:trip|vacation|holiday))\b)",
         "residence",
-        slot="lives_in",
-        rel="lives_in",
-        category="biographical_milestone",
-        objects=_PLACE,
+        **_HOME,
     ),
     _rule(  # "my sister is here from ⟨city⟩ for two weeks": a visitor lives where they came from
         "visiting_from",
         r"(?:here|over|visiting|in\s+town)\s+(?:(?:on\s+a\s+)?(?:visit|holiday|vacation)\s+)?from",
         "residence",
-        slot="lives_in",
-        rel="lives_in",
-        category="biographical_milestone",
-        objects=_PLACE,
+        **_HOME,
     ),
     _rule(  # "run a sheep farm just outside ⟨town⟩": a farm is where one lives
         "farm_in",
         r"(?:runs?|running|ran|owns?|owned|ha(?:ve|s|d)|live\s+on|lives\s+on|living\s+on)\s+an?\s+(?:[\w-]+\s+){0,4}?"
         r"(?:farm|ranch|vineyard|orchard|homestead|smallholding)\s+(?:(?:just|right)\s+)?(?:in|near|outside(?:\s+of)?)",
         "residence",
-        slot="lives_in",
-        rel="lives_in",
-        category="biographical_milestone",
-        objects=_PLACE,
+        **_HOME,
     ),
     _rule(
         "remote",
@@ -238,37 +227,25 @@ RULES: tuple[Rule, ...] = (
         "at_org_now",
         r"(?:(?<=\bnow\s)at|at(?=\s+(?:the\s+)?\x02\d+\x03\s*(?:now|these\s+days)\b))",
         "work",
-        slot="works_at",
-        rel="works_at",
-        category="relationship_change",
-        objects=frozenset({"organization"}),
+        **_JOB_CHANGE,
     ),
     _rule(  # "has left us for ⟨org⟩": gone to work there
         "left_for",
         r"(?:left|leaving|leaves)\s+(?:us|me|\x020\x03|the\s+(?:team|company|firm|office|department|newsroom|practice))\s+for",
         "work",
-        slot="works_at",
-        rel="works_at",
-        category="relationship_change",
-        objects=frozenset({"organization"}),
+        **_JOB_CHANGE,
     ),
     _rule(  # "has been named head of sales at ⟨org⟩", "was appointed director of ⟨org⟩"
         "appointed",
         r"(?:made|appointed|named|promoted\s+to)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){1,5}?(?:at|of|for)",
         "work",
-        slot="works_at",
-        rel="works_at",
-        category="relationship_change",
-        objects=frozenset({"organization"}),
+        **_JOB_CHANGE,
     ),
     _rule(  # "I accepted ⟨org⟩" (of the offers one had)
         "accepted_org",
         r"(?:accepted|said\s+yes\s+to)",
         "work",
-        slot="works_at",
-        rel="works_at",
-        category="relationship_change",
-        objects=frozenset({"organization"}),
+        **_JOB_CHANGE,
     ),
     _rule(
         "own_business",
@@ -286,19 +263,13 @@ RULES: tuple[Rule, ...] = (
         "with_org",
         r"with",
         "work",
-        slot="works_at",
-        rel="works_at",
-        category="biographical_milestone",
-        objects=frozenset({"organization"}),
+        **_JOB,
     ),
     _rule(
         "role_at",  # "a ⟨QA⟩ tester at ⟨org⟩": a name may be a word of the role
         r"(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
         "work",
-        slot="works_at",
-        rel="works_at",
-        category="biographical_milestone",
-        objects=frozenset({"organization"}),
+        **_JOB,
     ),
     _rule(
         "studies_at",
