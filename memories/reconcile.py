@@ -186,8 +186,9 @@ CLOSING_RELATIONS: dict[str, str] = {
     "former_partner_of": "partner_of",
     "former_spouse_of": "spouse_of",
     "moved_away_from": "lives_in",
-    # a pet that died or was rehomed: one of an owner's pets, not a slot
+    # one of many edges, not a slot: a pet that died or was rehomed, a club left
     "former_owner_of": "has_pet",
+    "former_member_of": "member_of",
 }
 
 

@@ -204,3 +204,18 @@ def test_a_state_read_by_a_frame_begins_when_the_sentence_says_it_began(agent):
     memory_write(agent=agent, message="We're relocating, Ilse is moving to Braga in June.",
                  speaker_name="Ana Souza", occurred_at=datetime(2023, 2, 1, 9, 0, tzinfo=UTC))
     assert all(e.valid_from.year >= 2023 for e in Relationship.objects.filter(agent=agent, rel_type="lives_in"))
+
+
+@pytest.mark.django_db
+def test_a_club_left_leaves_no_current_link_but_keeps_the_past(agent):
+    memory_write(agent=agent, message="I joined the Leeds Chess Club in spring.", speaker_name="Ilse Brandt",
+                 occurred_at=T0)
+    memory_write(agent=agent, message="I quit the Leeds Chess Club, too much drama.", speaker_name="Ilse Brandt",
+                 occurred_at=datetime(2025, 9, 1, 9, 0, tzinfo=UTC))
+    edges = Relationship.objects.filter(agent=agent, target__display_name="Leeds Chess Club")
+    assert not [e for e in edges if e.valid_to is None]  # nothing links them today
+    assert [e for e in edges if e.rel_type == "member_of" and e.valid_to is not None]  # the membership was
+    memory_write(agent=agent, message="I was a member of the Tromsø Rowing Club until 2015.",
+                 speaker_name="Ilse Brandt", occurred_at=T0)
+    rowing = Relationship.objects.filter(agent=agent, target__display_name="Tromsø Rowing Club")
+    assert rowing.exists() and not rowing.filter(valid_to__isnull=True).exists()

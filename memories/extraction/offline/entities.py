@@ -101,14 +101,15 @@ _PLACE_WEAK = _phrases_before("in,to,from,near,went to,around,across,outside,int
 _AT_BEFORE = _phrases_before("at")
 _PERSON_BEFORE = _phrases_before(
     "with,told,asked,met,hired,called,texted,talked to,spoke to,spoke with,talk to,talking to,dating,"
-    "married,married to,thanks,thank,and,report to,reports to,reporting to,reported to,engaged to,"
-    "work with,works with,working with,worked with,named,teaming up with,teamed up with,"
-    "reporting directly to,report directly to"
+    "married,married to,thanks,thank,and,engaged to,"
+    "work with,works with,working with,worked with,named,teaming up with,teamed up with"
 )
-# whom only a person marries, dates or leaves: "married to X" is a person whatever the parser says
+# whom only a person marries, dates, leaves or reports to: "married to X", "I report to X" is a person
+# whatever the parser says (or a name's last word: "Min-ji Park")
 _PARTNER_BEFORE = _phrases_before(
     "married to,engaged to,dating,divorced,divorced from,proposed to,broke up with,split up with,split from,"
-    "in a relationship with,wedding with,wedding to,started seeing,been seeing"
+    "in a relationship with,wedding with,wedding to,started seeing,been seeing,"
+    "report to,reports to,reporting to,reported to,reporting directly to,report directly to"
 )
 # "it's called X", "the app was named X": a name given to a thing, not someone phoned or met
 _NAMING_BEFORE = re.compile(r"\b(?:is|'s|was|be|been|are|were)\s+(?:now\s+)?(?:called|named)\s*$")
@@ -517,7 +518,7 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
         entity.vote("organization", 15)
         entity.vote("place", 15)
     if _PARTNER_BEFORE.search(before):
-        entity.vote("person", 90)
+        entity.vote("person", 120)  # above a place's last word and a weak "to" together
     elif _PERSON_AFTER.match(after) or (_PERSON_BEFORE.search(before) and not _NAMING_BEFORE.search(before)):
         entity.vote("person", 40)
     elif _BY_BEFORE.search(before):

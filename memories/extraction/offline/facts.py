@@ -699,7 +699,10 @@ def _frame_ending(link, out: Collector) -> None:
         return  # a rule took it back already ("I don't live in ⟨city⟩ anymore")
     if frame.slot:
         _slot_fact(subject, frame.slot, target, True, "relationship_change", out, INFERRED)
-    elif frame.ending_fact:
+        return
+    if frame.past:  # "was a member of ⟨club⟩ until 2015": the membership that was
+        out.relation(subject, frame.past, target, method="frame")
+    if frame.ending_fact:
         key = out.fact(subject, frame.ending_fact.format(s=ph(subject), o=ph(target)), confidence=INFERRED,
                        category="relationship_change")
         if key in out.facts:
