@@ -219,3 +219,10 @@ def test_a_club_left_leaves_no_current_link_but_keeps_the_past(agent):
                  speaker_name="Ilse Brandt", occurred_at=T0)
     rowing = Relationship.objects.filter(agent=agent, target__display_name="Tromsø Rowing Club")
     assert rowing.exists() and not rowing.filter(valid_to__isnull=True).exists()
+
+
+def test_whose_relative_or_role_holder_someone_is_is_a_person():
+    ex = extract_offline("Kasia's boss, Marek Zieliński, is a nightmare.", speaker="Ilse Brandt")
+    assert {(e.name, e.type) for e in ex.entities} >= {("Kasia", "person"), ("Marek Zieliński", "person")}
+    assert ("Marek Zieliński", "manager_of", "Kasia") in {(r.source, r.rel_type, r.target) for r in ex.relations}
+    assert not extract_offline("Spotify's office is huge.", speaker="Ilse Brandt").entities

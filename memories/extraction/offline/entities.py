@@ -29,6 +29,7 @@ from memories.extraction.offline.lexicon import (
     alternation,
 )
 from memories.extraction.offline.names import (
+    KIN_OWNER_AFTER,
     Mention,
     NameContext,
     alias_pairs,
@@ -478,6 +479,8 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
         return
     match = _KIN_BEFORE.search(before) or _KIN_AFTER.match(after)
     if not match:
+        if KIN_OWNER_AFTER.match(after):  # "Kasia's boss": whose boss, a person
+            entity.vote("person", 90)
         return
     term = match.groupdict().get("kin2") or match.group("kin")
     if term in PET_TERMS:

@@ -50,6 +50,8 @@ _PERSON_AFTER = re.compile(
     r"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[A-Z]|(?:said|says|told|tells|asked|asks|"
     r"texted|called|thinks|wants|wanted|is my|was my|who)\b)"
 )
+# "Kasia's boss", "Seo-yeon's piano teacher": whose relative or role holder someone is, is a person
+KIN_OWNER_AFTER = re.compile(rf"^'s\s+(?:[a-z-]+\s+)?(?:{alternation(KINSHIP)})\b", re.I)
 _STATED_AFTER = re.compile(
     r"^\s*(?:[—–,(-]\s*)?(?:that's|that\s+is|which\s+is)\s+what\s+\w+(?:\s+of\s+us)?\s+calls?\b"
     r"|^\s+is\s+(?:short|a\s+nickname)\s+for\b",
@@ -486,7 +488,8 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
     if low in FIRST_NAMES or low in PLACES or (word.isupper() and len(word) > 1 and low not in KINSHIP):
         return True
     end = tokens[k][0] + len(word)
-    return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:]))
+    return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:])
+                 or KIN_OWNER_AFTER.match(sentence[end:]))
             or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0])
             or low not in KIN_TITLES and low not in KINSHIP and low not in HONORIFICS
             and (_parsed_as_person(sentence, tokens[k][0])

@@ -613,7 +613,8 @@ _KIN_PATTERNS = (
     ),
     # ⟨0⟩'s wife is ⟨2⟩ / ⟨0⟩'s dog's name is ⟨5⟩ / ⟨0⟩'s dentist is Dr. ⟨2⟩
     re.compile(
-        rf"{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:now\s+)?(?:named\s+|called\s+)?"
+        rf"{_E.format('own')}'s\s+{_MODS}{_DESCRIBED}{_KIN_OR_PET}(?:'s\s+name)?\s+(?:is|was)\s+(?:now\s+)?"
+        r"(?:named\s+|called\s+)?"
         rf"{_HON}{_E.format('name')}",
         re.I,
     ),
