@@ -239,6 +239,12 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
         return  # "product designer at ⟨org⟩, living in ⟨city⟩": the speaker, left out
     _embedded_clauses(body, out, base)
     clauses = _clauses(body, out.registry)
+    if not any(hits for _, hits in clauses) and (lead := _LEADING_PHRASE.match(body)):
+        # "Since the reshuffle ⟨0⟩ reports to ⟨2⟩": the clause read with its phrase of time last
+        moved = f"{body[lead.end():].rstrip(' .!')} {lead.group().strip().lower()}"
+        again = _clauses(moved, out.registry)
+        if any(hits for _, hits in again):
+            body, clauses = moved, again
     for clause, _ in clauses:
         if clause is not None:
             _reciprocal(clause, out)
@@ -356,6 +362,14 @@ def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[Ru
             inherited = clause.subjects
         out.append((clause, hits))
     return out
+
+
+# a phrase of time before the subject: "Since the reshuffle", "After the move", "Last year"
+_LEADING_PHRASE = re.compile(
+    r"^(?:(?:since|after|before|during|following|until|over|by)\s+(?:[\w'-]+\s+){1,4}?|"
+    r"(?:last|this|next)\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter)\s+)(?=\x02\d+\x03\s)",
+    re.I,
+)
 
 
 def _kinship(text: str, out: Collector) -> None:
