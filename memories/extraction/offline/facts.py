@@ -711,12 +711,11 @@ def _frame_ending(link, out: Collector) -> None:
     if frame.slot and any(f.negated and f.slot == frame.slot and f.value == names[target]
                           and f.subject == names[subject] for f in out.facts.values()):
         return  # a rule took it back already ("I don't live in ⟨city⟩ anymore")
+    if frame.ending_relation:  # "lost my job at ⟨org⟩", "was a member of ⟨club⟩ until 2015"
+        out.relation(subject, frame.ending_relation, target, method="frame")
     if frame.slot:
         _slot_fact(subject, frame.slot, target, True, "relationship_change", out, INFERRED)
-        return
-    if frame.past:  # "was a member of ⟨club⟩ until 2015": the membership that was
-        out.relation(subject, frame.past, target, method="frame")
-    if frame.ending_fact:
+    elif frame.ending_fact:
         key = out.fact(subject, frame.ending_fact.format(s=ph(subject), o=ph(target)), confidence=INFERRED,
                        category="relationship_change")
         if key in out.facts:

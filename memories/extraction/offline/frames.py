@@ -98,6 +98,7 @@ class Frame:
     trigger_preps: dict  # trigger → the prepositions it needs right below it ("based in")
     endings: frozenset[str]  # lemmas that end the state ("graduated from X", "quit the choir")
     ending_fact: str  # the fact of an ending of a frame without a slot
+    ending_relation: str  # the closing relation an ending states ("former_employee_of")
     ends_from: frozenset[str]  # triggers that end the state said with "from" ("moved from X")
     settlements: bool  # a town, city, region or country (the gazetteer's) may be its object
     past: str  # the relation of the state said as one that was ("lived_in")
@@ -155,7 +156,7 @@ def frames() -> Frames:
                   overrides=frozenset(f.get("overrides", ())), weak=frozenset(f.get("weak", ())),
                   sure=frozenset(f.get("sure", ())), trigger_preps=dict(f.get("trigger_preps", {})),
                   endings=frozenset(f.get("endings", ())),
-                  ending_fact=f.get("ending_fact", ""),
+                  ending_fact=f.get("ending_fact", ""), ending_relation=f.get("ending_relation", ""),
                   ends_from=frozenset(f.get("ends_from", ())), past=f.get("past", ""),
                   durative=frozenset(f.get("durative", ())))
             for f in data["frame"]
