@@ -44,7 +44,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline.parse import parse
+from memories.extraction.offline.parse import died, parse
 from memories.extraction.offline.text import SPEAKER
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -688,11 +688,12 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
         if pet is None or types[pet] != "pet" or token.dep_ not in (*_SUBJECTS, "dobj"):
             continue
         verb, lemma = token.head, token.head.lemma_.lower()
-        particles = {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod", "prep")}
-        if not (lemma in data["lemmas"] or particles & set(data["particles"].get(lemma, ()))):
-            continue
-        if token.dep_ == "nsubj" and lemma not in data["said_of"]:
-            continue  # "Rex gave up the ball" ends nothing
+        if token.dep_ == "nsubj":  # what the pet did: died ("Rex passed away"; not "Rex gave up the ball")
+            if not died(verb, list(verb.children)):
+                continue
+        elif not (lemma in data["lemmas"] or {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod")}
+                  & set(data["particles"].get(lemma, ()))):
+            continue  # what was done to it: rehomed, put down, given away
         kinds = [c for c in token.children if c.dep_ in ("compound", "appos") or _pet_noun(c)]
         owners = [ids[c.i] for t in (token, *kinds) for c in t.children if c.dep_ == "poss" and c.i in ids]
         if not owners and token.dep_ == "dobj":

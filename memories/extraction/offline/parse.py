@@ -423,7 +423,7 @@ def births(text: str) -> list[str]:
 _PARTNER_NOUNS = frozenset(term for term, (rel, _) in KINSHIP.items() if rel in ("spouse_of", "partner_of"))
 
 
-def _died(tok, kids) -> bool:
+def died(tok, kids) -> bool:
     """"died", "passed away", "passed on" (not "passed the exam", not "didn't die")."""
     lemma = tok.lemma_.lower()
     if tok.pos_ != "VERB" or _negated(tok, kids) or tok.tag_ == "VBG":
@@ -440,7 +440,7 @@ def deaths(text: str) -> list[str]:
     out = []
     for tok in parse(text):
         kids = list(tok.children)
-        if not _died(tok, kids):
+        if not died(tok, kids):
             continue
         for subj in (c for c in kids if c.dep_ in ("nsubj", "nsubjpass")):
             if subj.lemma_.lower() in _PARTNER_NOUNS:
