@@ -103,9 +103,9 @@ def test_compound_subject_gives_each_member_the_slot():
 
 def test_lowercase_first_person_residence_fills_the_slot():
     ex = extract_offline("i live in curitiba", speaker="Rafael")
-    lives = _fact(ex, "Rafael lives in curitiba")
-    assert (lives.subject, lives.slot, lives.value) == ("Rafael", "lives_in", "curitiba")
-    assert _types(ex)["curitiba"] == "place"
+    lives = _fact(ex, "Rafael lives in Curitiba")  # the place as the gazetteer writes it
+    assert (lives.subject, lives.slot, lives.value) == ("Rafael", "lives_in", "Curitiba")
+    assert _types(ex)["Curitiba"] == "place"
     assert not any(f.slot for f in extract_offline("i live in fear", speaker="Rafael").facts)
 
 

@@ -146,7 +146,10 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
                                        agent=s.agent, rel_type__in=kinds).exists():
             continue  # stored before, in either direction ("my ex-wife" of a spouse_of edge this message ended)
         ended = world_start(s, fact)
-        evidence = next((f for f in persisted if fact is not None and f.text == fact.text), None)
+        evidence = next((f for f in persisted if fact is not None and f.text == fact.text), None) or _evidence(
+            s, persisted, source, target, rel_type)
+        if evidence is None:
+            continue  # every edge stands on a fact that says it
         edge, _ = relationship_upsert(agent=s.agent, source=source, target=target, rel_type=rel_type,
                                       valid_from=ended, evidence=evidence, source_event=s.event,
                                       learned_at=s.occurred_at,
