@@ -24,9 +24,8 @@ EXTRACTION_RULES = """Rules:
   "I report to X" → speaker reports_to X, "my dentist/therapist/landlord/<specialist> is X" → X <role>_of
   speaker (dentist_of, endocrinologist_of); a new holder ("my new dentist is Y") is just the new relation.
 - An ending is never a positive fact or relation: "left Acme", "was laid off by Acme" → former_employee_of;
-  "we broke up" → former_partner_of; "our dog Rex died", "we rehomed Rex" → owner former_owner_of Rex;
-  "quit coffee", "switched from A to B", "haven't climbed since May" → list what stopped in the fact's
-  "ends" (["coffee"], ["A"], ["climbing"]).
+  "we broke up" → former_partner_of; "quit coffee", "switched from A to B", "haven't climbed since May" →
+  list what stopped in the fact's "ends" (["coffee"], ["A"], ["climbing"]).
 - A correction of a name just said ("sorry, I meant X, not Y") goes in "corrections" as {wrong: Y, right: X}.
 - Fact confidence: 0.95 explicit, 0.80 strong inference, 0.60 weak inference, 0.40 speculation.
 - importance_category: biographical_milestone, relationship_change, stable_preference, specific_event,
