@@ -237,6 +237,11 @@ def is_closing_relation(rel_type: str) -> bool:
     return rel_type in CLOSING_RELATIONS
 
 
+def group_relations(group: str) -> tuple[str, ...]:
+    """The relations that fill a single-valued group: "partner" → partner_of, engaged_to, spouse_of."""
+    return tuple(r for r, (g, _) in SINGLE_VALUED_RELATIONS.items() if group and g == group)
+
+
 def slot_group(rel_type: str) -> str:
     """The single-valued group an edge type fills or (a cessation) ends: "former_partner_of" → partner."""
     return SINGLE_VALUED_RELATIONS.get(CLOSING_RELATIONS.get(rel_type, rel_type), ("", ""))[0]

@@ -127,14 +127,14 @@ def _weekend(today: date, step: int) -> date:
     return saturday + timedelta(weeks=step)
 
 
-_SEASON = r"(?:spring|summer|autumn|fall|winter)"
+SEASON = r"(?:spring|summer|autumn|fall|winter)"
 # when a state began, said beside it: "since March of last year", "in 2019", "two years ago", "last spring"
 # (not a bare "in June": a move planned for June has not begun)
 _SINCE = re.compile(
-    rf"\b(?:(?:since|as\s+of)\s+(?:(?:early|late|mid)[\s-]+)?(?:(?:{'|'.join(_MONTH_NAMES)}|{_SEASON})"
+    rf"\b(?:(?:since|as\s+of)\s+(?:(?:early|late|mid)[\s-]+)?(?:(?:{'|'.join(_MONTH_NAMES)}|{SEASON})"
     r"(?:\s+(?:of\s+)?(?:(?:19|20)\d\d|last\s+year|this\s+year))?|(?:19|20)\d\d)"
     r"|(?:in|from)\s+(?:(?:early|late|mid)[\s-]+)?(?:19|20)\d\d"
-    rf"|(?:since\s+)?last\s+(?:year|month|{_SEASON})"
+    rf"|(?:since\s+)?last\s+(?:year|month|{SEASON})"
     rf"|(?:\d{{1,2}}|{_NUMBER_ALT})\s+(?:years?|months?|weeks?)\s+ago)\b",
     re.I,
 )

@@ -17,7 +17,7 @@ from memories.extraction.offline.classify import (
     strip_discourse,
 )
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
-from memories.extraction.offline.dates import annotate_dates, time_said
+from memories.extraction.offline.dates import SEASON, annotate_dates, time_said
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
 from memories.extraction.offline.frames import Embed, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
@@ -367,7 +367,7 @@ def _clauses(body: str, registry: Registry) -> list[tuple[Clause | None, list[Ru
 # a phrase of time before the subject: "Since the reshuffle", "After the move", "Last year"
 _LEADING_PHRASE = re.compile(
     r"^(?:(?:since|after|before|during|following|until|over|by)\s+(?:[\w'-]+\s+){1,4}?|"
-    r"(?:last|this|next)\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter)\s+)(?=\x02\d+\x03\s)",
+    rf"(?:last|this|next)\s+(?:week|weekend|month|year|{SEASON})\s+)(?=\x02\d+\x03\s)",
     re.I,
 )
 

@@ -21,10 +21,10 @@ from memories.reconcile import (
     ADD,
     CLOSING_RELATIONS,
     NOOP,
-    SINGLE_VALUED_RELATIONS,
     Candidate,
     Decision,
     decide,
+    group_relations,
     is_closing_relation,
     slot_group,
     slot_holders,
@@ -34,7 +34,7 @@ from memories.selectors.facts import facts_to_reconcile
 from memories.services import slots
 from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
 
-PARTNER_RELATIONS = tuple(r for r, (group, _) in SINGLE_VALUED_RELATIONS.items() if group == "partner")
+PARTNER_RELATIONS = group_relations("partner")
 # the slots "I left the clinic" can end without naming the value, when there is one current edge
 UNNAMED_CLOSABLE = ("works_at", "studies_at", "lives_in")
 
@@ -140,8 +140,7 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
         source, target = s.resolved.get(subject), s.resolved.get(value)
         if source is None or target is None or source.id == target.id:
             continue
-        group = slot_group(rel_type)
-        kinds = [r for r in SINGLE_VALUED_RELATIONS if group and slot_group(r) == group] or [rel_type]
+        kinds = group_relations(slot_group(rel_type)) or (rel_type,)
         if Relationship.objects.filter(Q(source=source, target=target) | Q(source=target, target=source),
                                        agent=s.agent, rel_type__in=kinds).exists():
             continue  # stored before, in either direction ("my ex-wife" of a spouse_of edge this message ended)
