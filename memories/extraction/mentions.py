@@ -72,6 +72,8 @@ _KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, 
 _KIN_NAMED = re.compile(
     rf"(?:\b(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\s*,?\s+|(?<![\w'’])(?P<title>(?i:{_KIN_TITLE_WORDS}))\s+)"
     r"(?P<name>[A-ZÀ-Þ][\w'’-]+)(?!\s+[A-ZÀ-Þ])")
+# the name first, the kin word after it: "Andrés (my brother, not ...)", "Ines, my cousin,"
+_NAMED_KIN = re.compile(rf"(?<![\w'’-])(?P<name>[A-ZÀ-Þ][\w'’-]+)\s*(?:\(|,)\s*(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\b")
 
 
 def is_unnamed_relative(phrase: str) -> bool:
@@ -122,6 +124,7 @@ def named_relatives(message: str) -> list[tuple[str, str]]:
         if match.group("title") and not match.group("title")[0].isupper():
             continue
         found.append(((match.group("kin") or match.group("title")).lower(), match.group("name")))
+    found += [(match.group("kin").lower(), match.group("name")) for match in _NAMED_KIN.finditer(message)]
     return found
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from django.db.models import Q, Value
 from pgvector.django import CosineDistance
 
-from memories.extraction.offline.lexicon import KINSHIP, SAME_KIN
+from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, SAME_KIN
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
     entity_key,
@@ -128,14 +128,23 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
     )
     found = {}
     own_surname = surname_of(name) if len(name.split()) > 1 else ""  # "Mary-Jane" is a first name
+    # a one-word name no one is given ("Kerrigan", "Xiaoming") may be the family name of a full
+    # name, or its given name said after the family name
+    bare = normalize_alias(name) if len(name.split()) == 1 and not _given_name(name) else ""
     for entity in rows:
         names = [entity.display_name, *(a.alias for a in entity.aliases.all())]
         surnames = {surname_of(n) for n in names} - {""}
         if own_surname and surnames and own_surname not in surnames:
             continue  # "Sam Whitfield" is not the "Sam Patel" who is also called "Sam"
-        if any(person_names_compatible(name, n, either_way=False) for n in names):
+        if any(person_names_compatible(name, n, either_way=False) for n in names) or bare and bare in {
+                surname_of(entity.display_name), normalize_alias(surname_of(entity.display_name))}:
             found[entity.id] = entity
     return list(found.values())
+
+
+def _given_name(word: str) -> bool:
+    """A given name the lexicon or the nickname table knows ("Grace", "Paddy")."""
+    return normalize_alias(word) in FIRST_NAMES or bool(nickname_of(word))
 
 
 

@@ -75,6 +75,13 @@ def test_cessations_of_a_habit_and_a_switch():
     assert cessations("Dr. Brandt switched me from lisinopril to amlodipine.") == [("me", ["lisinopril"])]
 
 
+def test_no_time_for_a_pastime_ends_it_but_one_busy_day_does_not():
+    assert cessations("I just don't have time for sailing since the new job.") == [("I", ["sailing"])]
+    assert cessations("Honestly I have no time for chess any more.") == [("I", ["chess"])]
+    assert cessations("I didn't have time for lunch today.") == []
+    assert cessations("We have time for a quick swim before dinner.") == []
+
+
 def test_roles_and_reporting_lines_are_extracted_as_slots():
     ex = extract_offline("My supervisor there, Tobias Lenz, is very relaxed.", speaker="Wren Adler")
     assert ("Tobias Lenz", "manager_of", "Wren Adler") in {(r.source, r.rel_type, r.target) for r in ex.relations}

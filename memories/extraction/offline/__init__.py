@@ -138,18 +138,26 @@ def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -
     ("Tomas Vargas") corrects that name, to the same name with the right word ("Tomas Varga")."""
     names = registry.names()
     right_word, wrong_word = names[right], names[wrong]
-    if len(right_word.split()) != 1 or len(wrong_word.split()) != 1:
+    if len(wrong_word.split()) != 1:
         return right, wrong
     has_word = re.compile(rf"(?<![\w'’-]){re.escape(wrong_word)}(?![\w'’-])", re.I)
     full = {n for n in [*known_names, *names[1:]] if len(n.split()) > 1 and has_word.search(n)}
     if len(full) != 1:
         return right, wrong
     wrong_full = full.pop()
+    if len(right_word.split()) > 1:  # the right word already read as its whole name ("Akhtar": Zara Akhtar)
+        return (right, registry.ensure(wrong_full)) if _one_word_apart(wrong_full, right_word) else (right, wrong)
     wrong_idx = registry.ensure(wrong_full)
     right_idx = registry.ensure(has_word.sub(right_word, wrong_full))
     if registry.entities[wrong_idx].type != "concept":
         registry.entities[right_idx].forced = registry.entities[wrong_idx].type
     return right_idx, wrong_idx
+
+
+def _one_word_apart(a: str, b: str) -> bool:
+    """"Zara Ahmed" / "Zara Akhtar": the same number of words, all but one the same."""
+    wa, wb = a.lower().split(), b.lower().split()
+    return len(wa) == len(wb) and sum(x != y for x, y in zip(wa, wb, strict=True)) == 1
 
 
 _FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})

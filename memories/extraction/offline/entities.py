@@ -220,8 +220,10 @@ class Sentence:
 # --- canonical names ------------------------------------------------------------------------------
 
 
-def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequence[str]) -> dict[str, str]:
-    """lower(surface) → canonical name, from known names, parenthesized aliases and first names."""
+def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequence[str],
+                   known_people: Sequence[str] = ()) -> dict[str, str]:
+    """lower(surface) → canonical name, from known names, parenthesized aliases, first names and
+    family names; `known_people` are the known names the agent holds as persons."""
     canon: dict[str, str] = {}
     for sentence in sentences:
         for mention in sentence.mentions:
@@ -251,6 +253,8 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
     _titled_surnames(sentences, canon, people)
     _married_names(sentences, canon, people)
+    _bare_surnames(sentences, canon, speaker, [*known_people, *(
+        m.text for s in sentences for m in s.mentions if _like_person_name(m.text))])
     return canon
 
 
@@ -275,6 +279,30 @@ def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: s
                     if len(same) == 1:
                         canon[key] = next(iter(same))
                     break
+
+
+def _like_person_name(name: str) -> bool:
+    """Two or more capitalized words that no gazetteer holds and none of which says organization
+    or place ("Andrés Múnera"; not "Santa Fe", "Hartley Brown LLP", "Mill Street")."""
+    words = name.lower().split()
+    return (len(words) > 1 and name[:1].isupper() and name.lower() not in PLACES
+            and not set(words) & (ORG_SUFFIXES | PLACE_SUFFIXES))
+
+
+def _bare_surnames(sentences: list[Sentence], canon: dict[str, str], speaker: str, people: Sequence[str]) -> None:
+    """"Múnera" said alone, of "Andrés Múnera": a one-word name that is the family name of exactly one
+    person the agent knows or the message names, and no one's given name, is that person."""
+    carriers: dict[str, set[str]] = {}
+    for name in {canon.get(p.lower(), p) for p in people}:
+        if (surname := _surname(name)) and name.lower() != speaker.lower():
+            carriers.setdefault(surname, set()).add(name)
+    for sentence in sentences:
+        for mention in sentence.mentions:
+            key = mention.text.lower()
+            if (key in canon or " " in key or mention.known or mention.honorific or key in FIRST_NAMES
+                    or key in PLACES or len(carriers.get(key, ())) != 1 or key == _surname(speaker)):
+                continue
+            canon[key] = next(iter(carriers[key]))
 
 
 _MARRIAGE_CUE = re.compile(
@@ -334,7 +362,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     sentences = [Sentence(s, find_mentions(s, ctx)) for s in texts]
     registry = Registry(speaker)
     _drop_family_names(sentences, speaker, [n for n in known if (known_types or {}).get(n) == "person"])
-    canon = _canonical_map(sentences, speaker, known)
+    canon = _canonical_map(sentences, speaker, known, [n for n in known if (known_types or {}).get(n) == "person"])
     for sentence in sentences:
         for mention in sentence.mentions:
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))

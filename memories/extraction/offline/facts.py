@@ -23,7 +23,7 @@ from memories.extraction.offline.frames import Embed, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
-from memories.extraction.offline.parse import is_fragment, is_headline
+from memories.extraction.offline.parse import is_fragment, is_headline, note_label
 from memories.extraction.offline.patterns import (
     LAST_DAY,
     LEFT_UNNAMED,
@@ -255,7 +255,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
                     clause = Clause(clause.text, [SPEAKER, *group], clause.predicate, clause.kind)
                 _clause_facts(clause, hits, out, base)
     else:
-        _sentence_fact(body, out, base)
+        _sentence_fact(body, out, base, note=note_label(sentence.text))
 
 
 _ACQUIRED_PET = re.compile(
@@ -753,14 +753,21 @@ def _role_templates(slot: str) -> tuple[str, str]:
 _GERUND_START = re.compile(r"^(?:[A-Za-z]+ing)\b")
 
 
-def _sentence_fact(body: str, out: Collector, base: float) -> None:
-    """No rule fired: one fact for the whole sentence, about whoever it opens with."""
+def _sentence_fact(body: str, out: Collector, base: float, note: str = "") -> None:
+    """No rule fired: one fact for the whole sentence, about whoever it opens with (a `note` after
+    a label, "Hobbies: ...", is the writer's)."""
     if _GERUND_START.match(body) and (hits := match_rules(body[:1].lower() + body[1:], out.registry)):
         # "Working remotely from ⟨city⟩ is great": the speaker's own activity as the subject
         predicate = body[:1].lower() + body[1:]
         _clause_facts(Clause(body, [SPEAKER], predicate, "implicit"), hits, out, base)
         return
     clause = analyze(body, None, first=True)
+    if note and len(_WORDS.findall(body)) >= 4 and not any(
+            i == SPEAKER or out.registry.is_person(i) for i in [*entity_ids(body), *(clause.subjects if clause else ())]):
+        # "Hobbies: film photography, baking bread, ...": the writer's note, said with its label
+        text = f"{ph(SPEAKER)}'s {note}: {body[:1].lower()}{body[1:]}"
+        out.fact(SPEAKER, text, confidence=min(base, INFERRED), category=categorize(body, False))
+        return
     if clause is not None:
         kind = "implicit" if clause.kind == "implicit" else "direct"
         _clause_facts(Clause(body, [_main_subject(clause.subjects)], clause.predicate, kind), [], out, base)

@@ -234,8 +234,11 @@ def _with_conjuncts(token, ids: dict[int, int]) -> list[int]:
     out, todo = [], [token]
     while todo and len(out) < 8:
         current = todo.pop(0)
-        if current.i in ids and ids[current.i] not in out:
-            out.append(ids[current.i])
+        # "He and my mom, Lee Soo-jin, ...": a conjunct said by a noun stands for the name apposed to it
+        named = current if current.i in ids else next((c for c in current.children if c.dep_ == "appos"
+                                                        and c.i in ids), None)
+        if named is not None and ids[named.i] not in out:
+            out.append(ids[named.i])
         todo += [c for c in current.children if c.dep_ == "conj"]
     return out
 
@@ -255,7 +258,7 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
                 for token in (subject, *(c for c in subject.children if c.dep_ in ("compound", "appos"))):
                     if token.i in ids:
                         return _with_conjuncts(token, ids)
-            return []
+            return _with_conjuncts(subjects[0], ids)  # "My father and my stepmother, Ingrid, live ..."
         if verb.dep_ in _SHARES_SUBJECT and verb.head is not verb:
             verb = verb.head
             continue

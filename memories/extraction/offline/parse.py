@@ -9,6 +9,8 @@ import through `nlp.pipe` ahead of the writes.
 
 from __future__ import annotations
 
+import re
+
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -254,6 +256,19 @@ def _negated(verb, kids) -> bool:
     return verb.dep_ == "xcomp" and any(c.dep_ == "neg" for c in verb.head.children)
 
 
+def _no_time_for(verb, kids) -> list:
+    """"don't have time for photography", "have no time for chess any more": what there is no
+    time for (the pastime given up), said of the present."""
+    if verb.lemma_ != "have" or verb.tag_ in ("VBD", "VBN") or any(
+            c.dep_ == "aux" and c.tag_ == "VBD" for c in kids):  # "didn't have time for lunch" is one day
+        return []
+    for time in (c for c in kids if c.dep_ == "dobj" and c.lemma_ == "time"):
+        if _negated(verb, kids) or any(c.dep_ == "det" and c.lower_ == "no" for c in time.children):
+            return [g for c in time.children if c.dep_ == "prep" and c.lower_ == "for" for g in c.children
+                    if g.dep_ == "pobj"]
+    return []
+
+
 def _used_to(verb, kids) -> bool:
     """"I used to eat meat" (a past habit), not "using an app to practice" nor "I'm used to it"."""
     return (
@@ -303,6 +318,8 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
             terms = _terms(objects)
         elif workplaces := _notice_given_at(tok, kids):
             terms = _terms(workplaces)  # what is said of the job there ends with it
+        elif no_time := _no_time_for(tok, kids):
+            terms = _terms(no_time)  # "I don't have time for photography (any more)"
         elif _no_longer(tok, kids):
             terms = [tok.lemma_.lower(), *_terms(objects)] if tok.pos_ == "VERB" else _terms(objects)
         elif tok.lemma_ in _SWITCH_VERBS and (switched := _switched_from(kids)):
@@ -474,6 +491,22 @@ def is_headline(text: str) -> bool:
     return len(roots) == 1 and roots[0].pos_ == "NOUN" and not any(c.dep_ in _SUBJECTS for c in roots[0].children)
 
 
+_FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+
+
+def note_label(text: str) -> str:
+    """"Hobbies: film photography, baking bread" → "hobbies": the label of a note, a few words
+    before a colon with no finite verb after it ("" for anything else; "my" / "our" left out)."""
+    head, colon, rest = text.partition(":")
+    words = head.lower().split()
+    if words[:1] in (["my"], ["our"]):
+        words = words[1:]
+    if not colon or not rest.strip() or not 0 < len(words) <= 3 or not all(w.isalpha() for w in words):
+        return ""
+    start = len(head) + 1
+    return "" if any(t.tag_ in _FINITE for t in parse(text) if t.idx >= start) else " ".join(words)
+
+
 def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
     """The statement without the one item of a list that a cessation ended: "Cian took up
     hurling and the tin whistle" less "whistle" → "Cian took up hurling"; "plays chess, golf and
@@ -489,8 +522,8 @@ def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
         head = tok
         while head.dep_ in ("compound", "amod") and head.head is not head:
             head = head.head  # "tin" of "the tin whistle": the item is the whistle
-        if head.dep_ == "ROOT" or (head.dep_ == "conj" and head.pos_ in ("VERB", "AUX")
-                                    and head.head.dep_ == "ROOT"):
+        if head.dep_ == "ROOT" and head.pos_ in ("VERB", "AUX") or (
+                head.dep_ == "conj" and head.pos_ in ("VERB", "AUX") and head.head.dep_ == "ROOT"):
             continue  # the sentence's verb ("plays chess and runs marathons"): no item of a list
         conjuncts = [c for c in head.children if c.dep_ == "conj"]
         if head.dep_ == "conj":  # a later item: drop it with the "and" / comma before it
@@ -511,4 +544,15 @@ def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
         rest = " ".join(f"{left} {right}".split()).replace(" ,", ",").strip(" ,")
         if rest and rest != text.strip() and len(rest.split()) >= 2:
             return rest
-    return None
+    return _without_noted_item(text, stems)
+
+
+def _without_noted_item(text: str, stems: list[str]) -> str | None:
+    """A note's list, which the parser reads poorly: "hobbies: film photography, baking bread, and
+    running" less "photography" → "hobbies: baking bread and running"."""
+    label, colon, listed = text.partition(": ")
+    items = [i for i in re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", listed.strip()) if i]
+    kept = [i for i in items if not any(w.startswith(s) for w in i.lower().split() for s in stems)]
+    if not colon or len(items) < 2 or not 0 < len(kept) < len(items):
+        return None
+    return f"{label}: {' and '.join([', '.join(kept[:-1]), kept[-1]] if len(kept) > 1 else kept)}"

@@ -47,10 +47,14 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
 
 def _other_names(message: Message, known: Known, matched: set[str]) -> None:
     """Capitalized runs the alias table does not hold that can denote one known entity."""
+    runs = [normalize_alias(r) for r in mentions.name_runs(message.text)]
+    family = normalize_alias(message.speaker).split()[1:]  # "the Kowalczyk side" is the writer's family
     for surface in mentions.name_runs(message.text):
         norm = normalize_alias(surface)
-        if norm in matched or len(norm) < 3:
+        if norm in matched or len(norm) < 3 or norm in family:
             continue
+        if " " not in norm and any(norm in r.split()[1:] for r in runs):
+            continue  # "Isaac Mensah … a different Mensah family": the message names its own Mensah
         entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface)
         if entity is None and mentions.may_be_short_organization_name(surface):
             entity = entity_selectors.organization_opening_with(agent=message.agent, word=surface,
