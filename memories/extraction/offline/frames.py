@@ -223,6 +223,8 @@ def _way(token) -> list:
     way = []
     while token.head is not token:
         token = token.head
+        if token.dep_ == "acl" and token.lemma_.lower() in _NAMING_VERBS:
+            continue  # "a band called X": the naming is no verb of the sentence; the noun it names is
         way.append(token)
         if _is_verb(token):
             break

@@ -148,7 +148,10 @@ def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
         return False
     verb = token.head.lemma_.lower()
     things = _A_PERSON_IS if verb == "be" else _A_PERSON_HAS if verb in ("have", "get") else frozenset()
-    return verb in PERSON_VERBS or any(
+    # the lemmatizer misreads a verb after an unknown word at times ("Anh hates" → "hat"): its forms count
+    said = token.head.lower_
+    forms = {verb, said, said.removesuffix("s"), said.removesuffix("es"), said.removesuffix("d"), said.removesuffix("ed")}
+    return verb in PERSON_VERBS or token.head.pos_ == "VERB" and bool(forms & PERSON_VERBS) or any(
         c.dep_ in ("attr", "dobj") and c.lemma_.lower() in things for c in token.head.children)
 
 
