@@ -19,7 +19,7 @@ from memories.extraction.offline.classify import (
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
 from memories.extraction.offline.dates import SEASON, annotate_dates, time_said
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
-from memories.extraction.offline.frames import Embed, pet_endings, pet_links
+from memories.extraction.offline.frames import Embed, kin_links, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
@@ -30,6 +30,7 @@ from memories.extraction.offline.patterns import (
     SLOT_TEMPLATES,
     WORKPLACE_RULE,
     RuleMatch,
+    kinship_match,
     match_rules,
     scan_employment,
     scan_kinship,
@@ -374,7 +375,11 @@ _LEADING_PHRASE = re.compile(
 
 def _kinship(text: str, out: Collector) -> None:
     """Kinship and pets: ⟨0⟩'s wife ⟨2⟩ → ⟨0⟩ spouse_of ⟨2⟩ plus the fact "Ana is Rafael's wife"."""
-    for hit in scan_kinship(text):
+    _kin_hits(scan_kinship(text), out)
+
+
+def _kin_hits(hits, out: Collector) -> None:
+    for hit in hits:
         entity = out.registry.entities[hit.name]
         if hit.name != SPEAKER:
             entity.forced = "pet" if hit.pet else "person"
@@ -677,6 +682,9 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
         for who in [owner] if owner is not None else owned or [SPEAKER]:
             out.unlink(who, "has_pet", pet)
             out.relation(who, "former_owner_of", pet, method="frame")
+    # kinship the parse ties where the surface patterns did not ("my supervisor at the lab is X")
+    _kin_hits([kinship_match(owner, name, kin, mods) for owner, name, kin, mods in kin_links(sentence, types)
+               if not out.linked(owner, name)], out)
     for link in frame_links(sentence, types, out.linked, embed):
         frame = link.frame
         for rel_type in link.replaces:
@@ -762,8 +770,8 @@ def _sentence_fact(body: str, out: Collector, base: float, note: str = "") -> No
         _clause_facts(Clause(body, [SPEAKER], predicate, "implicit"), hits, out, base)
         return
     clause = analyze(body, None, first=True)
-    if note and len(_WORDS.findall(body)) >= 4 and not any(
-            i == SPEAKER or out.registry.is_person(i) for i in [*entity_ids(body), *(clause.subjects if clause else ())]):
+    said_of = [*entity_ids(body), *(clause.subjects if clause else ())]
+    if note and len(_WORDS.findall(body)) >= 4 and not any(i == SPEAKER or out.registry.is_person(i) for i in said_of):
         # "Hobbies: film photography, baking bread, ...": the writer's note, said with its label
         text = f"{ph(SPEAKER)}'s {note}: {body[:1].lower()}{body[1:]}"
         out.fact(SPEAKER, text, confidence=min(base, INFERRED), category=categorize(body, False))

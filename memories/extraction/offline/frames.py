@@ -36,6 +36,8 @@ import numpy as np
 
 from memories.extraction.offline.lexicon import (
     FRAME_DATA,
+    KIN_MODIFIERS,
+    KIN_TITLES,
     KINSHIP,
     MOVED_BY,
     OCCUPATIONS,
@@ -221,7 +223,7 @@ def _is_verb(token) -> bool:
 def _way(token) -> list:
     """The tokens from `token` (exclusive) up to the first verb (inclusive)."""
     way = []
-    while token.head is not token:
+    while token.head.i != token.i:
         token = token.head
         if token.dep_ == "acl" and token.lemma_.lower() in _NAMING_VERBS:
             continue  # "a band called X": the naming is no verb of the sentence; the noun it names is
@@ -261,7 +263,7 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
                     if token.i in ids:
                         return _with_conjuncts(token, ids)
             return _with_conjuncts(subjects[0], ids)  # "My father and my stepmother, Ingrid, live ..."
-        if verb.dep_ in _SHARES_SUBJECT and verb.head is not verb:
+        if verb.dep_ in _SHARES_SUBJECT and verb.head.i != verb.i:
             verb = verb.head
             continue
         if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS for t in verb.doc):
@@ -285,7 +287,7 @@ def _verb_chain(verb) -> list:
     "thinking of moving")."""
     chain = [verb]
     for _ in range(6):
-        if verb.head is verb or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj") or (
+        if verb.head.i == verb.i or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj") or (
                 # a clause with a subject of its own says its own thing ("I no longer teach — I'm a
                 # designer at X"); one without shares what the verb it hangs from is said under
                 verb.dep_ in ("ccomp", "advcl", "conj") and not any(c.dep_ in _SUBJECTS for c in verb.children))):
@@ -353,7 +355,7 @@ def candidates(sentence, types: Sequence[str], linked: Callable[[int, int], froz
         target = ids.get(token.i)
         if target is None or target == SPEAKER or types[target] not in _STANDS_IN:
             continue
-        if ids.get(token.head.i) == target and token.head is not token:
+        if ids.get(token.head.i) == target and token.head.i != token.i:
             continue  # not the head word of its name
         ways = [_way(token)]
         # "Bradford, where my mum still lives": the place a "where" clause hangs from is its verb's
@@ -706,4 +708,74 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
         owner = owners[0] if owners and types[owners[0]] == "person" else None
         if (owner, pet) not in out:
             out.append((owner, pet))
+    return out
+
+
+# --- kinship --------------------------------------------------------------------------------------
+
+
+def _kin_noun(token) -> bool:
+    return token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() in KINSHIP
+
+
+def _kin_owner(noun, ids: dict[int, int]) -> int | None:
+    """Whose relative the kin noun says: its "my" / "X's"."""
+    return next((ids[c.i] for c in noun.children if c.dep_ == "poss" and c.i in ids), None)
+
+
+def _named(token, ids: dict[int, int]) -> int | None:
+    """The entity a name token stands for, or the name apposed or compounded to it."""
+    if token.i in ids:
+        return ids[token.i]
+    return next((ids[c.i] for c in token.children if c.dep_ in ("appos", "compound") and c.i in ids), None)
+
+
+def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[str]]]:
+    """(owner, person, kin word, its modifiers) the parse ties: "my supervisor at the lab is X" and
+    "X is my aunt" (said with "is" either way round, whatever stands between), "Luis and I are
+    brothers" (the kin word said of two subjects), "Grandpa Vikram" (a kin word as a title: the
+    writer's)."""
+    if not any(i is not None and types[i] == "person" for i in sentence.ids):
+        return []
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence, doc)
+    out = []
+
+    def add(owner, name, noun):
+        if owner is None or name is None or owner == name or types[name] != "person" or (
+                owner != SPEAKER and types[owner] != "person"):
+            return
+        mods = [c.lower_.rstrip("-") for c in noun.children if c.dep_ in ("amod", "compound", "nmod")
+                and c.lower_.rstrip("-") in KIN_MODIFIERS]
+        out.append((owner, name, noun.lemma_.lower(), mods))
+
+    for token in doc:
+        if not _kin_noun(token):
+            continue
+        head = token.head
+        if token.dep_ == "attr" and head.lemma_ == "be":  # "X is my aunt", "Luis and I are brothers"
+            subjects = [c for c in head.children if c.dep_ in _SUBJECTS]
+            if not subjects:
+                continue
+            owner = _kin_owner(token, ids)
+            if owner is not None:
+                add(owner, _named(subjects[0], ids), token)
+            elif token.tag_ == "NNS":
+                people = _with_conjuncts(subjects[0], ids)
+                for other in people[1:]:
+                    add(people[0], other, token)
+        elif token.dep_ in _SUBJECTS and head.lemma_ == "be":  # "my supervisor at the lab is Dr. X"
+            for attr in (c for c in head.children if c.dep_ == "attr"):
+                add(_kin_owner(token, ids), _named(attr, ids), token)
+        elif token.dep_ == "compound" and token.lower_ in KIN_TITLES and head.i in ids and not any(
+                c.dep_ == "poss" for c in head.children):
+            add(SPEAKER, ids[head.i], token)  # "Grandpa Vikram tells the best stories"
+        elif token.dep_ in ("compound", "appos") and head.i in ids:  # "my wife Ana", "Ana, my wife"
+            add(_kin_owner(token, ids) if _kin_owner(token, ids) is not None else _kin_owner(head, ids),
+                ids[head.i], token)
+        else:  # "my wife, Ana"; "my cousin from Tripoli, Nour" (the name read as apposed to the place)
+            for name in (c for c in token.subtree if c.dep_ == "appos" and c.i in ids and (
+                    c.head.i == token.i or c.head.dep_ == "pobj" and c.head.head.head.i == token.i
+                    and types[ids.get(c.head.i, ids[c.i])] != "person")):
+                add(_kin_owner(token, ids), ids[name.i], token)
     return out

@@ -10,7 +10,6 @@ import through `nlp.pipe` ahead of the writes.
 from __future__ import annotations
 
 import re
-
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -150,7 +149,7 @@ def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     things = _A_PERSON_IS if verb == "be" else _A_PERSON_HAS if verb in ("have", "get") else frozenset()
     # the lemmatizer misreads a verb after an unknown word at times ("Anh hates" → "hat"): its forms count
     said = token.head.lower_
-    forms = {verb, said, said.removesuffix("s"), said.removesuffix("es"), said.removesuffix("d"), said.removesuffix("ed")}
+    forms = {verb, said, *(said.removesuffix(end) for end in ("s", "es", "d", "ed"))}
     return verb in PERSON_VERBS or token.head.pos_ == "VERB" and bool(forms & PERSON_VERBS) or any(
         c.dep_ in ("attr", "dobj") and c.lemma_.lower() in things for c in token.head.children)
 
@@ -161,7 +160,7 @@ def human_subject_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     for token in parse(text):
         if token.dep_ == "nsubj" and token.head.lemma_.lower() in SPEECH_VERBS:
-            words = [t for t in token.subtree if t.dep_ == "compound" or t is token]
+            words = [t for t in token.subtree if t.dep_ == "compound" or t.i == token.i]
             spans.append((min(t.idx for t in words), max(t.idx + len(t) for t in words)))
     return spans
 
@@ -523,7 +522,7 @@ def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
         if not any(tok.lower_.startswith(s) or tok.lemma_.lower().startswith(s) for s in stems):
             continue
         head = tok
-        while head.dep_ in ("compound", "amod") and head.head is not head:
+        while head.dep_ in ("compound", "amod") and head.head.i != head.i:
             head = head.head  # "tin" of "the tin whistle": the item is the whistle
         if head.dep_ == "ROOT" and head.pos_ in ("VERB", "AUX") or (
                 head.dep_ == "conj" and head.pos_ in ("VERB", "AUX") and head.head.dep_ == "ROOT"):

@@ -724,7 +724,7 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
             if owner == name or (owner, name) in seen:
                 continue
             seen.add((owner, name))
-            hits.append(_kinship_match(owner, name, kin, match.group("mods").lower().split()))
+            hits.append(kinship_match(owner, name, kin, match.group("mods").lower().split()))
     for pattern in _LIST_PATTERNS:
         for match in pattern.finditer(tagged):
             owner = int(match.group("own") or match.groupdict().get("own2") or 0)
@@ -735,11 +735,11 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
                 if owner == name or (owner, name) in seen:
                     continue
                 seen.add((owner, name))
-                hits.append(_kinship_match(owner, name, kin, mods))
+                hits.append(kinship_match(owner, name, kin, mods))
     return hits
 
 
-def _kinship_match(owner: int, name: int, kin: str, mods: list[str]) -> KinshipMatch:
+def kinship_match(owner: int, name: int, kin: str, mods: list[str]) -> KinshipMatch:
     term = re.sub(r"-\s+", "-", " ".join([*mods, kin]))
     mods = [m.rstrip("-") for m in mods]  # "ex-husband"
     if kin in PET_TERMS:
