@@ -64,7 +64,7 @@ _THEIR_KIN = re.compile(
     r"(?!\s*,?\s*\(?[A-ZÀ-Þ])(?!['’]s)")
 # "Dad sold his hives", "mam moved into sheltered housing": the word for a parent used as a name
 _PARENT_CALLED = re.compile(
-    rf"(?<![\w'’])(?P<word>{'|'.join(sorted(PARENT_NAMES, key=len, reverse=True))})(?![\w'’])", re.I)
+    rf"(?<![\w'’])(?P<word>{'|'.join(sorted(PARENT_NAMES, key=len, reverse=True))})(?!\w|['’](?!s\b))", re.I)
 # … but not when something says whose parent it is ("my dad" is _MY_KIN's, "Tom's mum" is Tom's)
 _OWNED_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a|an)|['’]s?)\s+$", re.I)
 _KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, reverse=True))
