@@ -19,7 +19,7 @@ from memories.extraction.offline.classify import (
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
 from memories.extraction.offline.dates import SEASON, annotate_dates, time_said
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
-from memories.extraction.offline.frames import Embed, kin_links, pet_endings, pet_links
+from memories.extraction.offline.frames import Embed, kin_links, partner_links, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
@@ -685,6 +685,9 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
     # kinship the parse ties where the surface patterns did not ("my supervisor at the lab is X")
     _kin_hits([kinship_match(owner, name, kin, mods) for owner, name, kin, mods in kin_links(sentence, types)
                if not out.linked(owner, name)], out)
+    for person, rel_type, partner in partner_links(sentence, types):
+        if not out.linked(person, partner):
+            out.relation(person, rel_type, partner, method="frame")
     for link in frame_links(sentence, types, out.linked, embed):
         frame = link.frame
         for rel_type in link.replaces:

@@ -779,3 +779,46 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
                     and types[ids.get(c.head.i, ids[c.i])] != "person")):
                 add(_kin_owner(token, ids), ids[name.i], token)
     return out
+
+
+# "got married to", "engaged to", "married X": the partner, whatever stands between
+_PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to"}
+
+
+def _partner_named(token, ids: dict[int, int]) -> int | None:
+    """The person a partner noun or name stands for: itself, the name apposed to it, or the name it
+    is called ("a nurse called X")."""
+    named = _named(token, ids)
+    if named is not None:
+        return named
+    return next((ids[g.i] for c in token.children if c.dep_ == "acl" and c.lemma_.lower() in _NAMING_VERBS
+                 for g in c.children if g.dep_ in ("oprd", "dobj", "attr") and g.i in ids), None)
+
+
+def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
+    """(person, relation, partner) of a marriage or engagement the parse ties, said with phrases
+    between the verb and the partner ("got married in Coventry on Saturday, to a nurse called X")."""
+    if sum(1 for i in sentence.ids if i is not None and types[i] == "person") < 1:
+        return []
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence, doc)
+    data = frames()
+    out = []
+    for verb in doc:
+        rel = _PARTNERING.get(verb.lemma_.lower())
+        if rel is None or verb.pos_ not in ("VERB", "ADJ") or any(
+                c.dep_ in ("neg", "aux", "advmod") and c.lower_ in data.modifiers for c in verb.children):
+            continue  # "not married", "will marry", "might get engaged"
+        partners = [c for c in verb.children if c.dep_ == "dobj"]
+        partners += [g for c in verb.children if c.dep_ == "prep" and c.lower_ == "to" for g in c.children
+                     if g.dep_ == "pobj"]
+        for partner in (_partner_named(p, ids) for p in partners):
+            if partner is None or types[partner] != "person":
+                continue
+            # the subject of "got" in "X got engaged", which the parser at times hangs from the auxiliary
+            said = [ids[t.i] for c in verb.children if c.dep_ in ("aux", "auxpass") for g in c.children
+                    if g.dep_ in _SUBJECTS for t in (g, *g.children) if t.i in ids and t.dep_ in (*_SUBJECTS, "appos")]
+            for subject in said[:1] or _subjects(verb, ids, _elided_subject(sentence)):
+                if subject != partner and (subject == SPEAKER or types[subject] == "person"):
+                    out.append((subject, rel, partner))
+    return out
