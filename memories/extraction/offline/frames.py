@@ -750,7 +750,9 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
         out.append((owner, name, noun.lemma_.lower(), mods))
 
     for token in doc:
-        if not _kin_noun(token):
+        # a kin word that is part of a name the message resolved ("Camila's husband" for a known
+        # person) says nothing new; "not Camila's husband" says no kinship
+        if not _kin_noun(token) or token.i in ids or any(c.dep_ == "neg" for c in (token, *token.children)):
             continue
         head = token.head
         if token.dep_ == "attr" and head.lemma_ == "be":  # "X is my aunt", "Luis and I are brothers"
