@@ -751,8 +751,9 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
 
     for token in doc:
         # a kin word that is part of a name the message resolved ("Camila's husband" for a known
-        # person) says nothing new; "not Camila's husband" says no kinship
-        if not _kin_noun(token) or token.i in ids or any(c.dep_ == "neg" for c in (token, *token.children)):
+        # person; not a title, "Cousin Emeka") says nothing new; "not Camila's husband" says no kinship
+        if not _kin_noun(token) or token.i in ids and ids[token.i] != ids.get(token.head.i) or any(
+                c.dep_ == "neg" for c in (token, *token.children)):
             continue
         head = token.head
         if token.dep_ == "attr" and head.lemma_ == "be":  # "X is my aunt", "Luis and I are brothers"
