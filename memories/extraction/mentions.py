@@ -72,7 +72,7 @@ _KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, 
 _KIN_NAMED = re.compile(
     rf"(?:\b(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\s*,?\s+|(?<![\w'’])(?P<title>(?i:{_KIN_TITLE_WORDS}))\s+)"
     r"(?P<name>[A-ZÀ-Þ][\w'’-]+)(?!\s+[A-ZÀ-Þ])")
-# the name first, the kin word after it: "Andrés (my brother, not ...)", "Ines, my cousin,"
+# the name first, the kin word after it: "Mateo (my brother, not ...)", "Ines, my cousin,"
 _NAMED_KIN = re.compile(
     rf"(?<![\w'’-])(?P<name>[A-ZÀ-Þ][\w'’-]+)\s*(?:\(|,)\s*(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\b")
 

@@ -145,7 +145,7 @@ def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -
     if len(full) != 1:
         return right, wrong
     wrong_full = full.pop()
-    if len(right_word.split()) > 1:  # the right word already read as its whole name ("Akhtar": Zara Akhtar)
+    if len(right_word.split()) > 1:  # the right word already read as its whole name ("Varga": Tomas Varga)
         return (right, registry.ensure(wrong_full)) if _one_word_apart(wrong_full, right_word) else (right, wrong)
     wrong_idx = registry.ensure(wrong_full)
     right_idx = registry.ensure(has_word.sub(right_word, wrong_full))
@@ -155,7 +155,7 @@ def _whole_names(registry, right: int, wrong: int, known_names: Sequence[str]) -
 
 
 def _one_word_apart(a: str, b: str) -> bool:
-    """"Zara Ahmed" / "Zara Akhtar": the same number of words, all but one the same."""
+    """"Tomas Vargas" / "Tomas Varga": the same number of words, all but one the same."""
     wa, wb = a.lower().split(), b.lower().split()
     return len(wa) == len(wb) and sum(x != y for x, y in zip(wa, wb, strict=True)) == 1
 

@@ -283,14 +283,14 @@ def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: s
 
 def _like_person_name(name: str) -> bool:
     """Two or more capitalized words that no gazetteer holds and none of which says organization
-    or place ("Andrés Múnera"; not "Santa Fe", "Hartley Brown LLP", "Mill Street")."""
+    or place ("Pieter Verhoeven"; not "Santa Fe", "Hartley Brown LLP", "Mill Street")."""
     words = name.lower().split()
     return (len(words) > 1 and name[:1].isupper() and name.lower() not in PLACES
             and not set(words) & (ORG_SUFFIXES | PLACE_SUFFIXES))
 
 
 def _bare_surnames(sentences: list[Sentence], canon: dict[str, str], speaker: str, people: Sequence[str]) -> None:
-    """"Múnera" said alone, of "Andrés Múnera": a one-word name that is the family name of exactly one
+    """"Verhoeven" said alone, of "Pieter Verhoeven": a one-word name that is the family name of exactly one
     person the agent knows or the message names, and no one's given name, is that person."""
     carriers: dict[str, set[str]] = {}
     for name in {canon.get(p.lower(), p) for p in people}:

@@ -775,7 +775,7 @@ def _sentence_fact(body: str, out: Collector, base: float, note: str = "") -> No
     clause = analyze(body, None, first=True)
     said_of = [*entity_ids(body), *(clause.subjects if clause else ())]
     if note and len(_WORDS.findall(body)) >= 4 and not any(i == SPEAKER or out.registry.is_person(i) for i in said_of):
-        # "Hobbies: film photography, baking bread, ...": the writer's note, said with its label
+        # "Hobbies: trail running, bonsai, ...": the writer's note, said with its label
         text = f"{ph(SPEAKER)}'s {note}: {body[:1].lower()}{body[1:]}"
         out.fact(SPEAKER, text, confidence=min(base, INFERRED), category=categorize(body, False))
         return

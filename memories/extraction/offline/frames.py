@@ -238,7 +238,7 @@ def _with_conjuncts(token, ids: dict[int, int]) -> list[int]:
     out, todo = [], [token]
     while todo and len(out) < 8:
         current = todo.pop(0)
-        # "He and my mom, Lee Soo-jin, ...": a conjunct said by a noun stands for the name apposed to it
+        # "My father and my stepmother, Ingrid, ...": a conjunct said by a noun stands for the name apposed to it
         named = current if current.i in ids else next((c for c in current.children if c.dep_ == "appos"
                                                         and c.i in ids), None)
         if named is not None and ids[named.i] not in out:
@@ -750,8 +750,8 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
         out.append((owner, name, noun.lemma_.lower(), mods))
 
     for token in doc:
-        # a kin word that is part of a name the message resolved ("Camila's husband" for a known
-        # person; not a title, "Cousin Emeka") says nothing new; "not Camila's husband" says no kinship
+        # a kin word that is part of a name the message resolved ("Lucía's boyfriend" for a known
+        # person; not a title, "Cousin Emeka") says nothing new; "not Lucía's boyfriend" says no kinship
         if not _kin_noun(token) or token.i in ids and ids[token.i] != ids.get(token.head.i) or any(
                 c.dep_ == "neg" for c in (token, *token.children)):
             continue
@@ -800,7 +800,7 @@ def _partner_named(token, ids: dict[int, int]) -> int | None:
 
 def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
     """(person, relation, partner) of a marriage or engagement the parse ties, said with phrases
-    between the verb and the partner ("got married in Coventry on Saturday, to a nurse called X")."""
+    between the verb and the partner ("got married in Lisbon last spring, to a sailor called X")."""
     if sum(1 for i in sentence.ids if i is not None and types[i] == "person") < 1:
         return []
     doc = parse(sentence.text)

@@ -267,7 +267,7 @@ def _no_time_for(verb, kids) -> list:
     for time in (c for c in kids if c.dep_ == "dobj" and c.lemma_ == "time"):
         if _negated(verb, kids) or any(c.dep_ == "det" and c.lower_ == "no" for c in time.children):
             return [g for c in time.children if c.dep_ == "prep" and c.lower_ == "for" for g in c.children
-                    if g.dep_ == "pobj"]
+                    if g.dep_ in ("pobj", "pcomp")]
     return []
 
 
@@ -497,7 +497,7 @@ _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
 
 
 def note_label(text: str) -> str:
-    """"Hobbies: film photography, baking bread" → "hobbies": the label of a note, a few words
+    """"Hobbies: trail running, bonsai" → "hobbies": the label of a note, a few words
     before a colon with no finite verb after it ("" for anything else; "my" / "our" left out)."""
     head, colon, rest = text.partition(":")
     words = head.lower().split()
@@ -550,8 +550,8 @@ def without_ended_item(text: str, terms: Iterable[str]) -> str | None:
 
 
 def _without_noted_item(text: str, stems: list[str]) -> str | None:
-    """A note's list, which the parser reads poorly: "hobbies: film photography, baking bread, and
-    running" less "photography" → "hobbies: baking bread and running"."""
+    """A note's list, which the parser reads poorly: "hobbies: trail running, bonsai, and
+    chess" less "chess" → "hobbies: trail running and bonsai"."""
     label, colon, listed = text.partition(": ")
     items = [i for i in re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", listed.strip()) if i]
     kept = [i for i in items if not any(w.startswith(s) for w in i.lower().split() for s in stems)]

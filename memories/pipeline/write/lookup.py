@@ -54,7 +54,7 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
         if norm in matched or len(norm) < 3 or norm in family:
             continue
         if " " not in norm and any(norm in r.split()[1:] for r in runs):
-            continue  # "Isaac Mensah … a different Mensah family": the message names its own Mensah
+            continue  # "Rui Ferreira, a different Ferreira family": the message names its own Ferreira
         entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface)
         if entity is None and mentions.may_be_short_organization_name(surface):
             entity = entity_selectors.organization_opening_with(agent=message.agent, word=surface,
