@@ -774,8 +774,8 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
                 c.dep_ == "poss" for c in head.children):
             add(SPEAKER, ids[head.i], token)  # "Grandpa Vikram tells the best stories"
         elif token.dep_ in ("compound", "appos") and head.i in ids:  # "my wife Ana", "Ana, my wife"
-            add(_kin_owner(token, ids) if _kin_owner(token, ids) is not None else _kin_owner(head, ids),
-                ids[head.i], token)
+            owner = _kin_owner(token, ids)  # the writer is entity 0: None, not falsy, is "no owner"
+            add(owner if owner is not None else _kin_owner(head, ids), ids[head.i], token)
         else:  # "my wife, Ana"; "my cousin from Tripoli, Nour" (the name read as apposed to the place)
             for name in (c for c in token.subtree if c.dep_ == "appos" and c.i in ids and (
                     c.head.i == token.i or c.head.dep_ == "pobj" and c.head.head.head.i == token.i
@@ -801,7 +801,7 @@ def _partner_named(token, ids: dict[int, int]) -> int | None:
 def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
     """(person, relation, partner) of a marriage or engagement the parse ties, said with phrases
     between the verb and the partner ("got married in Lisbon last spring, to a sailor called X")."""
-    if sum(1 for i in sentence.ids if i is not None and types[i] == "person") < 1:
+    if not any(i is not None and types[i] == "person" for i in sentence.ids):
         return []
     doc = parse(sentence.text)
     ids = _token_ids(sentence, doc)
