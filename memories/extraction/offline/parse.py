@@ -259,7 +259,7 @@ def _negated(verb, kids) -> bool:
 
 
 def _no_time_for(verb, kids) -> list:
-    """"don't have time for photography", "have no time for chess any more": what there is no
+    """"don't have time for sailing", "have no time for chess any more": what there is no
     time for (the pastime given up), said of the present."""
     if verb.lemma_ != "have" or verb.tag_ in ("VBD", "VBN") or any(
             c.dep_ == "aux" and c.tag_ == "VBD" for c in kids):  # "didn't have time for lunch" is one day
@@ -321,7 +321,7 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
         elif workplaces := _notice_given_at(tok, kids):
             terms = _terms(workplaces)  # what is said of the job there ends with it
         elif no_time := _no_time_for(tok, kids):
-            terms = _terms(no_time)  # "I don't have time for photography (any more)"
+            terms = _terms(no_time)  # "I don't have time for sailing (any more)"
         elif _no_longer(tok, kids):
             terms = [tok.lemma_.lower(), *_terms(objects)] if tok.pos_ == "VERB" else _terms(objects)
         elif tok.lemma_ in _SWITCH_VERBS and (switched := _switched_from(kids)):
