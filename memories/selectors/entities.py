@@ -136,8 +136,8 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
         surnames = {surname_of(n) for n in names} - {""}
         if own_surname and surnames and own_surname not in surnames:
             continue  # "Sam Whitfield" is not the "Sam Patel" who is also called "Sam"
-        if any(person_names_compatible(name, n, either_way=False) for n in names) or bare and bare in {
-                surname_of(entity.display_name), normalize_alias(surname_of(entity.display_name))}:
+        if any(person_names_compatible(name, n, either_way=False) for n in names) or (
+                bare and bare == surname_of(entity.display_name)):
             found[entity.id] = entity
     return list(found.values())
 

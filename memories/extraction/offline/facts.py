@@ -773,8 +773,8 @@ def _sentence_fact(body: str, out: Collector, base: float, note: str = "") -> No
         _clause_facts(Clause(body, [SPEAKER], predicate, "implicit"), hits, out, base)
         return
     clause = analyze(body, None, first=True)
-    said_of = [*entity_ids(body), *(clause.subjects if clause else ())]
-    if note and len(_WORDS.findall(body)) >= 4 and not any(i == SPEAKER or out.registry.is_person(i) for i in said_of):
+    if note and len(_WORDS.findall(body)) >= 4 and not any(i == SPEAKER or out.registry.is_person(i) for i in [
+            *entity_ids(body), *(clause.subjects if clause else ())]):
         # "Hobbies: trail running, bonsai, ...": the writer's note, said with its label
         text = f"{ph(SPEAKER)}'s {note}: {body[:1].lower()}{body[1:]}"
         out.fact(SPEAKER, text, confidence=min(base, INFERRED), category=categorize(body, False))

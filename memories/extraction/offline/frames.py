@@ -28,9 +28,10 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from types import MappingProxyType
 
 import numpy as np
 
@@ -178,30 +179,36 @@ def frames() -> Frames:
 _WORD = re.compile(r"\x02\d+\x03|\w+(?:'\w+)?|[^\w\s]")
 
 
-def _token_ids(sentence, doc) -> dict[int, int]:
+def _token_ids(sentence) -> Mapping[int, int]:
     """token index → entity index: the mentions by their spans, first-person words as the writer,
     and the pronouns the extractor resolved (found where the tagged sentence has a placeholder in
-    place of a pronoun)."""
+    place of a pronoun). Read once per sentence: each reader of the parse asks for it."""
+    spans = tuple((m.start, m.end, idx) for m, idx in zip(sentence.mentions, sentence.ids, strict=True)
+                  if idx is not None)
+    return _read_token_ids(sentence.text, sentence.tagged, spans)
+
+
+@lru_cache(maxsize=256)
+def _read_token_ids(text: str, tagged: str, spans: tuple[tuple[int, int, int], ...]) -> Mapping[int, int]:
+    doc = parse(text)
     ids: dict[int, int] = {}
-    for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
-        if idx is None:
-            continue
-        span = doc.char_span(mention.start, mention.end, alignment_mode="expand")
+    for start, end, idx in spans:
+        span = doc.char_span(start, end, alignment_mode="expand")
         for token in span or ():
             ids[token.i] = idx
     for token in doc:
         if token.i not in ids and token.lower_ in _FIRST_PERSON:
             ids[token.i] = SPEAKER
-    if sentence.tagged:
-        said = [(m.group(), m.start()) for m in _WORD.finditer(sentence.text)]
-        tagged = [m.group() for m in _WORD.finditer(sentence.tagged)]
-        matcher = difflib.SequenceMatcher(a=[w for w, _ in said], b=tagged, autojunk=False)
+    if tagged:
+        said = [(m.group(), m.start()) for m in _WORD.finditer(text)]
+        words = [m.group() for m in _WORD.finditer(tagged)]
+        matcher = difflib.SequenceMatcher(a=[w for w, _ in said], b=words, autojunk=False)
         for op, a0, a1, b0, b1 in matcher.get_opcodes():
-            if op == "replace" and a1 - a0 == 1 and b1 - b0 == 1 and tagged[b0].startswith("\x02"):
+            if op == "replace" and a1 - a0 == 1 and b1 - b0 == 1 and words[b0].startswith("\x02"):
                 token = doc.char_span(said[a0][1], said[a0][1] + len(said[a0][0]), alignment_mode="expand")
                 if token is not None and token.root.pos_ == "PRON":
-                    ids.setdefault(token.root.i, int(tagged[b0][1:-1]))
-    return ids
+                    ids.setdefault(token.root.i, int(words[b0][1:-1]))
+    return MappingProxyType(ids)  # shared by every reader of the sentence: read-only
 
 
 def _elided_subject(sentence) -> int:
@@ -348,7 +355,7 @@ def candidates(sentence, types: Sequence[str], linked: Callable[[int, int], froz
         return []  # no place or organization named: nothing to link (and no parse to read)
     data = frames()
     doc = parse(sentence.text)
-    ids = _token_ids(sentence, doc)
+    ids = _token_ids(sentence)
     elided = _elided_subject(sentence)
     out: list[Candidate] = []
     for token in doc:
@@ -665,7 +672,7 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
     if not any(i is not None and types[i] == "pet" for i in sentence.ids):
         return []
     doc = parse(sentence.text)
-    ids = _token_ids(sentence, doc)
+    ids = _token_ids(sentence)
     out = []
     for name, noun in _named_pet_tokens(doc):
         pet = ids.get(name.i)
@@ -688,7 +695,7 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
         return []
     data = FRAME_DATA["pet_endings"]
     doc = parse(sentence.text)
-    ids = _token_ids(sentence, doc)
+    ids = _token_ids(sentence)
     out = []
     for token in doc:
         pet = ids.get(token.i)
@@ -738,7 +745,7 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
     if not any(i is not None and types[i] == "person" for i in sentence.ids):
         return []
     doc = parse(sentence.text)
-    ids = _token_ids(sentence, doc)
+    ids = _token_ids(sentence)
     out = []
 
     def add(owner, name, noun):
@@ -804,7 +811,7 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
     if not any(i is not None and types[i] == "person" for i in sentence.ids):
         return []
     doc = parse(sentence.text)
-    ids = _token_ids(sentence, doc)
+    ids = _token_ids(sentence)
     data = frames()
     out = []
     for verb in doc:

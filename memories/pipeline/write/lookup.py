@@ -47,10 +47,10 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
 
 def _other_names(message: Message, known: Known, matched: set[str]) -> None:
     """Capitalized runs the alias table does not hold that can denote one known entity."""
-    runs = [normalize_alias(r) for r in mentions.name_runs(message.text)]
+    surfaces = mentions.name_runs(message.text)
+    runs = [normalize_alias(r) for r in surfaces]
     family = normalize_alias(message.speaker).split()[1:]  # "the Kowalczyk side" is the writer's family
-    for surface in mentions.name_runs(message.text):
-        norm = normalize_alias(surface)
+    for surface, norm in zip(surfaces, runs, strict=True):
         if norm in matched or len(norm) < 3 or norm in family:
             continue
         if " " not in norm and any(norm in r.split()[1:] for r in runs):
