@@ -133,7 +133,7 @@ def _ensure(agent: Agent | None, min_rows: int, concurrently: bool) -> dict[str,
 def _build(name: str, kind: str, agent_id: int, concurrently: bool) -> None:
     how = "CONCURRENTLY " if concurrently else ""
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '512MB'")
+        cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [settings.ANAMNESIS_INDEX_BUILD_MEMORY])
         # inner product: on unit vectors the same order as cosine, and an operator the shared
         # (cosine) index cannot serve, so an agent's search always uses its own index. Same
         # parameters as the shared index (m 16, ef_construction 64); agent_id is an int.
