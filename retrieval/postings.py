@@ -115,15 +115,24 @@ def _read(agent_id: int, kind: str, terms: list[str]) -> Iterable[tuple[str, Pos
     with connection.cursor() as cursor:
         cursor.execute(sql, [agent_id, kind, terms])
         rows = cursor.fetchall()
-    return [(term, PostingList(int(version), _array(ids, ">i8", np.int64), _array(tfs, ">i4", np.int32),
-                               _array(lengths, ">i4", np.int32)))
+    return [(term, _by_id(int(version), _array(ids, ">i8", np.int64), _array(tfs, ">i4", np.int32),
+                          _array(lengths, ">i4", np.int32)))
             for term, version, ids, tfs, lengths in rows]
 
 
 def _array(packed: bytes | None, wire: str, dtype) -> np.ndarray:
-    out = np.frombuffer(bytes(packed or b""), dtype=wire).astype(dtype)
-    out.flags.writeable = False
-    return out
+    return np.frombuffer(bytes(packed or b""), dtype=wire).astype(dtype)
+
+
+def _by_id(version: int, doc_ids: np.ndarray, tf: np.ndarray, doc_length: np.ndarray) -> PostingList:
+    """A list ordered by document id (sorted once, when read): lists merge as sorted runs, and
+    a document is found in a list by binary search."""
+    if len(doc_ids) > 1 and not (doc_ids[1:] > doc_ids[:-1]).all():
+        order = np.argsort(doc_ids, kind="stable")
+        doc_ids, tf, doc_length = doc_ids[order], tf[order], doc_length[order]
+    for array in (doc_ids, tf, doc_length):
+        array.flags.writeable = False
+    return PostingList(version, doc_ids, tf, doc_length)
 
 
 def tf_capped(plist: PostingList, cap: int) -> PostingList:
@@ -133,19 +142,35 @@ def tf_capped(plist: PostingList, cap: int) -> PostingList:
     return PostingList(plist.version, plist.doc_ids, np.minimum(plist.tf, cap), plist.doc_length)
 
 
+def _term_scores(idf: float, plist: PostingList, *, avgdl: float, k1: float, b: float) -> np.ndarray:
+    """Each posting's share of its document's score:
+    idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))."""
+    tf = plist.tf.astype(np.float64)
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * plist.doc_length / avgdl))
+
+
+def _merged(ids: np.ndarray, shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated sorted runs of ids with their shares → the distinct ids, ascending, and the
+    sum of each one's shares in the runs' order (a stable sort merges runs cheaply)."""
+    if not len(ids):
+        return ids, np.empty(0, np.float64)
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    first = np.empty(len(ids), dtype=bool)
+    first[0] = True
+    np.not_equal(ids[1:], ids[:-1], out=first[1:])
+    docs = ids[first]
+    return docs, np.bincount(np.cumsum(first) - 1, weights=shares[order], minlength=len(docs))
+
+
 def bm25_scores(lists: list[tuple[float, PostingList]], *, avgdl: float, k1: float, b: float
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Okapi BM25 of every document in the lists ((idf, list) per query term): the document
-    ids and their scores, Σ idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))."""
+    ids, ascending, and their scores, each the sum of its terms' shares in the lists' order."""
     if not lists:
         return np.empty(0, np.int64), np.empty(0, np.float64)
-    ids = np.concatenate([plist.doc_ids for _, plist in lists])
-    parts = []
-    for idf, plist in lists:
-        tf = plist.tf.astype(np.float64)
-        parts.append(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * plist.doc_length / avgdl)))
-    docs, where = np.unique(ids, return_inverse=True)
-    return docs, np.bincount(where, weights=np.concatenate(parts), minlength=len(docs))
+    return _merged(np.concatenate([plist.doc_ids for _, plist in lists]),
+                   np.concatenate([_term_scores(idf, plist, avgdl=avgdl, k1=k1, b=b) for idf, plist in lists]))
 
 
 def best_first(doc_ids: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:

@@ -240,9 +240,11 @@ CELERY_BEAT_SCHEDULE["write-jobs-sweep"] = {
 ANAMNESIS_ERASURE_VACUUM_INLINE = env_bool("ANAMNESIS_ERASURE_VACUUM_INLINE", False)
 
 # --- Retrieval ---
-# BM25 posting lists kept in memory per process (16 bytes a posting; 2M ≈ 32 MB), reused until
-# a write changes their term (retrieval/postings.py).
-ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_POSTINGS", "2000000"))
+# BM25 posting lists kept in memory per process (16 bytes a posting; 8M ≈ 128 MB, held only as
+# large agents fill it), reused until a write changes their term (retrieval/postings.py). The
+# lists a million-fact agent's questions read hold about 5M postings: with less, each question
+# reads its long lists from the database again.
+ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_POSTINGS", "8000000"))
 # Entity graphs kept in memory per process, one per agent, the least recently used dropped first
 # (graphs/entity_graph.py; rebuilt when the agent's graph_version moves).
 ANAMNESIS_GRAPH_CACHE_AGENTS = int(os.environ.get("ANAMNESIS_GRAPH_CACHE_AGENTS", "64"))

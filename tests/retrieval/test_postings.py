@@ -99,3 +99,24 @@ def test_best_first_orders_equal_scores_by_id_across_the_cut():
     order = postings.best_first(ids, keys, 3)
     assert ids[order].tolist() == [5, 3, 7]
     assert ids[postings.best_first(ids, keys, 10)].tolist() == [5, 3, 7, 9, 1]
+
+
+def test_scores_add_up_each_documents_shares_over_lists_read_out_of_order():
+    """Lists arrive in any order from the database and are kept sorted by document id; merged,
+    every document of any list is scored once, with its shares added in the lists' order."""
+    rng = np.random.default_rng(7)
+    weighted = []
+    for size in (50, 400, 3):
+        ids = rng.choice(1000, size, replace=False).astype(np.int64)
+        plist = postings._by_id(1, ids, rng.integers(1, 4, size).astype(np.int32),
+                                rng.integers(3, 30, size).astype(np.int32))
+        assert plist.doc_ids.tolist() == sorted(ids.tolist())
+        weighted.append((float(rng.uniform(0.5, 5)), plist))
+    docs, scores = postings.bm25_scores(weighted, avgdl=12.0, k1=1.2, b=0.75)
+    expected: dict[int, float] = {}
+    for idf, plist in weighted:
+        for doc, tf, dl in zip(plist.doc_ids.tolist(), plist.tf.tolist(), plist.doc_length.tolist(), strict=True):
+            share = idf * tf * (1.2 + 1) / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / 12.0))
+            expected[doc] = expected.get(doc, 0.0) + share
+    assert docs.tolist() == sorted(expected)
+    assert scores.tolist() == [expected[doc] for doc in docs.tolist()]
