@@ -21,6 +21,7 @@ import argparse
 import json
 import random
 import time
+from contextlib import nullcontext
 
 import numpy as np
 from _setup import LOCOMO, django_setup, machine_speed, percentile
@@ -38,22 +39,27 @@ def sentences():
 CHUNK = 50_000
 
 
-def loader_connection():
-    """A psycopg connection of the bench's own, with pgvector's binary types: rows go in by
+def copy_cursor():
+    """A cursor on Django's own connection (so the rows it copies commit with what the ORM
+    writes in the same transaction) that sends pgvector's vectors in binary: rows go in by
     binary COPY, about two orders of magnitude faster than the ORM's INSERTs."""
-    import psycopg
     from django.db import connection
-    from pgvector.psycopg import register_vector
+    from pgvector.psycopg.vector import register_vector_info
+    from psycopg.types import TypeInfo
 
-    conn = psycopg.connect(**connection.get_connection_params(), autocommit=True)
-    register_vector(conn)
-    return conn
+    connection.ensure_connection()
+    cursor = connection.connection.cursor()
+    # on this cursor only: the ORM's own cursors keep reading vectors as they do
+    register_vector_info(cursor, TypeInfo.fetch(connection.connection, "vector"))
+    return cursor
 
 
 def build(agent, n, pool, vectors, rng):
     """Rows as the write pipeline stores them: each fact with its subject, every fourth also an
     event; the BM25 postings and statistics of both. Loaded by COPY in chunks of 50k, each
-    chunk's postings added before the next (an interrupted build resumes at the count stored)."""
+    chunk in one transaction with its links and postings (an interrupted build resumes at the
+    count stored)."""
+    from django.db import transaction
     from django.utils import timezone
     from psycopg.types.json import Jsonb
 
@@ -67,16 +73,15 @@ def build(agent, n, pool, vectors, rng):
     now = timezone.now()
     source_context = str(Fact._meta.get_field("source_context").default)
     existing = Fact.objects.filter(agent=agent).count()  # resume an interrupted build
-    with loader_connection() as conn:
-        for start in range(existing, n, CHUNK):
-            stop = min(n, start + CHUNK)
-            picks = [rng.randrange(len(pool)) for _ in range(start, stop)]
-            noisy = vectors[picks] + np.random.default_rng(start).normal(scale=0.02, size=(len(picks), 384))
-            noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
-            noisy = noisy.astype(np.float32)
+    for start in range(existing, n, CHUNK):
+        stop = min(n, start + CHUNK)
+        picks = [rng.randrange(len(pool)) for _ in range(start, stop)]
+        noisy = vectors[picks] + np.random.default_rng(start).normal(scale=0.02, size=(len(picks), 384))
+        noisy = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+        with transaction.atomic():
             fact_floor = Fact.objects.order_by("-id").values_list("id", flat=True).first() or 0
             event_floor = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
-            with conn.transaction(), conn.cursor() as cursor:
+            with copy_cursor() as cursor:
                 with cursor.copy("COPY memories_fact (agent_id, entity_id, text, embedding, valid_from, learned_at, "
                                  "recorded_at, confidence, importance, importance_category, source_context, speaker, "
                                  "reinforcement_count, access_count, invalidation_reason, slot, slot_value) "
@@ -107,7 +112,7 @@ def build(agent, n, pool, vectors, rng):
             events = list(Event.objects.filter(agent=agent, id__gt=event_floor).values_list("id", flat=True))
             keyword_stats_apply(agent_id=agent.id, kind="fact", ids=facts)
             keyword_stats_apply(agent_id=agent.id, kind="event", ids=events)
-            print(f"  {agent.slug}: {stop}/{n} facts", flush=True)
+        print(f"  {agent.slug}: {stop}/{n} facts", flush=True)
 
 
 def link_subjects(agent):
@@ -175,6 +180,7 @@ def main():
     from django.db import connection
     from django.utils import timezone
 
+    from memories.models import Fact
     from memories.providers.embeddings import get_embedder
     from memories.services.agents import agent_get_or_create
     from retrieval.services import memory_retrieve
@@ -191,12 +197,14 @@ def main():
     todo = [(agent, n) for agent, n in corpora if missing(agent, n)]
     started = time.perf_counter()
     if todo:
-        with vector_indexes_dropped():
+        # a large load goes faster into tables without their vector indexes, built once after
+        large = sum(n - Fact.objects.filter(agent=agent).count() for agent, n in todo) >= 100_000
+        with vector_indexes_dropped() if large else nullcontext():
             for agent, n in todo:
                 build(agent, n, pool, vectors, rng)
             loaded = time.perf_counter()
-        print(f"rows loaded in {loaded - started:.0f} s, shared vector indexes rebuilt in "
-              f"{time.perf_counter() - loaded:.0f} s", flush=True)
+        print(f"rows loaded in {loaded - started:.0f} s" + (f", shared vector indexes rebuilt in "
+              f"{time.perf_counter() - loaded:.0f} s" if large else ""), flush=True)
     for agent, _ in corpora:
         link_subjects(agent)
     # agents past ANAMNESIS_AGENT_INDEX_MIN_ROWS get their own HNSW indexes (the beat job's work)
