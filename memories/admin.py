@@ -32,6 +32,7 @@ from memories.models import (
     ErasureReceipt,
     Event,
     Fact,
+    FactAccess,
     FactEntityLink,
     PipelineRun,
     PipelineStep,
@@ -389,14 +390,20 @@ class FactAdmin(OperatorViewsMixin, ReadOnlyAdmin):
                            "source_context", "speaker", "source_event_link", "slot", "slot_value")}),
         ("Time", {"fields": ("valid_from", "valid_to", "recorded_at", "invalidated_at", "invalidation_reason")}),
         ("Versions", {"fields": ("version_chain",)}),
-        ("Use", {"fields": ("reinforcement_count", "last_confirmed_at", "access_count", "last_accessed_at")}),
+        ("Use", {"fields": ("reinforcement_count", "last_confirmed_at", "access_count", "last_accessed_at",
+                            "retrievals_pending")}),
     )
-    readonly_fields = ("version_chain", "source_event_link")
+    readonly_fields = ("version_chain", "source_event_link", "retrievals_pending")
     inlines = [LinkInline]
     list_select_related = ("entity", "agent")
     date_hierarchy = "valid_from"
     actions = ["retract_selected"]
     operator_views = ("correct", "retract", "reinstate")
+
+    @admin.display(description="retrievals not yet in access count")
+    def retrievals_pending(self, obj: Fact) -> int:
+        """Counted by retrievals since the last fold (the importance, decay and dedupe jobs)."""
+        return FactAccess.objects.filter(fact=obj).values_list("count", flat=True).first() or 0
 
     @admin.display(description="status")
     def status(self, obj):

@@ -26,6 +26,7 @@ from memories.errors import Conflict, PayloadTooLarge
 from memories.models import ApiKeyScope
 from memories.portability.format import MEDIA_TYPE
 from memories.selectors.export import agent_export
+from memories.services.facts import facts_access_fold
 from memories.services.portability import agent_import, export_forgets_apply
 
 CHUNK_BYTES = 64 * 1024
@@ -82,6 +83,7 @@ class AgentExportApi(AgentScopedMixin, APIView):
     def get(self, request, agent):
         agent = self.agent
         export_forgets_apply(agent=agent)  # a message a forget has not reached yet is redacted first
+        facts_access_fold(agent=agent)  # the facts' retrieval counts as of now
         chunks = _chunks(agent_export(agent=agent))
         stream = _AsyncChunks(chunks) if isinstance(request._request, ASGIRequest) else chunks
         name = f"{agent.slug}-{timezone.now():%Y%m%dT%H%M%SZ}.jsonl"

@@ -25,6 +25,7 @@ from memories.scoring import DecayPolicy, decay_confidence, dynamic_importance, 
 from memories.selectors import profile_facts
 from memories.services import entities as entity_services
 from memories.services import maintenance
+from memories.services.facts import facts_access_fold
 from memories.statements import FactRow, duplicate_groups
 
 logger = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ def _llm_profile(ctx: JobContext, entity: Entity, rows: list[ProfileFact], step:
 def importance(ctx: JobContext, agent: Agent, step: StepRecord) -> dict:
     """Recompute every current fact's importance (retrieval frequency, recency of use, operator
     corrections, pattern membership) and every entity's from its facts and connections."""
+    facts_access_fold(agent=agent)  # the retrievals counted since the last pass
     rows = list(Fact.objects.filter(agent=agent).current().values_list(
         "id", "entity_id", "importance", "importance_category", "access_count", "last_accessed_at",
         "reinforcement_count", "source_context", "supersedes_id"))
@@ -147,6 +149,7 @@ def decay_policy() -> DecayPolicy:
 def decay(ctx: JobContext, agent: Agent, step: StepRecord) -> dict:
     """Decay the confidence of every current fact (an operator's excepted) for the time since the
     previous pass, toward the floor, and reinforce the ones confirmed or retrieved meanwhile."""
+    facts_access_fold(agent=agent)  # the retrievals counted since the last pass
     rows = list(Fact.objects.filter(agent=agent).current().exclude(source_context=SourceContext.OPERATOR)
                 .values_list("id", "confidence", "recorded_at", "last_confirmed_at", "last_accessed_at",
                              "access_count", "reinforcement_count"))

@@ -4,7 +4,7 @@ from .audit import AuditEntry
 from .base import EMBEDDING_DIMENSIONS
 from .entities import Entity, EntityAlias, EntityMerge
 from .events import Event
-from .facts import Fact, FactEntityLink, ImportanceCategory, SourceContext
+from .facts import Fact, FactAccess, FactEntityLink, ImportanceCategory, SourceContext
 from .forget import ErasureReceipt, ForgetTombstone
 from .jobs import JobCheckpoint, MergeSuggestion, MergeSuggestionStatus
 from .keyword import KeywordCorpus, KeywordPosting, KeywordTerm
@@ -27,6 +27,7 @@ __all__ = [
     "ErasureReceipt",
     "Event",
     "Fact",
+    "FactAccess",
     "FactEntityLink",
     "ForgetTombstone",
     "ImportanceCategory",

@@ -7,7 +7,7 @@
   all; relationships the fact evidences end with it (services/relationships.py);
 - the operator's actions: `fact_correct`, `fact_retract`, `fact_reinstate` (atomic, audited,
   notified: `audited_change`);
-- `fact_reinforce`, `fact_links_create`, `facts_mark_accessed`: counters and links.
+- `fact_reinforce`, `fact_links_create`, `facts_mark_accessed` / `facts_access_fold`: counters and links.
 
 A version is never edited after the fact: its successor is a new row whose `supersedes` points
 back, so every chain can be walked (`memories.selectors.facts.fact_history`)."""
@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from memories.config import WriteConfig
 from memories.errors import Conflict, DomainError, NotFound
 from memories.extraction.offline import Statement, read_statement
-from memories.models import Agent, Entity, Event, Fact, FactEntityLink, Relationship, SourceContext
+from memories.models import Agent, Entity, Event, Fact, FactAccess, FactEntityLink, Relationship, SourceContext
 from memories.naming import mentions, ngrams, normalize_alias
 from memories.providers.embeddings import EmbedderClient, get_embedder
 from memories.providers.llm import NoLLM
@@ -142,11 +142,36 @@ def fact_links_create(*, fact: Fact, entities: list[tuple[Entity, list[str]]], m
 
 
 def facts_mark_accessed(*, agent: Agent, fact_ids: list[int]) -> int:
-    """A retrieval returned these facts: count the access (the importance job reads it)."""
+    """A retrieval returned these facts: count the access, in the narrow pending table (the
+    fact rows are left as they are; `facts_access_fold` adds the counts to them)."""
     if not fact_ids:
         return 0
-    return Fact.objects.filter(agent=agent, id__in=fact_ids).update(
-        access_count=F("access_count") + 1, last_accessed_at=timezone.now())
+    table, facts = FactAccess._meta.db_table, Fact._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} AS a (fact_id, agent_id, count, last_accessed_at) "
+            f"SELECT f.id, f.agent_id, 1, %s FROM {facts} f WHERE f.agent_id = %s AND f.id = ANY(%s) "
+            f"ON CONFLICT (fact_id) DO UPDATE SET count = a.count + 1, "
+            f"last_accessed_at = greatest(a.last_accessed_at, EXCLUDED.last_accessed_at)",
+            [timezone.now(), agent.id, list(fact_ids)])
+        return cursor.rowcount
+
+
+def facts_access_fold(*, agent: Agent) -> int:
+    """Add the agent's pending retrieval counts to its facts' `access_count` and
+    `last_accessed_at`, in one statement: a retrieval counted meanwhile is either taken now or
+    left for the next fold, never lost. Called before anything reads the counters (the
+    importance and decay jobs, deduplication, export). Returns the facts changed."""
+    table, facts = FactAccess._meta.db_table, Fact._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH taken AS (DELETE FROM {table} WHERE agent_id = %s "
+            f"RETURNING fact_id, count, last_accessed_at) "
+            f"UPDATE {facts} f SET access_count = f.access_count + taken.count, "
+            f"last_accessed_at = greatest(f.last_accessed_at, taken.last_accessed_at) "
+            f"FROM taken WHERE f.id = taken.fact_id",
+            [agent.id])
+        return cursor.rowcount
 
 
 # --- the operator's actions ------------------------------------------------------------------------

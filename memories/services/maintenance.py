@@ -21,6 +21,7 @@ from memories.models import (
 )
 from memories.services.changes import audited_change
 from memories.services.entities import entity_merge
+from memories.services.facts import facts_access_fold
 
 JOB_ACTOR = "job:{name}"
 
@@ -59,6 +60,7 @@ def facts_duplicates_consolidate(*, agent: Agent, kept_id: int, duplicate_ids: S
     (`unlearned_at` and `invalidated_at` now, `valid_to` untouched, the reason stored); their links and the
     relationships they evidence move to the kept fact, whose confirmations add theirs plus one
     each. Version chains stay as they were. Returns how many were closed."""
+    facts_access_fold(agent=agent)  # the duplicates' retrievals counted since, added to the kept fact too
     kept = Fact.objects.select_for_update().filter(agent=agent, pk=kept_id).current().first()
     if kept is None:
         return 0

@@ -18,7 +18,7 @@ from memories.jobs.runner import JobFailed, job_run
 from memories.models import AuditEntry, Entity, Fact, MergeSuggestion, PipelineRun, RunKind, RunStatus
 from memories.scoring import DecayPolicy, decay_confidence, dynamic_importance
 from memories.services.entities import entity_get_or_create
-from memories.services.facts import fact_add, fact_reinforce
+from memories.services.facts import fact_add, fact_reinforce, facts_mark_accessed
 from memories.services.write import memory_write
 from memories.statements import FactRow, duplicate_groups, statement_key
 
@@ -131,6 +131,18 @@ def test_the_importance_job_rewards_retrieval_and_corrections(agent, embedder):
     assert run.result["counts"]["facts_changed"] == 1
     ana.refresh_from_db()
     assert ana.importance > 0.5
+
+
+def test_retrievals_counted_since_the_last_pass_reach_the_importance_job(agent, embedder):
+    ana = person(agent, "Ana", embedder)
+    used = add_fact(agent, ana, "Ana lives in Lisbon", embedder)
+    for _ in range(20):  # as retrievals count them: in the pending table, the fact row untouched
+        facts_mark_accessed(agent=agent, fact_ids=[used.id])
+    assert Fact.objects.get(pk=used.pk).access_count == 0
+    job_run(name="importance", agent=agent)
+    used.refresh_from_db()
+    assert used.access_count == 20 and used.last_accessed_at is not None
+    assert used.importance == pytest.approx(0.5 + 0.5 * 0.55, abs=0.01)
 
 
 # --- dedupe_facts --------------------------------------------------------------------------------

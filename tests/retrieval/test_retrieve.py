@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from graphs.entity_graph import agent_graph
 from memories.models import Entity, Fact, PipelineRun, PipelineStep
+from memories.services.facts import facts_access_fold
 from memories.services.keyword import keyword_stats_apply
 from memories.services.write import memory_write
 from retrieval import signals
@@ -83,15 +84,29 @@ def test_other_agents_memories_never_leak(ricardo, other_agent):
     assert all("Lisbon" not in e.text for e in result.events)
 
 
+def _row_versions(agent) -> dict[int, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, xmin::text FROM memories_fact WHERE agent_id = %s", [agent.id])
+        return dict(cursor.fetchall())
+
+
 def test_retrieval_records_access_and_a_trace(ricardo):
+    """The access is counted without rewriting the fact rows (a new version of a fact row goes
+    into every vector and text index); the counts reach the facts when they are folded in."""
+    before = _row_versions(ricardo)
     result = memory_retrieve(agent=ricardo, query="Who is Ana?")
     assert result.trace_id is not None
     run = PipelineRun.objects.get(pk=result.trace_id)
     assert run.kind == "retrieve"
     names = list(PipelineStep.objects.filter(run=run).values_list("name", flat=True))
     assert names == ["plan", "embed_query", "signals", "fusion", "enhancement", "rerank", "select", "format"]
+    assert _row_versions(ricardo) == before
+    memory_retrieve(agent=ricardo, query="Who is Ana?")
+    assert facts_access_fold(agent=ricardo) == len(result.facts)
     returned = Fact.objects.get(pk=result.facts[0].id)
-    assert returned.access_count == 1 and returned.last_accessed_at is not None
+    assert returned.access_count == 2 and returned.last_accessed_at is not None
+    assert facts_access_fold(agent=ricardo) == 0  # counted once
+    assert Fact.objects.get(pk=returned.pk).access_count == 2
 
 
 def test_ranking_keys_round_trip_to_the_returned_items(ricardo):

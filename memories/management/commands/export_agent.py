@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memories import selectors
 from memories.management.cli import cli_errors
 from memories.selectors.export import agent_export
+from memories.services.facts import facts_access_fold
 from memories.services.portability import export_forgets_apply
 
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
             if target is None:
                 raise CommandError(f"no agent {agent!r}")
             redacted = export_forgets_apply(agent=target)  # what a forget has not reached yet goes first
+            facts_access_fold(agent=target)  # the facts' retrieval counts as of now
             if not out:
                 try:
                     for line in agent_export(agent=target):
