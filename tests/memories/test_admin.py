@@ -3,6 +3,7 @@ place; corrections go through the operator services, attributed to the logged-in
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -20,6 +21,7 @@ from memories.models import (
     Relationship,
 )
 from memories.services.entities import entity_get_or_create
+from memories.services.facts import facts_access_fold, facts_mark_accessed
 from memories.services.write import memory_write
 from retrieval.services import memory_retrieve
 
@@ -77,6 +79,23 @@ def test_a_fact_is_shown_read_only_and_its_change_form_changes_nothing(maya, sit
     assert fact.text == "Maya works at Google" and fact.is_active
     assert site.get(admin_url("fact", "add")).status_code == 403
     assert not AuditEntry.objects.exists()
+
+
+def test_a_facts_page_shows_the_retrievals_not_yet_added_to_its_access_count(maya, site):
+    fact = fact_about(maya, "Google")
+    for _ in range(3):
+        facts_mark_accessed(agent=maya, fact_ids=[fact.id])
+    assert "Retrievals not yet in access count" in site.get(admin_url("fact", fact.id, "change")).content.decode()
+    assert _shown(site, fact, "retrievals_pending") == "3" and _shown(site, fact, "access_count") == "0"
+    facts_access_fold(agent=maya)
+    assert _shown(site, fact, "retrievals_pending") == "0" and _shown(site, fact, "access_count") == "3"
+
+
+def _shown(site, fact, field: str) -> str:
+    """The value a read-only field of the fact's change page shows."""
+    html = site.get(admin_url("fact", fact.id, "change")).content.decode()
+    found = re.search(rf'field-{field}\b.*?<div class="readonly">(.*?)</div>', html, re.S)
+    return found.group(1).strip() if found else ""
 
 
 @pytest.mark.parametrize("model", ["fact", "relationship", "entity", "entityalias", "event", "pipelinerun",
