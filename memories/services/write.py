@@ -20,6 +20,7 @@ from django.utils import timezone
 from memories.budgets import llm_within_budget
 from memories.config import WriteConfig, apply_overrides, overrides_within_ceilings
 from memories.errors import ExternalIdConflict, IdempotencyConflict
+from memories.extraction.offline import parse_ahead
 from memories.live import live_notify
 from memories.metrics import WRITE_SECONDS
 from memories.models import Agent, Event, PipelineRun, RunStatus
@@ -132,6 +133,9 @@ def memory_write(
         return _dry_run(agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
                         recent_messages=recent_messages, config_overrides=config_overrides, llm=llm,
                         embedder=embedder, started=started)
+    llm = llm or get_llm_client()
+    if not llm.enabled and isinstance(message, str):
+        parse_ahead(message)  # the offline extractor's parse, while the message is embedded and logged
     event, run, created = event_submit(
         agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
         recent_messages=recent_messages, idempotency_key=idempotency_key, external_id=external_id,
@@ -210,6 +214,8 @@ def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: Pipe
     run = run or _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
     if run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
+    if not llm.enabled and run.event.redacted_at is None:
+        parse_ahead(run.event.text)  # the offline extractor's parse, while the names it holds are looked up
     llm = llm_within_budget(agent=run.agent, llm=llm)  # past the agent's budget: the offline path
     # the read steps run on the message as stored; the forget guard runs with the job locked (a
     # message it redacts since is read again there, and a redacted one is not stored at all)

@@ -28,14 +28,14 @@ from memories.extraction.offline.corrections import correction_in, split_correct
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, linked_by_frames, process_sentence
 from memories.extraction.offline.frames import Embed
-from memories.extraction.offline.parse import cessations, deaths
+from memories.extraction.offline.parse import cessations, deaths, parse_soon
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
-from memories.extraction.offline.text import SPEAKER, normalize_message
+from memories.extraction.offline.text import SPEAKER, normalize_message, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 from memories.naming import mentions
 from memories.roles import PARTNER_SLOT
 
-__all__ = ["Statement", "extract_offline", "read_statement"]
+__all__ = ["Statement", "extract_offline", "parse_ahead", "read_statement"]
 
 DEFAULT_SPEAKER = "User"
 
@@ -120,6 +120,12 @@ class Statement:
     value: str = ""
     relations: tuple[tuple[str, str, str], ...] = ()  # (source, rel_type, target), one end the subject
     types: Mapping[str, str] = field(default_factory=dict)  # name → entity type
+
+
+def parse_ahead(message: str) -> None:
+    """Start parsing the message's sentences on the parser's own thread: `extract_offline` then
+    finds them parsed, or waits for the parse under way instead of doing it again."""
+    parse_soon(split_sentences(normalize_message(message or "")))
 
 
 def read_statement(text: str, *, subject: str, known_names: Sequence[str] = ()) -> Statement:

@@ -13,6 +13,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from memories.extraction.offline.lexicon import KINSHIP, OCCUPATIONS, PERSON_VERBS, PET_TERMS, SPEECH_VERBS
 from memories.reconcile import word_stem  # the word-start rule that finds the facts a cessation ends
@@ -63,9 +64,15 @@ def _remember(text: str, doc) -> None:
 
 
 def parse(text: str):
-    """The spaCy Doc of `text` (cached)."""
+    """The spaCy Doc of `text` (cached; a parse of it under way on the parser's own thread is
+    waited for, not done twice)."""
     with _lock:
         doc = _cache.get(text)
+        ahead = _pending.get(text) if doc is None else None
+    if ahead is not None:
+        ahead.result()
+        with _lock:
+            doc = _cache.get(text)
     if doc is None:
         doc = nlp()(text)
         with _lock:
@@ -75,10 +82,46 @@ def parse(text: str):
 
 def parse_many(texts: Iterable[str], batch_size: int = 64) -> None:
     """Parse many messages in batches (an import) so the per-message extraction finds them cached."""
-    todo = [t for t in dict.fromkeys(texts) if t and t not in _cache]
-    for text, doc in zip(todo, nlp().pipe(todo, batch_size=batch_size), strict=True):
+    texts = [t for t in dict.fromkeys(texts) if t]
+    with _lock:
+        under_way = {_pending[t] for t in texts if t not in _cache and t in _pending}
+    for future in under_way:
+        future.result()
+    _parse_batch([t for t in texts if t not in _cache], batch_size)
+
+
+def _parse_batch(texts: list[str], batch_size: int = 64) -> None:
+    for text, doc in zip(texts, nlp().pipe(texts, batch_size=batch_size), strict=True):
         with _lock:
             _remember(text, doc)
+
+
+_ahead: ThreadPoolExecutor | None = None
+_pending: dict[str, Future] = {}
+
+
+def parse_soon(texts: Iterable[str]) -> None:
+    """Start parsing `texts` on the parser's own thread (one per process, started on first use):
+    a write parses its message while it embeds and stores it and looks up the names it holds,
+    which wait on the model runtime and the database rather than on this thread."""
+    global _ahead
+    with _lock:
+        todo = [t for t in dict.fromkeys(texts) if t and t not in _cache and t not in _pending]
+        if not todo:
+            return
+        if _ahead is None:
+            _ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parse-ahead")
+        future = _ahead.submit(_parse_batch, todo)
+        for text in todo:
+            _pending[text] = future
+
+    def settled(_):
+        with _lock:
+            for text in todo:
+                if _pending.get(text) is future:
+                    del _pending[text]
+
+    future.add_done_callback(settled)
 
 
 def entity_labels(text: str) -> list[tuple[int, int, str]]:
