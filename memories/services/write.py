@@ -134,7 +134,7 @@ def memory_write(
                         recent_messages=recent_messages, config_overrides=config_overrides, llm=llm,
                         embedder=embedder, started=started)
     llm = llm or get_llm_client()
-    if not llm.enabled and isinstance(message, str):
+    if not llm.enabled and isinstance(message, str) and len(message) <= WriteConfig().max_message_bytes:
         parse_ahead(message)  # the offline extractor's parse, while the message is embedded and logged
     event, run, created = event_submit(
         agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,

@@ -13,7 +13,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from memories.extraction.offline.lexicon import KINSHIP, OCCUPATIONS, PERSON_VERBS, PET_TERMS, SPEECH_VERBS
 from memories.reconcile import word_stem  # the word-start rule that finds the facts a cessation ends
@@ -70,7 +70,7 @@ def parse(text: str):
         doc = _cache.get(text)
         ahead = _pending.get(text) if doc is None else None
     if ahead is not None:
-        ahead.result()
+        wait([ahead])  # a parse that failed there is done here
         with _lock:
             doc = _cache.get(text)
     if doc is None:
@@ -85,8 +85,7 @@ def parse_many(texts: Iterable[str], batch_size: int = 64) -> None:
     texts = [t for t in dict.fromkeys(texts) if t]
     with _lock:
         under_way = {_pending[t] for t in texts if t not in _cache and t in _pending}
-    for future in under_way:
-        future.result()
+    wait(under_way)
     _parse_batch([t for t in texts if t not in _cache], batch_size)
 
 
