@@ -125,8 +125,7 @@ def _array(packed: bytes | None, wire: str, dtype) -> np.ndarray:
 
 
 def _by_id(version: int, doc_ids: np.ndarray, tf: np.ndarray, doc_length: np.ndarray) -> PostingList:
-    """A list ordered by document id (sorted once, when read): lists merge as sorted runs, and
-    a document is found in a list by binary search."""
+    """A list ordered by document id (sorted once, when read), so lists merge as sorted runs."""
     if len(doc_ids) > 1 and not (doc_ids[1:] > doc_ids[:-1]).all():
         order = np.argsort(doc_ids, kind="stable")
         doc_ids, tf, doc_length = doc_ids[order], tf[order], doc_length[order]

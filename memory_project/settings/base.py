@@ -260,7 +260,7 @@ ANAMNESIS_OBSERVED_SHARE_CACHE_SIZE = int(os.environ.get("ANAMNESIS_OBSERVED_SHA
 # (retrieval/vector_indexes.py), built by the beat job below or `manage.py agent_indexes`.
 ANAMNESIS_AGENT_INDEX_MIN_ROWS = int(os.environ.get("ANAMNESIS_AGENT_INDEX_MIN_ROWS", "5000"))
 # memory for one HNSW build (PostgreSQL's maintenance_work_mem): a build whose graph does not fit
-# goes on disk and takes many times longer; about 2 kB per 384-dimension row fits
+# goes on disk and takes many times longer; about 2.5 kB per 384-dimension row fits (4GB: a million)
 ANAMNESIS_INDEX_BUILD_MEMORY = os.environ.get("ANAMNESIS_INDEX_BUILD_MEMORY", "512MB")
 
 # --- Background jobs (memories/jobs/; `manage.py jobs list|run NAME`) ---
