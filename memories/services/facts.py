@@ -157,20 +157,21 @@ def facts_mark_accessed(*, agent: Agent, fact_ids: list[int]) -> int:
         return cursor.rowcount
 
 
-def facts_access_fold(*, agent: Agent) -> int:
-    """Add the agent's pending retrieval counts to its facts' `access_count` and
-    `last_accessed_at`, in one statement: a retrieval counted meanwhile is either taken now or
-    left for the next fold, never lost. Called before anything reads the counters (the
-    importance and decay jobs, deduplication, export). Returns the facts changed."""
+def facts_access_fold(*, agent: Agent, fact_ids: list[int] | None = None) -> int:
+    """Add the agent's pending retrieval counts (of `fact_ids` only, when given) to its facts'
+    `access_count` and `last_accessed_at`, in one statement: a retrieval counted meanwhile is
+    either taken now or left for the next fold, never lost. Called before anything reads the
+    counters (the importance and decay jobs, deduplication, export). Returns the facts changed."""
     table, facts = FactAccess._meta.db_table, Fact._meta.db_table
+    only = " AND fact_id = ANY(%s)" if fact_ids is not None else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH taken AS (DELETE FROM {table} WHERE agent_id = %s "
+            f"WITH taken AS (DELETE FROM {table} WHERE agent_id = %s{only} "
             f"RETURNING fact_id, count, last_accessed_at) "
             f"UPDATE {facts} f SET access_count = f.access_count + taken.count, "
             f"last_accessed_at = greatest(f.last_accessed_at, taken.last_accessed_at) "
             f"FROM taken WHERE f.id = taken.fact_id",
-            [agent.id])
+            [agent.id, *([list(fact_ids)] if fact_ids is not None else [])])
         return cursor.rowcount
 
 

@@ -60,7 +60,8 @@ def facts_duplicates_consolidate(*, agent: Agent, kept_id: int, duplicate_ids: S
     (`unlearned_at` and `invalidated_at` now, `valid_to` untouched, the reason stored); their links and the
     relationships they evidence move to the kept fact, whose confirmations add theirs plus one
     each. Version chains stay as they were. Returns how many were closed."""
-    facts_access_fold(agent=agent)  # the duplicates' retrievals counted since, added to the kept fact too
+    # the retrievals of these facts counted since the last fold: the duplicates' are added to the kept fact's
+    facts_access_fold(agent=agent, fact_ids=[kept_id, *duplicate_ids])
     kept = Fact.objects.select_for_update().filter(agent=agent, pk=kept_id).current().first()
     if kept is None:
         return 0
