@@ -20,20 +20,23 @@ _SAYS = (r"(?:i\s+meant(?:\s+to\s+say)?|i\s+mean|it'?s|it\s+is|it\s+was|that'?s|
          r"(?:\x02\d+\x03's|his|her|their|my)\s+(?:sur|last\s+|family\s+|first\s+|middle\s+|full\s+)?name\s+"
          r"(?:is|was|'s))")
 _DET = r"(?:(?:the|at|in|to|from|with)\s+)?"
+# what may follow the pair: an aside of the writer's ("..., I always mix them up", "— my bad"),
+# which states nothing of the names
+_ASIDE = r"(?:\s*[,;—–-]+\s*(?:(?:i|\x02\d+\x03)\s+(?:always|keeps?|kept|mix(?:es|ed)?|gets?|got|confuse[ds]?)\b|my\s+bad|sorry|oops|lol|haha)[^.!?]{0,80})?"
 _RESTATES = (r"(?:is|was|are|were|'s|works?\s+(?:at|for)|worked\s+(?:at|for)|lives?\s+in|lived\s+in|moved\s+to|"
              r"goes\s+to|studies\s+at|studied\s+at|called|named)")
 _PATTERNS = (
     # I meant ⟨X⟩, not ⟨Y⟩ / it's ⟨X⟩ not ⟨Y⟩ / Correction: ⟨X⟩, not ⟨Y⟩
     re.compile(rf"{_LEAD}(?P<says>{_SAYS}\s+)?{_DET}{_E.format('right')}\s*,?\s*(?:and\s+)?not\s+{_DET}"
-               rf"{_E.format('wrong')}\s*[.!?]*\s*$", re.I),
+               rf"{_E.format('wrong')}{_ASIDE}\s*[.!?]*\s*$", re.I),
     # not ⟨Y⟩, ⟨X⟩ / ⟨Y⟩ → I meant ⟨X⟩ / I said ⟨Y⟩ but I meant ⟨X⟩
     re.compile(rf"{_LEAD}(?:(?P<says>{_SAYS})\s+)?not\s+{_DET}{_E.format('wrong')}\s*[,;—–-]+\s*(?:but\s+)?{_DET}"
-               rf"{_E.format('right')}\s*[.!?]*\s*$", re.I),
+               rf"{_E.format('right')}{_ASIDE}\s*[.!?]*\s*$", re.I),
     # Actually he works at ⟨X⟩, not ⟨Y⟩ / Sorry, my doctor is ⟨X⟩, not ⟨Y⟩ / It's ⟨X⟩ actually, not ⟨Y⟩:
     # the statement said again, its value corrected (a verb that states a value, so "actually I
     # prefer ⟨X⟩, not ⟨Y⟩" is no correction)
-    re.compile(rf"{_LEAD}(?P<says>[^\x02.!?]{{0,60}}?\b{_RESTATES}\s+(?:actually\s+)?){_DET}{_E.format('right')}(?:\s+actually)?"
-               rf"\s*,?\s*(?:and\s+)?not\s+{_DET}{_E.format('wrong')}\s*[.!?]*\s*$", re.I),
+    re.compile(rf"{_LEAD}(?P<says>(?:[^\x02.!?]|\x02\d+\x03(?:'s)?){{0,60}}?\b{_RESTATES}\s+(?:actually\s+)?){_DET}{_E.format('right')}(?:\s+actually)?"
+               rf"\s*,?\s*(?:and\s+)?not\s+{_DET}{_E.format('wrong')}{_ASIDE}\s*[.!?]*\s*$", re.I),
     re.compile(rf"{_LEAD}(?:i\s+)?(?:said|wrote|typed)\s+{_DET}{_E.format('wrong')}\s*,?\s*(?:but|when)\s+"
                rf"(?P<says>i\s+meant)\s+{_DET}{_E.format('right')}\s*[.!?]*\s*$", re.I),
 )
@@ -47,7 +50,8 @@ def correction_in(tagged: str) -> tuple[int, int] | None:
         if match is None:
             continue
         says = match.group("says") or ""
-        if not (re.match(r"i\s+mean", says, re.I) or _has_cue(text) or _ACTUALLY.search(text)):
+        if not (re.match(r"i\s+mean", says, re.I) or _has_cue(text) or _ACTUALLY.search(text)
+                or _OPENS_WITH_NOT.match(text)):
             continue
         right, wrong = int(match.group("right")), int(match.group("wrong"))
         if right != wrong:
@@ -56,6 +60,7 @@ def correction_in(tagged: str) -> tuple[int, int] | None:
 
 
 _ACTUALLY = re.compile(r"\bactually\b", re.I)  # "it's ⟨X⟩ actually, not ⟨Y⟩": the cue inside
+_OPENS_WITH_NOT = re.compile(r"^\W*not\s", re.I)  # "Not ⟨Y⟩, ⟨X⟩.": the denial that opens it is the cue
 
 
 def _has_cue(text: str) -> bool:

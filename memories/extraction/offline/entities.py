@@ -381,7 +381,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                 _vote_family_name(entity, sentence.text, mention)
                 _vote_life_subject(entity, sentence.text, mention)
                 if names_a_pet(sentence.text, mention.start, mention.end):
-                    entity.vote("pet", 60)  # "Meet Haru, our new dog", "called him Sultan"
+                    entity.vote("pet", 100)  # "Meet Haru, our new dog", "called him Sultan": said outright
                 if entity.name.lower() in stored and not entity.scores.get("known"):
                     entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
                     entity.scores["known"] = 0

@@ -646,13 +646,22 @@ def _named_pet_tokens(doc) -> list[tuple[object, object]]:
         if token.dep_ in ("appos", "compound") and token.head.pos_ == "PROPN":
             pairs.append((token.head, token))
         if token.dep_ == "attr":
-            pairs += [(c, token) for c in token.head.children if c.dep_ == "nsubj"]
+            pairs += [(_antecedent(c), token) for c in token.head.children if c.dep_ == "nsubj"]
     pets = [t for t in doc if _pet_noun(t)]
     for token in doc:
         # a naming someone did ("we named her X"), not a name a thing goes by ("a cat called X")
         if token.lemma_.lower() in _NAMING_VERBS and pets and token.dep_ not in ("acl", "relcl", "amod"):
             pairs += [(c, pets[0]) for c in token.children if c.dep_ in ("oprd", "dobj", "attr") and c.pos_ == "PROPN"]
     return pairs
+
+
+def _antecedent(subject):
+    """"Walked Pepper at dawn, she's our old collie": a pronoun said of a pet noun stands for the
+    proper noun last named before it in the sentence (else for itself)."""
+    if subject.pos_ != "PRON" or subject.lower_ not in ("he", "she", "it"):
+        return subject
+    return next((t for t in reversed(subject.doc[: subject.i]) if t.pos_ == "PROPN" and t.dep_ != "compound"),
+                subject)
 
 
 def names_a_pet(text: str, start: int, end: int) -> bool:

@@ -422,7 +422,8 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         while first < len(run) and words[first].lower() in STOP_CAPS:
             first += 1
         # "Left Acme last month", "Joined Vitrio": a verb opening a chat sentence is no part of the name
-        if run[0] == 0 and first == 0 and len(run) > 1 and _opening_verb(words[0]):
+        if run[0] == 0 and first == 0 and len(run) > 1 and (_opening_verb(words[0])
+                                                             or _opens_as_imperative(sentence, words[0])):
             first = 1
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
@@ -469,6 +470,16 @@ def _opening_verb(word: str) -> bool:
         low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 4 and low not in ED_BASE_VERBS))
 
 
+def _opens_as_imperative(sentence: str, word: str) -> bool:
+    """"Meet Kiko, our new puppy": the parser reads the opening word as a verb in its base form,
+    one no list of given names holds."""
+    low = word.lower()
+    if not sentence.startswith(word) or low in FIRST_NAMES or low in AMBIGUOUS_NAMES or not is_dictionary_word(low):
+        return False
+    doc = parse(low + sentence[len(word):])  # read without the capital that makes it look like a name
+    return doc[0].tag_ == "VB" and doc[0].dep_ == "ROOT"
+
+
 def _strip_possessive(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word
 
@@ -493,7 +504,15 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
             or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0])
             or low not in KIN_TITLES and low not in KINSHIP and low not in HONORIFICS
             and (_parsed_as_person(sentence, tokens[k][0])
-                 or not is_dictionary_word(word) and opens_as_subject_of_a_life(sentence, tokens[k][0])))
+                 or not is_dictionary_word(word) and opens_as_subject_of_a_life(sentence, tokens[k][0]))
+            or _names_a_pet(sentence, tokens[k][0], end))
+
+
+def _names_a_pet(sentence: str, start: int, end: int) -> bool:
+    """"Biscuit, our old beagle, ...": a word apposed to a pet noun names the pet."""
+    from memories.extraction.offline.frames import names_a_pet  # the frames read names: imported late
+
+    return names_a_pet(sentence, start, end)
 
 
 _MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})
