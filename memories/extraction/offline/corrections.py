@@ -22,7 +22,8 @@ _SAYS = (r"(?:i\s+meant(?:\s+to\s+say)?|i\s+mean|it'?s|it\s+is|it\s+was|that'?s|
 _DET = r"(?:(?:the|at|in|to|from|with)\s+)?"
 # what may follow the pair: an aside of the writer's ("..., I always mix them up", "— my bad"),
 # which states nothing of the names
-_ASIDE = r"(?:\s*[,;—–-]+\s*(?:(?:i|\x02\d+\x03)\s+(?:always|keeps?|kept|mix(?:es|ed)?|gets?|got|confuse[ds]?)\b|my\s+bad|sorry|oops|lol|haha)[^.!?]{0,80})?"
+_ASIDE = (r"(?:\s*[,;—–-]+\s*(?:(?:i|\x02\d+\x03)\s+(?:always|keeps?|kept|mix(?:es|ed)?|gets?|got|confuse[ds]?)\b"
+          r"|my\s+bad|sorry|oops|lol|haha)[^.!?]{0,80})?")
 _RESTATES = (r"(?:is|was|are|were|'s|works?\s+(?:at|for)|worked\s+(?:at|for)|lives?\s+in|lived\s+in|moved\s+to|"
              r"goes\s+to|studies\s+at|studied\s+at|called|named)")
 _PATTERNS = (
