@@ -59,6 +59,9 @@ _KIN_BEFORE = re.compile(
     r"\(?\s*$"
 )
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
+# "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
+_NAME_IS_BEFORE = re.compile(r"\b(?:his|her|its)\s+name(?:\s+is|'s|\s+was)\s+$", re.I)
+_A_PET = re.compile(rf"\b(?:an?|another|our|my|new)\s+(?:[\w-]+\s+){{0,2}}?(?:{PET_ALT})s?\b", re.I)
 # "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
 _KIN_AFTER = re.compile(
     rf"^\s*(?:,|\(|'s|\s(?:is|was))\s*(?:also\s+)?{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})\b"
@@ -380,7 +383,8 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                 _vote_parser(entity, mention, labels)
                 _vote_family_name(entity, sentence.text, mention)
                 _vote_life_subject(entity, sentence.text, mention)
-                if names_a_pet(sentence.text, mention.start, mention.end):
+                if names_a_pet(sentence.text, mention.start, mention.end) or _named_after_a_pet(
+                        sentences, sentence, mention):
                     entity.vote("pet", 100)  # "Meet Haru, our new dog", "called him Sultan": said outright
                 if entity.name.lower() in stored and not entity.scores.get("known"):
                     entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
@@ -390,6 +394,15 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+def _named_after_a_pet(sentences: list[Sentence], sentence: Sentence, mention: Mention) -> bool:
+    """"Her name is ⟨X⟩" after a pet brought up in the sentence or the one before ("got a puppy!")."""
+    before = sentence.text[: mention.start]
+    if not _NAME_IS_BEFORE.search(before):
+        return False
+    k = sentences.index(sentence)
+    return bool(_A_PET.search(before) or k > 0 and _A_PET.search(sentences[k - 1].text))
 
 
 def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> None:

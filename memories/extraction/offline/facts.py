@@ -260,7 +260,9 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
 
 
 _ACQUIRED_PET = re.compile(
-    rf"(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?(?:adopted|adopt|got|have|has|"
+    # the owners said, or none at the start of a chat sentence ("adopted a kitten!!"): the writer
+    rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
+    rf"(?:adopted|adopt|got|have|has|"
     rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+(?:[\w-]+\s+){{0,2}}?"
     rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b)",
     re.I,
@@ -274,11 +276,12 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
     owned = {target for (_, rel, target) in out.relations if rel == "has_pet"}
     for sentence in sentences:
         text, _ = rewrite_first_person(sentence.tagged)
+        after = list(sentence.ids)
         if not owners and (match := _ACQUIRED_PET.search(text)):
-            owners = [int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("owners"))]
-            continue
+            owners = [int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("owners") or ph(SPEAKER))]
+            after = [int(i) for i in re.findall(r"\x02(\d+)\x03", text[match.end():])]  # "..., her name is X"
         if owners:
-            for idx in sentence.ids:
+            for idx in after:
                 if idx is not None and idx not in owned and out.registry.entities[idx].type == "pet":
                     for owner in owners:
                         out.relation(owner, "has_pet", idx)

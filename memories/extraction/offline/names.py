@@ -155,6 +155,8 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
             mentions.append(mention)
     mentions += _lower_places(sentence, _Spans(mentions), ctx.lowercase_writer)
     mentions += _lower_kin_names(sentence, _Spans(mentions))
+    if ctx.lowercase_writer:
+        mentions += _lower_given_names(sentence, _Spans(mentions))
     mentions += _lower_organizations(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
     for before, mention in zip(mentions, mentions[1:], strict=False):
@@ -163,6 +165,20 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     for mention in mentions:
         mention.vocative = _is_vocative(sentence, mention, mentions)
     return mentions
+
+
+# A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
+# him biscuit lol"
+_LOWER_NAMED = re.compile(
+    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it))\s+"
+    r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,20})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
+)
+
+
+def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
+    return [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
+            for m in _LOWER_NAMED.finditer(sentence)
+            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))]
 
 
 def _titles(sentence: str) -> list[Mention]:
