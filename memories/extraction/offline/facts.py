@@ -305,6 +305,9 @@ def _home_is(body: str, out: Collector, base: float) -> None:
     if not (match := _HOME_IS.match(body)):
         return
     subject = int(match.group(1)) if match.group(1) else SPEAKER
+    home = out.registry.entities[int(re.match(r"\x02(\d+)\x03", body[match.end():]).group(1))]
+    if home.type in ("organization", "concept") and not home.forced:
+        home.forced = "place"  # a home is somewhere: "Home is Tlemcen now" names a town, whatever its shape says
     predicate = "lives in " + body[match.end() :]
     hits = [h for h in match_rules(predicate, out.registry) if h.rule.group == "residence"]
     if hits:
