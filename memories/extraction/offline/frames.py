@@ -824,6 +824,9 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
     data = frames()
     out = []
     for verb in doc:
+        if verb.lemma_.lower() == "propose" and verb.pos_ == "VERB":
+            out += _proposal(verb, ids, types)
+            continue
         rel = _PARTNERING.get(verb.lemma_.lower())
         if rel is None or verb.pos_ not in ("VERB", "ADJ") or any(
                 c.dep_ in ("neg", "aux", "advmod") and c.lower_ in data.modifiers for c in verb.children):
@@ -841,3 +844,26 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
                 if subject != partner and (subject == SPEAKER or types[subject] == "person"):
                     out.append((subject, rel, partner))
     return out
+
+
+_ACCEPTED = re.compile(r"\b(?:said\s+yes|accepted)\b|\b(?:engaged|engagement)\b", re.I)
+_WRITER_ACCEPTED = re.compile(r"\b(?:i|we)\s+(?:said\s+yes|accepted)\b|\bwe(?:'re|\s+are)\s+engaged\b", re.I)
+
+
+def _proposal(verb, ids: dict[int, int], types: Sequence[str]) -> list[tuple[int, str, int]]:
+    """"X proposed to Y and she said yes", "X proposed last night and I said yes": an engagement,
+    when the sentence says the proposal was accepted; the one proposed to is named, or is the
+    writer who accepted. A proposal alone may have been refused: it links no one."""
+    if not _ACCEPTED.search(verb.doc.text):
+        return []
+    subjects = [i for i in _subjects(verb, ids, SPEAKER) if i is not None]  # "My brother Enzo proposed"
+    if not subjects or (subjects[0] != SPEAKER and types[subjects[0]] != "person") or any(
+            c.dep_ == "neg" for c in verb.children):
+        return []
+    to = [ids[g.i] for c in verb.children if c.dep_ == "prep" and c.lower_ == "to" for g in c.children
+          if g.dep_ == "pobj" and g.i in ids]
+    if not to and _WRITER_ACCEPTED.search(verb.doc.text):
+        to = [SPEAKER]
+    return [(to[0], "engaged_to", subjects[0])] if to and to[0] != subjects[0] and (
+        to[0] == SPEAKER or types[to[0]] == "person") else []
+
