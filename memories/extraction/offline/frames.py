@@ -176,7 +176,7 @@ def frames() -> Frames:
 
 # --- which token is which entity ----------------------------------------------------------------
 
-_WORD = re.compile(r"\x02\d+\x03|\w+(?:'\w+)?|[^\w\s]")
+_WORD = re.compile(r"\x02\d+\x03|\w+|'\w+|[^\w\s]")  # "She's" as "She" "'s", like "⟨1⟩" "'s"
 
 
 def _token_ids(sentence) -> Mapping[int, int]:

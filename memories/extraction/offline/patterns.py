@@ -266,8 +266,8 @@ RULES: tuple[Rule, ...] = (
         **_JOB,
     ),
     _rule(
-        "role_at",  # "a ⟨QA⟩ tester at ⟨org⟩": a name may be a word of the role
-        r"(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
+        "role_at",  # "a ⟨QA⟩ tester at ⟨org⟩": a name may be a word of the role; "doing a PhD at" is none
+        r"(?![a-z]+ing\s)(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
         "work",
         **_JOB,
     ),
