@@ -364,7 +364,7 @@ def candidates(sentence, types: Sequence[str], linked: Callable[[int, int], froz
             continue
         if ids.get(token.head.i) == target and token.head.i != token.i:
             continue  # not the head word of its name
-        ways = [_way(token)]
+        ways = [_apposed_way(doc, ids, token) or _way(token)]
         # "Bradford, where my mum still lives": the place a "where" clause hangs from is its verb's
         ways += [[c] for c in token.children if c.dep_ == "relcl" and any(
             g.lower_ == "where" and g.dep_ == "advmod" for g in c.children)]
@@ -431,7 +431,8 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
             words.append(t.lower_)
     name_words = " ".join(t.lower_ for t in doc if ids.get(t.i) == target)
     # the way, and what the verb takes as its object ("signed the lease on a place in X")
-    lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj")])
+    lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
+                                                          and ids.get(c.i) != target)])
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")
@@ -443,6 +444,20 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
                      " ".join(words), linked(subject, target), blocked, said, below, of_noun,
                      _was(verb, said, data), len(way) == 2 and _durative(verb, data))
+
+
+def _apposed_way(doc, ids, token) -> list | None:
+    """"I'm in a choir, the Coro X, ...": a name right after "⟨noun⟩," that the parser hung from the
+    verb as its own object (an apposition misread) is reached through that noun, as if apposed."""
+    if token.dep_ not in ("dobj", "attr") or not _is_verb(token.head):
+        return None
+    k = min(t.i for t in doc if ids.get(t.i) == ids.get(token.i)) - 1
+    if k >= 0 and doc[k].dep_ == "det":
+        k -= 1
+    if k >= 1 and doc[k].text == "," and doc[k - 1].pos_ == "NOUN" and doc[k - 1].i not in ids:
+        noun = doc[k - 1]
+        return [noun, *_way(noun)]
+    return None
 
 
 def _durative(verb, data: Frames) -> bool:
