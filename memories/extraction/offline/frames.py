@@ -881,4 +881,3 @@ def _proposal(verb, ids: dict[int, int], types: Sequence[str]) -> list[tuple[int
         to = [SPEAKER]
     return [(to[0], "engaged_to", subjects[0])] if to and to[0] != subjects[0] and (
         to[0] == SPEAKER or types[to[0]] == "person") else []
-
