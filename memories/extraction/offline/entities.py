@@ -42,6 +42,7 @@ from memories.extraction.offline.parse import (
     human_subject_spans,
     is_dictionary_word,
     opens_as_subject_of_a_life,
+    parse,
     parse_many,
 )
 from memories.extraction.offline.text import SPEAKER, split_sentences
@@ -383,6 +384,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                 _vote_parser(entity, mention, labels)
                 _vote_family_name(entity, sentence.text, mention)
                 _vote_life_subject(entity, sentence.text, mention)
+                _vote_been_at(entity, sentence.text, mention)
                 if names_a_pet(sentence.text, mention.start, mention.end) or _named_after_a_pet(
                         sentences, sentence, mention):
                     entity.vote("pet", 100)  # "Meet Haru, our new dog", "called him Sultan": said outright
@@ -420,6 +422,15 @@ def _vote_life_subject(entity: MessageEntity, text: str, mention: Mention) -> No
     if (" " not in word and word.lower() not in PLACES and not is_dictionary_word(word)
             and opens_as_subject_of_a_life(text, mention.start)):
         entity.vote("person", 45)
+
+
+def _vote_been_at(entity: MessageEntity, text: str, mention: Mention) -> None:
+    """"I've been at Petronas for six years": where someone "is at" is a place or an organization
+    (one is with a person, or at their house), whatever the parser labelled the name."""
+    token = next((t for t in parse(text) if mention.start <= t.idx < mention.end and t.dep_ == "pobj"), None)
+    if (token is not None and token.head.lower_ == "at" and token.head.head.lemma_ == "be"
+            and not any(c.dep_ == "case" for c in token.children)):  # "at Bruno's": his place
+        entity.vote("organization", 45)
 
 
 def _vote_shared_first_names(registry: Registry, known_people: Sequence[str]) -> None:
