@@ -66,6 +66,7 @@ _APPOSITION = re.compile(
     r"^\s*,\s*(?:(?:my|his|her|their|our|your|the|a|an|who|which|whose|and|or)\b|\x02)", re.I
 )
 _SENTENCE_END = re.compile(r"^[\s!.?\"')]*$")
+_DENIED_AFTER = re.compile(r"^\s*,\s*not\s", re.I)  # "Sorry, Ghent, not Bruges": a correction, no one addressed
 _INTERJECTION_BEFORE = re.compile(
     r"^\W*(?:yes|yeah|yep|oh|wow|woah|whoa|well|ok|okay|sure|no|right|true|sorry|aw+|ha\w*|lol|omg|gosh|"
     r"awesome|great|cool|nice|amazing)\W*$",
@@ -555,7 +556,7 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
     before, after = sentence[: mention.start], sentence[mention.end :]
     if _GREETING_BEFORE.search(before[-40:]):
         return True
-    if _INTERJECTION_BEFORE.match(before) and after.lstrip()[:1] in (",", "!", "."):
+    if _INTERJECTION_BEFORE.match(before) and after.lstrip()[:1] in (",", "!", ".") and not _DENIED_AFTER.match(after):
         return True
     if before.rstrip().endswith(",") and _SENTENCE_END.match(after):
         head = before.rstrip()[:-1].rstrip()
