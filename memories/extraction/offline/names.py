@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memories.extraction.offline.frames import names_a_pet
 from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
     CALENDAR_TAILS,
@@ -522,14 +523,7 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
             or low not in KIN_TITLES and low not in KINSHIP and low not in HONORIFICS
             and (_parsed_as_person(sentence, tokens[k][0])
                  or not is_dictionary_word(word) and opens_as_subject_of_a_life(sentence, tokens[k][0]))
-            or _names_a_pet(sentence, tokens[k][0], end))
-
-
-def _names_a_pet(sentence: str, start: int, end: int) -> bool:
-    """"Biscuit, our old beagle, ...": a word apposed to a pet noun names the pet."""
-    from memories.extraction.offline.frames import names_a_pet  # the frames read names: imported late
-
-    return names_a_pet(sentence, start, end)
+            or names_a_pet(sentence, tokens[k][0], end))  # "Biscuit, our old beagle, ..."
 
 
 _MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})
