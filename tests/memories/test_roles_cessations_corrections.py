@@ -191,6 +191,20 @@ def test_a_correction_leaves_older_messages_alone(agent):
     assert ("Wren Adler", "lives_in", "Ridgeway") in _current_edges(agent)
 
 
+def test_a_correction_changes_only_what_its_writer_said(agent):
+    """Another speaker's statement naming the same town is theirs to correct, not the writer's."""
+    at = T0
+    for speaker, text in [("Wren Adler", "I moved to Ridgeway last weekend."),
+                          ("Tobias Kell", "My cousin lives in Ridgeway too."),
+                          ("Wren Adler", "Sorry, I meant Riverside, not Ridgeway.")]:
+        assert memory_write(agent=agent, message=text, speaker_name=speaker, occurred_at=at).success
+        at += timedelta(hours=1)
+    edges = _current_edges(agent)
+    assert ("Wren Adler", "lives_in", "Riverside") in edges
+    assert ("Wren Adler", "lives_in", "Ridgeway") not in edges
+    assert any("cousin" in t and "Ridgeway" in t for t in _current_texts(agent))
+
+
 def test_a_correction_said_in_two_short_sentences(agent):
     _write_all(agent, ["My sister Ottilie Brandt is moving to Antwerp in June.",
                        "Argh, tired. It's Ghent. Not Antwerp. I have no idea why I wrote that."],
