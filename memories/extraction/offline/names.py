@@ -289,13 +289,19 @@ _LOWER_PET_LIST = re.compile(
 )
 
 
+def _parsed_as_name(sentence: str, start: int) -> bool:
+    """The parser reads the word at `start` as a proper noun: "my wife maja works at …" names her
+    though "maja" is also a word of the dictionary ("my wife today said …" names no one)."""
+    return any(t.idx == start and t.pos_ == "PROPN" for t in parse(sentence))
+
+
 def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = []
     for match in _LOWER_KIN_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or word in PLACES:
             continue
-        if word in FIRST_NAMES or not (is_common_word(word) or is_word_form(word)):
+        if word in FIRST_NAMES or not (is_common_word(word) or is_word_form(word)) or _parsed_as_name(sentence, start):
             out.append(Mention(start, end, word.title()))
     for match in _LOWER_PET_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
