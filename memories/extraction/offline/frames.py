@@ -82,6 +82,7 @@ class Candidate:
     of_noun: bool = False  # the object hangs from a noun by "of" ("the Madrid office of X")
     past: bool = False  # a state verb said in the past ("lived in X", "used to work at X")
     durative: bool = False  # "have been at X since May": the object right under the verb, over a span
+    habitual: bool = False  # "goes to X every week", "have been going to X": the verb says a habit
 
 
 @dataclass(frozen=True, eq=False)  # one object per frame: compared and hashed as itself
@@ -106,6 +107,7 @@ class Frame:
     settlements: bool  # a town, city, region or country (the gazetteer's) may be its object
     past: str  # the relation of the state said as one that was ("lived_in")
     durative: frozenset[str]  # triggers that count only said with "have" over a state's span
+    habitual: frozenset[str]  # triggers that count only said as a habit ("goes to the choir every week")
 
     def admits(self, candidate: Candidate) -> bool:
         """Whether the pair's object is of a kind this frame links."""
@@ -124,6 +126,7 @@ class Frames:
     verb_preps: frozenset[str]
     past_states: frozenset[str]
     spans: frozenset[str]
+    habits: frozenset[str]
     other: tuple[str, ...]
 
 
@@ -161,7 +164,7 @@ def frames() -> Frames:
                   endings=frozenset(f.get("endings", ())),
                   ending_fact=f.get("ending_fact", ""), ending_relation=f.get("ending_relation", ""),
                   ends_from=frozenset(f.get("ends_from", ())), past=f.get("past", ""),
-                  durative=frozenset(f.get("durative", ())))
+                  durative=frozenset(f.get("durative", ())), habitual=frozenset(f.get("habitual", ())))
             for f in data["frame"]
         ),
         blocked=frozenset(data["blocked"]["lemmas"]),
@@ -170,6 +173,7 @@ def frames() -> Frames:
         verb_preps=frozenset(data["blocked"]["verb_preps"]),
         past_states=frozenset(data["blocked"]["past_states"]),
         spans=frozenset(data["blocked"]["spans"]),
+        habits=frozenset(data["blocked"]["habits"]),
         other=tuple(data["other"]["prototypes"]),
     )
 
@@ -443,7 +447,7 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     said = _chain_words(chain)
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
                      " ".join(words), linked(subject, target), blocked, said, below, of_noun,
-                     _was(verb, said, data), len(way) == 2 and _durative(verb, data))
+                     _was(verb, said, data), len(way) == 2 and _durative(verb, data), _habitual(verb, data))
 
 
 def _apposed_way(doc, ids, token) -> list | None:
@@ -472,6 +476,19 @@ def _durative(verb, data: Frames) -> bool:
     return False
 
 
+def _habitual(verb, data: Frames) -> bool:
+    """"has been going to X", "goes to X every month", "attends X on Tuesdays": a habit, not a visit."""
+    auxes = {c.lower_ for c in verb.children if c.dep_ == "aux"}
+    if verb.tag_ == "VBG" and "been" in auxes:
+        return True
+    said = [t for c in verb.children if c.dep_ != "conj" for t in c.subtree]
+    return any(t.lower_ in data.habits and t.head.lower_ not in ("time", "times")  # not "every time I'm in town"
+               or t.lower_[:-1] in _WEEKDAYS and t.lower_.endswith("s") for t in said)
+
+
+_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend"})
+
+
 def _was(verb, said: frozenset[str], data: Frames) -> bool:
     """Whether `verb` says a state that was: a state verb in the simple past ("lived in X"), after
     "used to" or "had" ("had worked at X"), neither negated nor said with "still" / "now"."""
@@ -492,7 +509,8 @@ def frame_for(candidate: Candidate) -> Frame | None:
         if frame.prepositions and candidate.prep and candidate.prep not in frame.prepositions and not (
                 candidate.of_noun):
             continue
-        triggers = frame.triggers | frame.durative if candidate.durative else frame.triggers
+        triggers = (frame.triggers | (frame.durative if candidate.durative else frozenset())
+                    | (frame.habitual if candidate.habitual else frozenset()))
         hits = {t for t in candidate.lemmas & triggers
                 if t not in frame.trigger_preps or (candidate.below or {}).get(t) in frame.trigger_preps[t]}
         if hits:
