@@ -19,7 +19,7 @@ from memories.extraction.offline.text import PH, SPEAKER
 _E = r"\x02(?P<{}>\d+)\x03"
 _JOINER = re.compile(
     r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+|"
-    r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s)"
+    r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s|(?:now|these\s+days|nowadays)\s+\x02)"
 )
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")

@@ -81,6 +81,7 @@ class Candidate:
     below: dict | None = None  # lemma on the way → the preposition right below it ("base" → "on")
     of_noun: bool = False  # the object hangs from a noun by "of" ("the Madrid office of X")
     past: bool = False  # a state verb said in the past ("lived in X", "used to work at X")
+    past_job: bool = False  # that state is a job said with "be" ("was a nurse at X")
     durative: bool = False  # "have been at X since May": the object right under the verb, over a span
     habitual: bool = False  # "goes to X every week", "have been going to X": the verb says a habit
 
@@ -445,9 +446,11 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
     of_noun = prep == "of" and len(way) > 1 and way[1].pos_ == "NOUN"
     said = _chain_words(chain)
+    past = _was(verb, said, data)
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
                      " ".join(words), linked(subject, target), blocked, said, below, of_noun,
-                     _was(verb, said, data), len(way) == 2 and _durative(verb, data), _habitual(verb, data))
+                     past, past and _job_said_with_be(verb), len(way) == 2 and _durative(verb, data),
+                     _habitual(verb, data))
 
 
 def _apposed_way(doc, ids, token) -> list | None:
@@ -489,16 +492,26 @@ def _habitual(verb, data: Frames) -> bool:
 _WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend"})
 
 
+def _job_said_with_be(verb) -> bool:
+    """"was a nurse at X": a job said with "be" is a state, as "worked at X" is."""
+    return verb.lemma_ == "be" and any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+
+
 def _was(verb, said: frozenset[str], data: Frames) -> bool:
     """Whether `verb` says a state that was: a state verb in the simple past ("lived in X"), after
     "used to" or "had" ("had worked at X"), neither negated nor said with "still" / "now"."""
-    near = {c.lower_ for v in (verb, verb.head) for c in v.children if c.dep_ in ("advmod", "neg")}
-    if verb.lemma_.lower() not in data.past_states or said & _NEGATIONS or near & _STILL:
+    near = {c.lower_ for v in {verb, verb.head if verb.dep_ == "xcomp" else verb} for c in v.children
+            if c.dep_ in ("advmod", "neg")}
+    if not (_job_said_with_be(verb) or verb.lemma_.lower() in data.past_states) or said & _NEGATIONS or near & _STILL:
         return False
     auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.tag_ != "TO"]
     if auxes:
         return any(a.lower_ == "had" for a in auxes) and verb.tag_ == "VBN"
     return verb.tag_ == "VBD" or (verb.dep_ == "xcomp" and verb.head.lower_ == "used")
+
+
+def _frame_named(name: str) -> Frame:
+    return next(f for f in frames().frames if f.name == name)
 
 
 def frame_for(candidate: Candidate) -> Frame | None:
@@ -630,8 +643,8 @@ def links(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset
     found, pending = [], []
     for candidate in candidates(sentence, types, linked):
         if candidate.past:  # what a rule read as the present ("used to work at X") was
-            frame = frame_for(candidate)
-            if frame is not None and frame.past and not candidate.linked - {frame.relation}:
+            frame = _frame_named("works_at") if candidate.past_job else frame_for(candidate)
+            if frame is not None and frame.admits(candidate) and frame.past and not candidate.linked - {frame.relation}:
                 found.append(Link(candidate.subject, frame, candidate.target, "frame", past=True,
                                   replaces=candidate.linked))
             continue
@@ -647,6 +660,8 @@ def links(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset
                 found.append(Link(candidate.subject, frame, candidate.target, "frame", replaces=replaced))
         elif frame is not None:
             found.append(Link(candidate.subject, frame, candidate.target, "frame"))
+        elif (was := _now_instead(candidate, found)) is not None:
+            found.append(Link(candidate.subject, was, candidate.target, "frame"))
         elif not any(f.admits(candidate) and candidate.lemmas & f.triggers for f in frames().frames):
             pending.append(candidate)  # a trigger a frame turned down ("based on") is no case for a guess
     if embed is not None:
@@ -654,6 +669,19 @@ def links(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset
             if hit is not None:
                 found.append(Link(candidate.subject, hit[0], candidate.target, "semantic", hit[1]))
     return found
+
+
+def _now_instead(candidate: Candidate, found: list[Link]) -> Frame | None:
+    """"I used to live in X, now I'm in Y": after a state the sentence says was, "now" and "be" with
+    an object that state's frame takes say the state holds there now."""
+    if not (candidate.chain & {"now", "nowadays"} and "be" in candidate.lemmas) or (
+            set(candidate.text.split()) & frames().blocked):  # "now I'm in Y for a conference"
+        return None
+    for link in found:
+        if link.past and link.subject == candidate.subject and link.frame.admits(candidate) and (
+                not link.frame.prepositions or candidate.prep in link.frame.prepositions):
+            return link.frame
+    return None
 
 
 # --- pets -----------------------------------------------------------------------------------------
