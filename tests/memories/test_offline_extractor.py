@@ -82,6 +82,14 @@ def test_third_person_residence_then_move_share_the_lives_in_slot():
     assert _types(after)["Austin"] == _types(after)["Texas"] == "place"
 
 
+def test_a_place_that_opens_the_next_clause_is_not_where_the_first_one_is():
+    ex = extract_offline("Moved back to Tamale, Accra was too loud for us.", speaker="Abena Owusu")
+    assert ("Abena Owusu", "lives_in", "Tamale") in _relations(ex)
+    assert not any(rel == "located_in" for _, rel, _ in _relations(ex))
+    pair = extract_offline("Lyon, France would be lovely in May.", speaker="Abena Owusu")
+    assert ("Lyon", "located_in", "France") in _relations(pair)  # the pair is the subject
+
+
 def test_first_person_residence_is_rewritten_with_the_speaker_name():
     lives = _fact(extract_offline("I live in Curitiba", speaker="Rafael"), "Rafael lives in Curitiba")
     moved = _fact(extract_offline("I moved to São Paulo", speaker="Rafael"), "Rafael moved to São Paulo")

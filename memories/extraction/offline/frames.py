@@ -284,6 +284,12 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
     return []
 
 
+def _opens_without_subject(verb) -> bool:
+    """A verb with no subject of its own that opens the sentence and hangs from the next clause."""
+    return (verb.dep_ == "advcl" and verb.head.i > verb.i and verb.i == verb.sent.start
+            and not any(c.dep_ in _SUBJECTS for c in verb.children))
+
+
 def _owner(way, ids: dict[int, int]) -> int | None:
     """"my flat in X", "Kenji's job at X": whose the noun of the way is."""
     for token in way:
@@ -411,6 +417,8 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
         subjects = moved  # "the bank transferred Ana to Porto": Ana moves
     else:
         subjects = [owner] if owner is not None else _subjects(verb, ids, elided)
+        if _opens_without_subject(verb) and not any(types[s] == "person" for s in subjects):
+            subjects = [elided]  # "Moved back to Kumasi, London was too dear": no place moved
     return [_candidate(doc, ids, types, linked, token, way, subject, target, data)
             for subject in subjects if subject != target and types[subject] == "person"]
 

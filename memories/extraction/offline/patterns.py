@@ -653,7 +653,11 @@ _KIN_PATTERNS = (
         re.I,
     ),
 )
-_PLACE_PAIR = re.compile(r"\x02(\d+)\x03\s*,\s*\x02(\d+)\x03")
+_PLACE_PAIR = re.compile(r"\x02(\d+)\x03\s*,\s*\x02(\d+)\x03(?:'s\b|\s+(?P<next>[a-z]+))?")
+# "moved to ⟨Kumasi⟩, ⟨London⟩ was too dear": the second place opens a clause of its own (not
+# "⟨Edinburgh⟩, ⟨Scotland⟩ would be great", the pair as the subject)
+_CLAUSE_VERBS = frozenset({"is", "was", "are", "were", "has", "had", "have", "will", "would", "can", "could",
+                           "does", "did", "got", "gets", "seems", "feels", "looks", "costs", "sucks"})
 
 
 @dataclass
@@ -757,6 +761,9 @@ def scan_located_in(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     pairs = []
     for match in _PLACE_PAIR.finditer(tagged):
         inner, outer = int(match.group(1)), int(match.group(2))
+        following = match.group("next") or ""
+        if (following in _CLAUSE_VERBS or is_past(following)) and tagged[: match.start()].strip():
+            continue
         if inner != outer and registry.entities[inner].type == registry.entities[outer].type == "place":
             pairs.append((inner, outer))
     return pairs
