@@ -86,8 +86,8 @@ def test_a_place_that_opens_the_next_clause_is_not_where_the_first_one_is():
     ex = extract_offline("Moved back to Tamale, Accra was too loud for us.", speaker="Abena Owusu")
     assert ("Abena Owusu", "lives_in", "Tamale") in _relations(ex)
     assert not any(rel == "located_in" for _, rel, _ in _relations(ex))
-    pair = extract_offline("Lyon, France would be lovely in May.", speaker="Abena Owusu")
-    assert ("Lyon", "located_in", "France") in _relations(pair)  # the pair is the subject
+    pair = extract_offline("Lisbon, Portugal would be lovely in May.", speaker="Abena Owusu")
+    assert ("Lisbon", "located_in", "Portugal") in _relations(pair)  # the pair is the subject
 
 
 def test_first_person_residence_is_rewritten_with_the_speaker_name():
