@@ -393,8 +393,10 @@ def _copula_noun(verb, ids: dict[int, int], data: Frames):
     if verb.lemma_ != "be":
         return None
     nouns = {t for f in data.frames for t in f.triggers}
-    for child in verb.children:
-        if child.dep_ in _SUBJECTS and child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns:
+    # "My husband Ahmed's new employer is X": the parser may hang the noun apposed to the subject
+    said = [n for c in verb.children if c.dep_ in _SUBJECTS for n in (c, *(a for a in c.children if a.dep_ == "appos"))]
+    for child in said:
+        if child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns:
             owners = [ids[c.i] for c in child.children if c.dep_ == "poss" and c.i in ids]
             if owners:
                 return child, owners[0]

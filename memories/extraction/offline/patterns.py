@@ -520,6 +520,9 @@ _EMPLOYMENT = (
     # ⟨org⟩ is ⟨0⟩'s full-time job now
     re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
                r"(?:job|employer|workplace)\b", re.I),
+    # ⟨0⟩'s new employer is ⟨org⟩
+    re.compile(rf"{_E.format('s')}'s\s+(?:(?:new|current|main)\s+)?(?:employer|workplace)\s+(?:is|'s)\s+"
+               rf"(?:now\s+)?{_E.format('org')}", re.I),
     # ⟨org⟩ let ⟨0⟩ keep ⟨0⟩'s job
     re.compile(rf"{_E.format('org')}\s+(?:let|lets|allowed|allows|is\s+letting)\s+{_E.format('s')}\s+(?:to\s+)?"
                r"keep\s+\x02\d+\x03's\s+job\b", re.I),
