@@ -23,7 +23,7 @@ from memories.extraction.offline.frames import Embed, kin_links, partner_links, 
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
-from memories.extraction.offline.parse import is_fragment, is_headline, note_label
+from memories.extraction.offline.parse import is_fragment, is_headline, note_label, parse
 from memories.extraction.offline.patterns import (
     LAST_DAY,
     LEFT_UNNAMED,
@@ -200,7 +200,8 @@ def _we_group(sentence: Sentence, out: Collector) -> list[int]:
 def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     text, used_we = rewrite_first_person(strip_discourse(sentence.tagged))
     base = INFERRED if used_we else EXPLICIT
-    _kinship(text, out)
+    # "Been seeing a physio named ⟨2⟩": the writer, left out, is who has or sees the one named
+    _kinship(f"{ph(SPEAKER)} {text[:1].lower()}{text[1:]}" if _writer_left_out(sentence, text) else text, out)
     _new_doctor(sentence, text, out)
     _partners_said_around(text, out)
     _taken_up(sentence.text, text, out, base)
@@ -377,6 +378,16 @@ _LEADING_PHRASE = re.compile(
     rf"(?:last|this|next)\s+(?:week|weekend|month|year|{SEASON})\s+)(?=\x02\d+\x03\s)",
     re.I,
 )
+
+
+def _writer_left_out(sentence: Sentence, text: str) -> bool:
+    """A sentence that opens with its verb and has no subject ("Got a puppy called ⟨2⟩")."""
+    if text.startswith("\x02"):
+        return False
+    first = next((t for t in parse(sentence.text) if not t.is_punct and t.pos_ not in ("ADV", "INTJ")), None)
+    verb = first.head if first is not None and first.dep_ in ("aux", "auxpass") else first
+    return (verb is not None and verb.pos_ in ("VERB", "AUX") and verb.dep_ in ("ROOT", "advcl")
+            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children))
 
 
 def _kinship(text: str, out: Collector) -> None:

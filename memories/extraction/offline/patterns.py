@@ -622,9 +622,10 @@ _KIN_PATTERNS = (
         re.I,
     ),
     # ⟨0⟩ has a girlfriend now — ⟨2⟩ / ⟨0⟩ has a sister, ⟨2⟩ / ⟨0⟩ has a new boyfriend called ⟨2⟩ /
-    # ⟨0⟩ has a boyfriend there these days, ⟨2⟩ / ⟨0⟩ has a new partner, a sommelier called ⟨2⟩
+    # ⟨0⟩ has a boyfriend there these days, ⟨2⟩ / ⟨0⟩ has a new partner, a sommelier called ⟨2⟩ /
+    # ⟨0⟩ sees a physio called ⟨2⟩
     re.compile(
-        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+(?:an?\s+)?{_MODS}(?P<kin>{KIN_ALT})"
+        rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got|sees?|saw|seeing)\s+(?:an?\s+)?{_MODS}(?P<kin>{KIN_ALT})"
         r"(?:\s+(?:over\s+there|there|here|now|at\s+last|at\s+work|again))*"
         rf"\s*(?:[,:—–]\s*(?:an?\s+(?:[\w-]+\s+){{0,3}}?(?:named|called)\s+)?|\s-\s*|\s+(?:named|called)\s+)"
         rf"{_E.format('name')}(?!'s\b)",
