@@ -224,3 +224,9 @@ def test_a_corrected_family_name_renames_the_person(agent):
     people = Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
                                    display_name__startswith="Marisol")
     assert [p.display_name for p in people] == ["Marisol Quintana"]  # "Marisol" alone is her, no one new
+
+
+def test_a_month_written_short_is_stored_not_a_failed_write(agent):
+    result = memory_write(agent=agent, message="I moved to Leeds in sept, loving it",
+                          speaker_name="Wren Adler", occurred_at=T0)
+    assert result.success

@@ -39,3 +39,16 @@ def test_a_bare_month_of_a_plan_is_the_next_one_so_the_state_has_not_begun():
     said = datetime(2023, 2, 1, 9, 0, tzinfo=UTC)
     assert statement_start("moved to Braga in June", said).year == 2022  # the latest June
     assert statement_start("is moving to Braga in June", said) is None  # June 2023: not begun when said
+
+
+def test_every_written_form_of_a_month_resolves():
+    """"sept" as people write it once crashed a write (a month the pattern took had no number)."""
+    from memories.temporal import _MONTH
+
+    forms = _MONTH.strip("()").split("|")
+    for form in forms:
+        for said in (form, form.capitalize()):
+            assert window(f"what happened in {said} 2023?") is not None, said
+            assert window(f"on 3 {said} 2023") is not None, said
+            assert statement_start(f"moved to Leeds in {said}", NOW) is not None, said
+    assert window("since sept 2021") == ("2021-09-01", "2021-10-01")
