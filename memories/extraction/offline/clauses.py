@@ -79,7 +79,7 @@ def split_clauses(body: str) -> list[str]:
     """Cut at "and"/"but"/";" when what follows opens a clause (a verb, or a subject + verb)."""
     pieces, start = [], 0
     for match in _JOINER.finditer(body):
-        if not _opens_clause(body[match.end() : match.end() + 120]):
+        if not opens_clause(body[match.end() : match.end() + 120]):
             continue
         left = body[start : match.start()].strip()
         if left and not _UNITS_ONLY.match(left):
@@ -105,7 +105,8 @@ _NOW_AT = re.compile(
 )
 
 
-def _opens_clause(rest: str) -> bool:
+def opens_clause(rest: str) -> bool:
+    """Whether `rest` opens a clause of its own: a subject and a verb, or a verb."""
     if _NOW_AT.match(rest):
         return True
     if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩", "..., starting Monday I'm ..."
@@ -136,7 +137,7 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
     """Subject and predicate of a clause; None when it has no subject we can name."""
     lead = _LEAD.match(text)
     rest = text[lead.end() :] if lead else text
-    if inherited and not _SUBJECT_HEAD.match(rest) and _opens_clause(text) and not addresses_listener(text):
+    if inherited and not _SUBJECT_HEAD.match(rest) and opens_clause(text) and not addresses_listener(text):
         if _BASE_VERB.match(text) and len(inherited) == 1:  # "... and work as" → "works as"
             text = singular_predicate(text)
         return Clause(text, inherited, text, "elided")

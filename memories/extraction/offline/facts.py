@@ -23,7 +23,13 @@ from memories.extraction.offline.frames import Embed, kin_links, partner_links, 
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
-from memories.extraction.offline.parse import is_fragment, is_headline, note_label, parse
+from memories.extraction.offline.parse import (
+    is_fragment,
+    is_headline,
+    note_label,
+    opening_verb_without_subject,
+    parse,
+)
 from memories.extraction.offline.patterns import (
     LAST_DAY,
     LEFT_UNNAMED,
@@ -384,10 +390,8 @@ def _writer_left_out(sentence: Sentence, text: str) -> bool:
     """A sentence that opens with its verb and has no subject ("Got a puppy called ⟨2⟩")."""
     if text.startswith("\x02"):
         return False
-    first = next((t for t in parse(sentence.text) if not t.is_punct and t.pos_ not in ("ADV", "INTJ")), None)
-    verb = first.head if first is not None and first.dep_ in ("aux", "auxpass") else first
-    return (verb is not None and verb.pos_ in ("VERB", "AUX") and verb.dep_ in ("ROOT", "advcl")
-            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children))
+    verb = opening_verb_without_subject(parse(sentence.text))
+    return verb is not None and verb.dep_ in ("ROOT", "advcl")
 
 
 def _kinship(text: str, out: Collector) -> None:

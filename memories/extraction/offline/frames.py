@@ -47,7 +47,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline.parse import died, parse
+from memories.extraction.offline.parse import died, opening_verb_without_subject, parse
 from memories.extraction.offline.text import SPEAKER
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -286,8 +286,8 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
 
 def _opens_without_subject(verb) -> bool:
     """A verb with no subject of its own that opens the sentence and hangs from the next clause."""
-    return (verb.dep_ == "advcl" and verb.head.i > verb.i and verb.i == verb.sent.start
-            and not any(c.dep_ in _SUBJECTS for c in verb.children))
+    opening = opening_verb_without_subject(verb.doc)
+    return verb.dep_ == "advcl" and verb.head.i > verb.i and opening is not None and opening.i == verb.i
 
 
 def _owner(way, ids: dict[int, int]) -> int | None:
@@ -496,10 +496,7 @@ def _habitual(verb, data: Frames) -> bool:
         return True
     said = [t for c in verb.children if c.dep_ != "conj" for t in c.subtree]
     return any(t.lower_ in data.habits and t.head.lower_ not in ("time", "times")  # not "every time I'm in town"
-               or t.lower_[:-1] in _WEEKDAYS and t.lower_.endswith("s") for t in said)
-
-
-_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend"})
+               for t in said)
 
 
 def _job_said_with_be(verb) -> bool:

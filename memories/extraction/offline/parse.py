@@ -175,6 +175,17 @@ def _dictionary() -> frozenset[str]:
     return _words
 
 
+def opening_verb_without_subject(doc):
+    """The verb a sentence opens with when it has no subject ("Got a puppy called X", "Been seeing
+    a physio", "Moved back to X, ..."), past adverbs, interjections and an auxiliary; else None."""
+    first = next((t for t in doc if not t.is_punct and t.pos_ not in ("ADV", "INTJ")), None)
+    verb = first.head if first is not None and first.dep_ in ("aux", "auxpass") else first
+    if verb is None or verb.pos_ not in ("VERB", "AUX") or any(
+            c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children):
+        return None
+    return verb
+
+
 def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     """The word at `start` is the subject of a verb only a person does with a life ("Kemi works
     at ...", "Rafał proposed last night", "Priya was hired by ..."), or of "is" / "has" / "got" said

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memories.extraction.offline.clauses import opens_clause
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
 from memories.extraction.offline.grammar import is_past
 from memories.extraction.offline.lexicon import (
@@ -657,11 +658,7 @@ _KIN_PATTERNS = (
         re.I,
     ),
 )
-_PLACE_PAIR = re.compile(r"\x02(\d+)\x03\s*,\s*\x02(\d+)\x03(?:'s\b|\s+(?P<next>[a-z]+))?")
-# "moved to ⟨Kumasi⟩, ⟨London⟩ was too dear": the second place opens a clause of its own (not
-# "⟨Edinburgh⟩, ⟨Scotland⟩ would be great", the pair as the subject)
-_CLAUSE_VERBS = frozenset({"is", "was", "are", "were", "has", "had", "have", "will", "would", "can", "could",
-                           "does", "did", "got", "gets", "seems", "feels", "looks", "costs", "sucks"})
+_PLACE_PAIR = re.compile(r"\x02(\d+)\x03\s*,\s*(?P<outer>\x02(\d+)\x03)")
 
 
 @dataclass
@@ -764,9 +761,10 @@ def scan_located_in(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     """Place pairs: "⟨Austin⟩, ⟨Texas⟩" → Austin located_in Texas."""
     pairs = []
     for match in _PLACE_PAIR.finditer(tagged):
-        inner, outer = int(match.group(1)), int(match.group(2))
-        following = match.group("next") or ""
-        if (following in _CLAUSE_VERBS or is_past(following)) and tagged[: match.start()].strip():
+        inner, outer = int(match.group(1)), int(match.group(3))
+        # "moved to ⟨Kumasi⟩, ⟨London⟩ was too dear": the second place opens a clause of its own (not
+        # "⟨Edinburgh⟩, ⟨Scotland⟩ would be great", the pair as the subject)
+        if tagged[: match.start()].strip() and opens_clause(tagged[match.start("outer") :]):
             continue
         if inner != outer and registry.entities[inner].type == registry.entities[outer].type == "place":
             pairs.append((inner, outer))
