@@ -138,6 +138,10 @@ sveta:svetlana  kolya:nikolai  lyosha:alexei,aleksei  volodya:vladimir  zhenya:e
 nastya:anastasia  olya:olga  lola:dolores  charo:rosario  pili:pilar  quique:enrique  chus:jesus
 pancho:francisco  memo:guillermo  lalo:eduardo  beto:alberto,roberto  beppe peppe:giuseppe
 gigi:luigi  sepp:josef  hannes:johannes
+ze:jose  chico:francisco  nando:fernando  quim:joaquim  guto:augusto  duda:eduarda,eduardo  rafa:rafael
+gabi:gabriela,gabriel,gabriele  juanjo:juan  manolo:manuel  concha:concepcion  fito:adolfo  tono:antonio
+vova:vladimir  seryozha:sergei,sergey  petya:pyotr  yura:yuri  lena:elena,yelena  lyuba:lyubov  tolya:anatoly
+steffi:stefanie  uli:ulrich  hansi:hans  franek:franciszek  jurek:jerzy  gosha:georgy
 """
 
 
@@ -152,6 +156,14 @@ def _nickname_table(listing: str) -> dict[str, tuple[str, ...]]:
 
 _NICKNAMES = _nickname_table(_NICKNAME_LIST)
 _DIMINUTIVE_ENDINGS = ("ie", "y", "ey", "i")
+
+
+_TABLE_NAMES = frozenset(_NICKNAMES) | frozenset(full for fulls in _NICKNAMES.values() for full in fulls)
+
+
+def in_nickname_table(word: str) -> bool:
+    """A given name the short-form table holds, as a short form or a full name ("basia", "jakub")."""
+    return _fold(word) in _TABLE_NAMES
 
 
 def nickname_of(name: str) -> str:
@@ -181,6 +193,8 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     if b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or set(_NICKNAMES.get(a, ())) & set(
             _NICKNAMES.get(b, ())):
         return True
+    if _skeleton(b) in {_skeleton(full) for full in _NICKNAMES.get(a, ())}:
+        return True  # "Sasha" for "Aleksandr": the table's "Alexander" spelled another way
     if len(a) >= 3 and b.startswith(a):
         return True
     for ending in _DIMINUTIVE_ENDINGS:
@@ -189,7 +203,17 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
             return True
     if a.endswith("e") and len(a) >= 4 and b.startswith(a[:-1]):
         return True
-    return len(a) >= 4 and b.endswith(a) and len(b) - len(a) <= 2
+    # a clipped end or middle of a longer name: "Tina" for Valentina, "Seun" for Oluwaseun, "Funmi"
+    # for Olufunmilayo
+    return len(a) >= 4 and (b.endswith(a) or len(a) >= 5 and 2 <= b.find(a) <= len(b) - len(a) - 2)
+
+
+def _skeleton(name: str) -> str:
+    """A name's first letter and its consonants, spellings folded: "Aleksandr", "Alexander" → "alksndr";
+    "Dmitry", "Dmitri" → "dmtr"."""
+    folded = name.replace("x", "ks").replace("ph", "f").replace("ck", "k")
+    consonants = re.sub(r"[aeiouy]", "", folded[1:])
+    return folded[:1] + re.sub(r"(.)\1+", r"\1", consonants)
 
 
 def person_words(name: str) -> list[str]:
@@ -240,9 +264,15 @@ def titled_form(name: str) -> str:
     return _SPACES.sub(" ", strip_accents(name.strip()).casefold())
 
 
+# what Japanese, Korean and Hindi speakers put after a name to address someone politely
+# ("Tanaka-san", "Kim-ssi", "Sharma-ji"): a title, like "Mr." before one
+HONORIFIC_SUFFIX = re.compile(r"[-‐‑](?:san|sama|kun|chan|sensei|senpai|ssi|nim|ji)$", re.IGNORECASE)
+
+
 def titled_surname(name: str) -> str:
-    """"Dr. Fisher", "Doctor Okafor", "Mrs Lee" → the normalized surname; "" for anything else."""
-    stripped = _HONORIFICS.sub("", name.strip())
+    """"Dr. Fisher", "Doctor Okafor", "Mrs Lee", "Tanaka-san" → the normalized surname; "" for
+    anything else."""
+    stripped = _HONORIFICS.sub("", HONORIFIC_SUFFIX.sub("", name.strip()))
     if stripped == name.strip():
         return ""
     words = person_words(stripped)

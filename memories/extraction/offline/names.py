@@ -19,6 +19,7 @@ from memories.extraction.offline.lexicon import (
     CALENDAR_TAILS,
     ED_BASE_VERBS,
     FIRST_NAMES,
+    FOLDED_PLACES,
     GREETING_WORDS,
     HONORIFICS,
     IRREGULAR_PAST,
@@ -40,7 +41,13 @@ from memories.extraction.offline.parse import (
     opens_as_subject_of_a_life,
     parse,
 )
-from memories.naming import first_names_compatible, is_acronym_of, strip_accents
+from memories.naming import (
+    HONORIFIC_SUFFIX,
+    first_names_compatible,
+    in_nickname_table,
+    is_acronym_of,
+    strip_accents,
+)
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -235,7 +242,7 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
     for match, start in sorted(starts, key=lambda item: item[1]):
         words = match.group("place").split()
         for n in range(len(words), 0, -1):
-            if " ".join(words[:n]) in PLACES:
+            if " ".join(words[:n]) in PLACES or " ".join(words[:n]) in FOLDED_PLACES:
                 end = start + len(" ".join(words[:n]))
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
                         o.start < end and start < o.end for o in out):
@@ -247,7 +254,8 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
 _PLACE_AFTER = re.compile(
     r"\b(?:in|to|from|near|around|outside|of)\s+(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,2})"
 )
-_PLACE_HEADS = frozenset(p.split()[0] for p in PLACES)  # a first word of a place: the parse is read only then
+# a first word of a place: the parse is read only then
+_PLACE_HEADS = frozenset(p.split()[0] for p in PLACES | FOLDED_PLACES)
 _LOWER_JOINERS = frozenset({"de", "da", "do", "dos", "das", "del", "la", "le", "el", "of", "the", "on", "upon", "am"})
 
 
@@ -271,6 +279,10 @@ _LOWER_KIN_NAME = re.compile(
     rf"(?:{alternation(k for k in KINSHIP if k.isalpha())}|ex)\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{2,})\b(?!['’]s\b)"
 )
+
+
+# the word after a lower-case given name that is her family name when no dictionary holds it
+_LOWER_FAMILY_NAME = re.compile(r"\s(?P<name>[a-zà-ÿ][a-zà-ÿ-]{3,})\b(?!-)")
 
 
 # "got a cat called mochi", "our dog named biscuit": after a pet word and "called" / "named", the
@@ -301,8 +313,12 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or word in PLACES:
             continue
-        if word in FIRST_NAMES or not (is_common_word(word) or is_word_form(word)) or _parsed_as_name(sentence, start):
-            out.append(Mention(start, end, word.title()))
+        if word in FIRST_NAMES or in_nickname_table(word) or not (is_common_word(word) or is_word_form(word)) or (
+                _parsed_as_name(sentence, start)):
+            family = _LOWER_FAMILY_NAME.match(sentence, end)
+            if family and _unknown_word(family.group("name")) and not taken.overlaps(end, family.end()):
+                end = family.end()  # "my gf maja kowalska": her family name too
+            out.append(Mention(start, end, sentence[start:end].title()))
     for match in _LOWER_PET_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word):
@@ -323,6 +339,7 @@ _LOWER_ORG = re.compile(
     r"\b(?P<lead>at|for|with|to|joined|join|joining|quit|left|leaving)\s+(?:the\s+)?"
     r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
 )
+_LEAD_WORD = re.compile(r"\b(?:at|for|with|to|joined|join|joining|quit|left|leaving)\b")
 _WORK_BEFORE = re.compile(
     r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed)\s+(?:\w+\s+){0,2}$"
 )
@@ -338,12 +355,14 @@ def _is_verb_at(sentence: str, start: int) -> bool:
 
 def _unknown_word(word: str) -> bool:
     return (len(word) >= 4 and word not in STOP_CAPS and word not in PLACES and not is_common_word(word)
-            and not is_dictionary_word(word))
+            and not is_word_form(word))
 
 
 def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
     out = []
-    for match in _LOWER_ORG.finditer(sentence):
+    # each lead word starts a search of its own: "quit my job at biedronka" reads "at biedronka" too
+    matches = (m for lead in _LEAD_WORD.finditer(sentence) if (m := _LOWER_ORG.match(sentence, lead.start())))
+    for match in matches:
         words = match.group("org").split()
         start = match.start("org")
         for n in range(len(words), 0, -1):
@@ -463,6 +482,8 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     start = tokens[run[first - 1]][0] if honorific else tokens[kept[0]][0]
     name_start = start if len(kept) == 1 and not kin_title else tokens[kept[0]][0]
     end = tokens[kept[-1]][0] + len(words[last - 1])
+    if len(kept) == 1 and HONORIFIC_SUFFIX.search(words[first]):
+        return Mention(start, end, sentence[start:end], honorific=True)  # "Tanaka-san": a title after the name
     if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
         return None
     return Mention(start, end, sentence[name_start:end], honorific=honorific)

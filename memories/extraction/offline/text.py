@@ -42,9 +42,16 @@ def normalize_message(text: str) -> str:
     sentences); chat spellings in lower case read as the words they stand for ("im", "w/", "workin")."""
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(lambda m: CHAT_FORMS[m.group()], text)
+    text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
     return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
 
 
+# 'Roberto "Beto" Salgado', "Roberto (Beto) Salgado": the nickname said inside the full name, read
+# as said after it
+_NICKNAME_INSIDE = re.compile(
+    r"\b(?P<given>[A-ZÀ-Þ][\w-]+) (?:\"(?P<q>[A-ZÀ-Þ][\w-]+)\"|'(?P<s>[A-ZÀ-Þ][\w-]+)'|\((?P<p>[A-ZÀ-Þ][\w-]+)\))"
+    r" (?P<family>[A-ZÀ-Þ][\w-]+)\b(?!')"
+)
 _CHAT_FORM = re.compile(
     r"(?<![\w'/])(?:" + "|".join(re.escape(k) for k in sorted(CHAT_FORMS, key=len, reverse=True)) + r")(?![\w'/])")
 _DROPPED_G = re.compile(r"(?<![\w'])([a-z]{3,})in(?:'|(?![\w']))")
@@ -91,8 +98,16 @@ def _is_boundary(text: str, match: re.Match) -> bool:
     return True
 
 
+_RENAMED = re.compile(
+    r"(\x02(\d+)\x03)(?:\s*\(\s*(?:(?:also\s+|better\s+)?known\s+as\s+|a\.?k\.?a\.?\s+|nicknamed\s+)?\"?\x02\2\x03\"?\s*\)"
+    r"|\s*,\s*(?:(?:also\s+|better\s+)?known\s+as|a\.?k\.?a\.?|nicknamed)\s+\"?\x02\2\x03\"?\s*(?:,|(?=[.!?]|$)))"
+)
+
+
 def render(tagged: str, names: Sequence[str]) -> str:
     """Placeholders → canonical names; tidy spacing and punctuation; capitalize the first letter."""
+    # "⟨2⟩ (known as ⟨2⟩)", "⟨2⟩, aka ⟨2⟩,": a name given for one named just before says nothing more
+    tagged = _RENAMED.sub(r"\1", tagged)
     text = PH_RE.sub(lambda m: names[int(m.group(1))], tagged)
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _MULTI_SPACE.sub(" ", text)

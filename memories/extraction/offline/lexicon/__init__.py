@@ -9,6 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from memories.naming import strip_accents
 from memories.roles import ROLE_RELATIONS, ROLE_TERMS
 
 _HERE = Path(__file__).parent
@@ -57,6 +58,9 @@ _GAZETTEER = frozenset(
 )
 _WRITTEN_PLACES = _W["written_places"] | frozenset(_WORDS["written_places_multi"])
 PLACES = _GAZETTEER | _WRITTEN_PLACES
+# the gazetteer's places as written without their marks ("lodz", "wroclaw"), read where a place is
+# expected: some are also words ("colon", "sale")
+FOLDED_PLACES = frozenset(strip_accents(p) for p in _GAZETTEER) - PLACES
 # One word of the gazetteer alone is also many a family name ("Preston", "Sheffield"): it says
 # place less firmly than a place people name in chat.
 FAMILY_NAME_PLACES = frozenset(p for p in _GAZETTEER - _WRITTEN_PLACES if " " not in p)
