@@ -515,6 +515,8 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("concept", 60)
     if mention.honorific:
         entity.vote("person", 90)
+    if mention.person:
+        entity.vote("person", 60)
     _vote_kinship(entity, before, after)
     _vote_name_shape(entity, words, mention.text)
     _vote_context(entity, before, after)

@@ -310,7 +310,9 @@ def _verb_chain(verb) -> list:
                 # designer at X"); one without shares what the verb it hangs from is said under
                 verb.dep_ in ("ccomp", "advcl", "conj") and not any(c.dep_ in _SUBJECTS for c in verb.children))):
             break
-        through = verb.dep_ == "conj"
+        # "(I'm) no longer at X, started at Y": the negation of the verb above is not the clause's
+        through = verb.dep_ == "conj" or verb.dep_ == "advcl" and any(
+            c.dep_ == "neg" or any(g.dep_ == "neg" for g in c.children) for c in verb.head.children)
         verb = verb.head
         if not through:  # "sold the house and moved to X": the selling is another event
             chain.append(verb)

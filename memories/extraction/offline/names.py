@@ -29,6 +29,7 @@ from memories.extraction.offline.lexicon import (
     OF_HEADS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
+    PERSON_VERBS,
     PET_TERMS,
     PLACES,
     STOP_CAPS,
@@ -103,6 +104,7 @@ class Mention:
     title: bool = False  # a quoted title ("Becoming Nicole")
     honorific: bool = False
     vocative: bool = False
+    person: bool = False  # said where only a person is ("me and dani", "broke up with callum")
 
 
 class NameContext:
@@ -185,9 +187,46 @@ _LOWER_NAMED = re.compile(
 
 
 def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
-    return [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
-            for m in _LOWER_NAMED.finditer(sentence)
-            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))]
+    out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
+           for m in _LOWER_NAMED.finditer(sentence)
+           if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))]
+    if not _MAYBE_LOWER_NAME.search(sentence):
+        return out
+    for token in parse(sentence):
+        word = token.text
+        if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
+                or word in FOLDED_PLACES or word in KINSHIP or is_common_word(word)
+                or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start == token.idx for m in out)):
+            continue
+        given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
+        unknown = len(word) >= 4 and _HAS_VOWEL.search(word) and not is_word_form(word)
+        if given and not is_dictionary_word(word) or _in_a_persons_place(token) and (
+                token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and unknown):
+            start = token.idx
+            before = token.nbor(-1) if token.i else None
+            if before is not None and before.dep_ == "compound" and before.head.i == token.i and before.is_lower and (
+                    before.is_alpha and not taken.overlaps(before.idx, token.idx)):
+                start = before.idx  # "bridget oneill told me": her given name too
+            out.append(Mention(start, token.idx + len(word), sentence[start:token.idx + len(word)].title(),
+                               person=True))
+    return out
+
+
+_WITH_SOMEONE = frozenset({"break", "split", "hang", "fight", "argue"})  # "broke up with jake"
+_MAYBE_LOWER_NAME = re.compile(r"(?<![\w'])[a-zà-ÿ]{3,}")
+_HAS_VOWEL = re.compile(r"[aeiouyà-ÿ]")
+
+
+def _in_a_persons_place(token) -> bool:
+    """Where the parse puts someone: with "me" or "I" ("me and dani"), after "with" ("broke up with
+    jake"), or the subject of what only a person does ("yara moved out")."""
+    head = token.head
+    if token.dep_ == "conj" and head.lower_ in ("me", "i"):
+        return True
+    if token.dep_ == "pobj" and head.lower_ == "with":
+        return head.head.lemma_ in _WITH_SOMEONE or head.head.lemma_ in PERSON_VERBS
+    return token.dep_ in ("nsubj", "nsubjpass") and (head.lemma_ in PERSON_VERBS or any(
+        c.dep_ == "conj" and c.lower_ in ("me", "i") for c in token.children))
 
 
 def _titles(sentence: str) -> list[Mention]:
@@ -341,7 +380,7 @@ _LOWER_ORG = re.compile(
 )
 _LEAD_WORD = re.compile(r"\b(?:at|for|with|to|joined|join|joining|quit|left|leaving)\b")
 _WORK_BEFORE = re.compile(
-    r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed)\s+(?:\w+\s+){0,2}$"
+    r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed|no\s+longer)\s+(?:\w+\s+){0,2}$"
 )
 
 
