@@ -26,6 +26,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_PREFIXES,
     PLACE_SUFFIXES,
     PLACES,
+    WORLD_GIVEN_NAMES,
     alternation,
 )
 from memories.extraction.offline.names import (
@@ -555,6 +556,8 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None
     if words[0] in FIRST_NAMES:
         entity.vote("person", 55 if len(words) > 1 else 50)
         entity.gender = entity.gender or gender_of(words[0])
+    elif words[0] in WORLD_GIVEN_NAMES:
+        entity.vote("person", 45)
     if text.isupper() and len(text) > 1:
         entity.vote("concept", 20)
     entity.vote("concept", 10)

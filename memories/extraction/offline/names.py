@@ -33,6 +33,7 @@ from memories.extraction.offline.lexicon import (
     PET_TERMS,
     PLACES,
     STOP_CAPS,
+    WORLD_GIVEN_NAMES,
     alternation,
 )
 from memories.extraction.offline.parse import (
@@ -201,7 +202,8 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
         unknown = len(word) >= 4 and _HAS_VOWEL.search(word) and not is_word_form(word)
         if given and not is_dictionary_word(word) or _in_a_persons_place(token) and (
-                token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and unknown):
+                token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and (
+                    unknown or word in WORLD_GIVEN_NAMES)):
             start = token.idx
             before = token.nbor(-1) if token.i else None
             if before is not None and before.dep_ == "compound" and before.head.i == token.i and before.is_lower and (
@@ -580,7 +582,8 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
     low = word.lower()
     if low in AMBIGUOUS_NAMES:
         return False
-    if low in FIRST_NAMES or low in PLACES or (word.isupper() and len(word) > 1 and low not in KINSHIP):
+    if low in FIRST_NAMES or low in WORLD_GIVEN_NAMES or low in PLACES or (
+            word.isupper() and len(word) > 1 and low not in KINSHIP):
         return True
     end = tokens[k][0] + len(word)
     return (bool(_PERSON_AFTER.match(sentence[end:]) or _STATED_AFTER.match(sentence[end:])

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 
 from memories.extraction.offline.entities import MessageEntity, Registry, Sentence, gender_of, vote_from_context
 from memories.extraction.offline.grammar import is_past
-from memories.extraction.offline.lexicon import FEMALE_KIN, FIRST_NAMES, MALE_KIN, PERSON_NOUNS, word_set
+from memories.extraction.offline.lexicon import (
+    FEMALE_KIN,
+    FIRST_NAMES,
+    MALE_KIN,
+    PERSON_NOUNS,
+    WORLD_GIVEN_NAMES,
+    word_set,
+)
 from memories.extraction.offline.names import NameContext, find_mentions
 from memories.extraction.offline.parse import entity_labels
 from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph, split_sentences
@@ -108,7 +115,7 @@ class PronounState:
                     continue
                 labelled = any(s <= mention.start and mention.end <= e for s, e in people)
                 parsed = " " in mention.text.strip() and labelled and _typed_person(sentence, mention)
-                if first in FIRST_NAMES or mention.known or mention.honorific or parsed:
+                if first in FIRST_NAMES or first in WORLD_GIVEN_NAMES or mention.known or mention.honorific or parsed:
                     out.append((name, gender_of(first)))
         return out
 

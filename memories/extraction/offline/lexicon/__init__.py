@@ -65,6 +65,12 @@ FOLDED_PLACES = frozenset(strip_accents(p) for p in _GAZETTEER) - PLACES
 # place less firmly than a place people name in chat.
 FAMILY_NAME_PLACES = frozenset(p for p in _GAZETTEER - _WRITTEN_PLACES if " " not in p)
 
+# given names of many countries (scripts/build_names.py, from Faker), dictionary words left out: evidence
+# that a word is a name, not a vote on its gender
+WORLD_GIVEN_NAMES = frozenset(
+    line for line in (_HERE.parent / "given_names.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+)
 FEMALE_NAMES = _W["female_names"]
 MALE_NAMES = _W["male_names"]
 FIRST_NAMES = FEMALE_NAMES | MALE_NAMES | _W["unisex_names"]
