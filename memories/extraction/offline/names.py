@@ -20,6 +20,7 @@ from memories.extraction.offline.lexicon import (
     ED_BASE_VERBS,
     FIRST_NAMES,
     FOLDED_PLACES,
+    GIVEN_NAMES,
     GREETING_WORDS,
     HONORIFICS,
     IRREGULAR_PAST,
@@ -191,8 +192,6 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))]
-    if not _MAYBE_LOWER_NAME.search(sentence):
-        return out
     for token in parse(sentence):
         word = token.text
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
@@ -200,8 +199,8 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
                 or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start == token.idx for m in out)):
             continue
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
-        unknown = len(word) >= 4 and _HAS_VOWEL.search(word) and not is_word_form(word)
-        if given and not is_dictionary_word(word) or _in_a_persons_place(token) and (
+        unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
+        if given and not is_dictionary_word(word) or _in_a_persons_place(sentence, token) and (
                 token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and (
                     unknown or word in WORLD_GIVEN_NAMES)):
             start = token.idx
@@ -215,20 +214,19 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
 
 
 _WITH_SOMEONE = frozenset({"break", "split", "hang", "fight", "argue"})  # "broke up with jake"
-_MAYBE_LOWER_NAME = re.compile(r"(?<![\w'])[a-zà-ÿ]{3,}")
 _HAS_VOWEL = re.compile(r"[aeiouyà-ÿ]")
 
 
-def _in_a_persons_place(token) -> bool:
-    """Where the parse puts someone: with "me" or "I" ("me and dani"), after "with" ("broke up with
-    jake"), or the subject of what only a person does ("yara moved out")."""
+def _in_a_persons_place(sentence: str, token) -> bool:
+    """Where the parse puts someone: with "me" or "I" ("me and dani", "dani and I"), after "with"
+    ("broke up with jake"), or the subject of what only a person does ("yara moved out")."""
     head = token.head
     if token.dep_ == "conj" and head.lower_ in ("me", "i"):
         return True
     if token.dep_ == "pobj" and head.lower_ == "with":
         return head.head.lemma_ in _WITH_SOMEONE or head.head.lemma_ in PERSON_VERBS
-    return token.dep_ in ("nsubj", "nsubjpass") and (head.lemma_ in PERSON_VERBS or any(
-        c.dep_ == "conj" and c.lower_ in ("me", "i") for c in token.children))
+    return any(c.dep_ == "conj" and c.lower_ in ("me", "i") for c in token.children) and token.dep_ in (
+        "nsubj", "nsubjpass") or opens_as_subject_of_a_life(sentence, token.idx)
 
 
 def _titles(sentence: str) -> list[Mention]:
@@ -376,17 +374,16 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
 # Organizations written in lower case ("startin at mercadona", "the hanoi book club", "the university
 # of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
 # a word no dictionary has; or one such word alone right after a word of work or study.
+_JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
+_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|{alternation(_JOINED_OR_LEFT)})\b")
 _LOWER_ORG = re.compile(
-    r"\b(?P<lead>at|for|with|to|joined|join|joining|quit|left|leaving)\s+(?:the\s+)?"
+    rf"(?P<lead>{_LEAD_WORD.pattern})\s+(?:the\s+)?"
     r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
 )
-_LEAD_WORD = re.compile(r"\b(?:at|for|with|to|joined|join|joining|quit|left|leaving)\b")
 _WORK_BEFORE = re.compile(
     r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed|no\s+longer)\s+(?:\w+\s+){0,2}$"
 )
 
-
-_JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
 
 
 def _is_verb_at(sentence: str, start: int) -> bool:
@@ -582,7 +579,7 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
     low = word.lower()
     if low in AMBIGUOUS_NAMES:
         return False
-    if low in FIRST_NAMES or low in WORLD_GIVEN_NAMES or low in PLACES or (
+    if low in GIVEN_NAMES or low in PLACES or (
             word.isupper() and len(word) > 1 and low not in KINSHIP):
         return True
     end = tokens[k][0] + len(word)

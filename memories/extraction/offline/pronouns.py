@@ -11,10 +11,9 @@ from memories.extraction.offline.entities import MessageEntity, Registry, Senten
 from memories.extraction.offline.grammar import is_past
 from memories.extraction.offline.lexicon import (
     FEMALE_KIN,
-    FIRST_NAMES,
+    GIVEN_NAMES,
     MALE_KIN,
     PERSON_NOUNS,
-    WORLD_GIVEN_NAMES,
     word_set,
 )
 from memories.extraction.offline.names import NameContext, find_mentions
@@ -115,7 +114,7 @@ class PronounState:
                     continue
                 labelled = any(s <= mention.start and mention.end <= e for s, e in people)
                 parsed = " " in mention.text.strip() and labelled and _typed_person(sentence, mention)
-                if first in FIRST_NAMES or first in WORLD_GIVEN_NAMES or mention.known or mention.honorific or parsed:
+                if first in GIVEN_NAMES or mention.known or mention.honorific or parsed:
                     out.append((name, gender_of(first)))
         return out
 

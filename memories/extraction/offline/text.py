@@ -42,13 +42,13 @@ def normalize_message(text: str) -> str:
     sentences); chat spellings in lower case read as the words they stand for ("im", "w/", "workin")."""
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(lambda m: CHAT_FORMS[m.group()], text)
-    text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['no'][0] == 'N' else 'i'}'m n{m['no'][1:]}", text)
+    text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
     return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
 
 
 # "No longer at X, started at Y": a sentence that opens so is the writer's state ("I'm no longer at X")
-_NO_LONGER_OPENING = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<no>[Nn]o longer (?:at|with|in|working)\b)")
+_NO_LONGER_OPENING = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<n>[Nn])o longer (?P<prep>at|with|in|working)\b")
 # 'Roberto "Beto" Salgado', "Roberto (Beto) Salgado": the nickname said inside the full name, read
 # as said after it
 _NICKNAME_INSIDE = re.compile(

@@ -74,6 +74,7 @@ WORLD_GIVEN_NAMES = frozenset(
 FEMALE_NAMES = _W["female_names"]
 MALE_NAMES = _W["male_names"]
 FIRST_NAMES = FEMALE_NAMES | MALE_NAMES | _W["unisex_names"]
+GIVEN_NAMES = FIRST_NAMES | WORLD_GIVEN_NAMES  # every given name known: a word is a name
 AMBIGUOUS_NAMES = _W["ambiguous_names"]
 
 # Kin and social-role term → (relation, the named person is the source).
