@@ -56,15 +56,17 @@ def agents_with_counts() -> QuerySet[Agent]:
 
 def aliases_matching(*, agent: Agent, names) -> list[tuple[str, Entity]]:
     """(alias, entity) for each of the agent's aliases among `names` (normalized forms, e.g. a
-    message's n-grams), entities without their name vectors. The names travel as one array
-    parameter: an IN list of ~150 n-grams took Django longer to build than Postgres to run."""
+    message's n-grams), entities without their name vectors, in one statement. The names travel
+    as one array parameter: an IN list of ~150 n-grams took Django longer to build than Postgres
+    to run."""
     names = list(names)
     if not names:
         return []
-    pairs = list(EntityAlias.objects.filter(agent=agent).extra(where=["alias = ANY(%s)"], params=[names])
-                 .order_by("-alias").values_list("alias", "entity_id"))
-    entities = Entity.objects.defer("name_embedding").in_bulk({entity_id for _, entity_id in pairs})
-    return [(alias, entities[entity_id]) for alias, entity_id in pairs]
+    rows = (EntityAlias.objects.filter(agent=agent)
+            .extra(where=[f"{EntityAlias._meta.db_table}.alias = ANY(%s)"], params=[names])
+            .select_related("entity").defer("entity__name_embedding").order_by("-alias"))
+    entities: dict[int, Entity] = {}
+    return [(row.alias, entities.setdefault(row.entity_id, row.entity)) for row in rows]
 
 
 def events_list(*, agent: Agent) -> QuerySet[Event]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, connection, transaction
@@ -78,6 +80,38 @@ def event_log(
             raise
         return existing
     return event, run, None
+
+
+@dataclass(frozen=True)
+class EventToLog:
+    """A checked write request (see `write_request`): the event to store and its job's params."""
+
+    speaker: str
+    text: str
+    occurred_at: datetime | None
+    external_id: str | None
+    params: dict
+    embedding_text: str
+
+
+def events_log_batch(*, agent: Agent, items: Sequence[EventToLog], embedder: EmbedderClient) -> list[PipelineRun]:
+    """Store new events with their write jobs, running and leased to this thread (as `event_log`
+    with `start_now` stores one), in one transaction: their vectors in one call, then one insert
+    for the events, one for their keyword statistics and one for the jobs. Returns the jobs (each
+    with its event) in order. A repeated external id raises IntegrityError and stores nothing."""
+    now = timezone.now()
+    vectors = embedder.embed([item.embedding_text or item.text for item in items])
+    with transaction.atomic():
+        events = Event.objects.bulk_create([
+            Event(agent=agent, speaker=item.speaker.strip(), text=item.text, occurred_at=item.occurred_at or now,
+                  recorded_at=now, embedding=vector, external_id=item.external_id or None, metadata={})
+            for item, vector in zip(items, vectors, strict=True)])
+        keyword_stats_apply(agent_id=agent.id, kind="event", ids=[event.id for event in events])
+        lease = lease_fields(now)
+        return PipelineRun.objects.bulk_create([
+            PipelineRun(agent=agent, kind=RunKind.WRITE, name="write", event=event, input_ref=f"event:{event.id}",
+                        params=item.params, status=RunStatus.RUNNING, started_at=now, attempts=1, **lease)
+            for item, event in zip(items, events, strict=True)])
 
 
 def stored_key_forms(value: str, *, field: str) -> list[str]:

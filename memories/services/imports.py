@@ -7,20 +7,24 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from django.db import connections
 
 from memories.config import WriteConfig
+from memories.errors import DomainError
 from memories.extraction.offline import extract_offline
 from memories.extraction.offline.parse import parse_many
 from memories.extraction.offline.text import normalize_message, split_sentences
 from memories.importers.locomo import Turn
-from memories.models import Agent, Event
+from memories.models import Agent, Event, PipelineRun
 from memories.providers.embeddings import get_embedder
+from memories.providers.llm import get_llm_client
 from memories.services import import_processes
-from memories.services.events import event_embedding_text, stored_key_forms
-from memories.services.write import memory_write
+from memories.services.events import EventToLog, event_embedding_text, stored_key_forms
+from memories.services.leases import lease_kept
+from memories.services.write import event_process, events_submit_batch, memory_write, write_request
 
 PRIME_BATCH = 64
 
@@ -48,6 +52,25 @@ def _prime(embedder, turns: Sequence[Turn], indexes: Sequence[int], recent_windo
         texts += [f.text for f in extraction.facts] + [e.name for e in extraction.entities]
     if texts:
         embedder.embed(texts)
+
+
+def _log_batch(agent: Agent, turns: Sequence[Turn], indexes: Sequence[int], recent_window: int,
+               embedder) -> dict[int, PipelineRun]:
+    """The write jobs of a batch's new turns, logged together (by turn index). A turn that is
+    empty or fails the request's checks is left to `memory_write`, which answers it as a
+    single write does; so is the whole batch when one of its turns is stored already."""
+    requests: dict[int, EventToLog] = {}
+    for index in indexes:
+        turn = turns[index]
+        try:
+            request = write_request(message=turn.text, speaker_name=turn.speaker, occurred_at=turn.occurred_at,
+                                    recent_messages=_recent(turns, index, recent_window), external_id=turn.dia_id)
+        except DomainError:
+            continue
+        if request is not None:
+            requests[index] = request
+    runs = events_submit_batch(agent=agent, requests=list(requests.values()), embedder=embedder)
+    return dict(zip(requests, runs, strict=True)) if runs else {}
 
 
 @dataclass
@@ -81,25 +104,36 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     def prime(batch: range):
         return pool.submit(_prime, embedder, turns, [i for i in batch if turns[i].dia_id not in done], recent_window)
 
+    # offline, a batch's messages are logged together first (an LLM's calls would outlast the
+    # later messages' leases, and cost far more than the statements saved)
+    in_bulk = not get_llm_client().enabled
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
         primed = prime(batches[0]) if batches else None
         for number, batch in enumerate(batches):
             primed.result()
             if number + 1 < len(batches):
                 primed = prime(batches[number + 1])
-            for index in batch:
-                turn = turns[index]
-                if turn.dia_id in done:
-                    stats.skipped += 1
-                else:
-                    result = memory_write(agent=agent, message=turn.text, speaker_name=turn.speaker,
-                                          occurred_at=turn.occurred_at, external_id=turn.dia_id,
-                                          recent_messages=_recent(turns, index, recent_window))
-                    if result.success:
-                        stats.imported += 1
+            logged = _log_batch(agent, turns, [i for i in batch if turns[i].dia_id not in done], recent_window,
+                                embedder) if in_bulk else {}
+            with lease_kept([run.id for run in logged.values()]) if logged else nullcontext():
+                for index in batch:
+                    turn = turns[index]
+                    if turn.dia_id in done:
+                        stats.skipped += 1
                     else:
-                        stats.failed += 1
-                progress(1)
+                        run = logged.get(index)
+                        if run is not None:
+                            result = event_process(run_id=run.id, embedder=embedder, started=True, skip_held=False,
+                                                   logged=run)
+                        else:
+                            result = memory_write(agent=agent, message=turn.text, speaker_name=turn.speaker,
+                                                  occurred_at=turn.occurred_at, external_id=turn.dia_id,
+                                                  recent_messages=_recent(turns, index, recent_window))
+                        if result.success:
+                            stats.imported += 1
+                        else:
+                            stats.failed += 1
+                    progress(1)
     stats.seconds = time.perf_counter() - started
     return stats
 

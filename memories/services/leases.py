@@ -15,7 +15,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -114,14 +114,17 @@ def lease_take(*, run_id: int) -> LeaseTaken:
     return LeaseTaken(LeaseDecision.HELD)
 
 
-def lease_renew(*, run_id: int, owner: str) -> bool | None:
-    """Extend `owner`'s lease of a running job. True: renewed; None: the row is locked (the
-    job's result being stored, or a forget waiting on it: the next beat renews); False: the
-    lease is no longer `owner`'s (the job finished, or was re-queued after it expired)."""
-    held = PipelineRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, lease_owner=owner)
+def lease_renew(*, run_id: int | Sequence[int], owner: str) -> bool | None:
+    """Extend `owner`'s lease of a running job (or of several: an import's logged batch). True:
+    renewed; None: the rows are locked (the job's result being stored, or a forget waiting on
+    it: the next beat renews); False: no lease is `owner`'s any more (the jobs finished, or were
+    re-queued after they expired)."""
+    ids = [run_id] if isinstance(run_id, int) else list(run_id)
+    held = PipelineRun.objects.filter(pk__in=ids, status=RunStatus.RUNNING, lease_owner=owner)
     with transaction.atomic():
-        if held.select_for_update(skip_locked=True).values_list("pk", flat=True).first() is not None:
-            held.update(lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+        free = list(held.select_for_update(skip_locked=True).values_list("pk", flat=True))
+        if free:
+            held.filter(pk__in=free).update(lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
             return True
     return None if held.exists() else False
 
@@ -136,9 +139,10 @@ def lease_expired(*, now: datetime | None = None) -> Q:
 
 
 @contextmanager
-def lease_kept(run_id: int) -> Iterator[None]:
-    """Renew this thread's lease of job `run_id` while the block runs. Not inside a transaction
-    of the caller's: the lease taken there is invisible to the others until it commits."""
+def lease_kept(run_id: int | Sequence[int]) -> Iterator[None]:
+    """Renew this thread's lease of job `run_id` (or of each of several jobs) while the block
+    runs. Not inside a transaction of the caller's: the lease taken there is invisible to the
+    others until it commits."""
     if connection.in_atomic_block:
         yield
         return
@@ -154,8 +158,9 @@ class _Heartbeat(threading.Thread):
     """Renews one lease until stopped or until the lease is no longer its owner's. Its database
     connection is its own (opened at the first renewal, closed when it stops)."""
 
-    def __init__(self, *, run_id: int, owner: str, every: float):
-        super().__init__(name=f"lease-{run_id}", daemon=True)
+    def __init__(self, *, run_id: int | Sequence[int], owner: str, every: float):
+        first = run_id if isinstance(run_id, int) else min(run_id, default=0)
+        super().__init__(name=f"lease-{first}", daemon=True)
         self.run_id, self.owner, self.every = run_id, owner, every
         self._stopped = threading.Event()
 

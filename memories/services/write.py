@@ -14,7 +14,7 @@ import time
 from contextlib import nullcontext
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memories.budgets import llm_within_budget
@@ -32,7 +32,13 @@ from memories.providers.llm import LLMClient, get_llm_client
 from memories.redaction import REDACTED_KEY_PREFIX, request_key_digest
 from memories.selectors.forget import forget_key
 from memories.services.audit import audit_record
-from memories.services.events import event_embedding_text, event_log, message_validate
+from memories.services.events import (
+    EventToLog,
+    event_embedding_text,
+    event_log,
+    events_log_batch,
+    message_validate,
+)
 from memories.services.forget import event_forget_guard
 from memories.services.leases import LeaseDecision, LeaseHeld, lease_kept, lease_owner_name, lease_take
 from memories.services.traces import trace_steps_persist
@@ -59,22 +65,16 @@ def event_submit(
     """Validate, log the event with a queued job and (on commit) enqueue the worker task.
     Returns (event, run, created); (None, None, False) for an empty message. With `actor`, a
     new event is audited as written by them."""
-    overrides_within_ceilings(WriteConfig, config_overrides)
-    config = apply_overrides(WriteConfig(), config_overrides)
-    text = message_validate(message=message, speaker_name=speaker_name, max_bytes=config.max_message_bytes)
-    if not text:
+    request = write_request(message=message, speaker_name=speaker_name, occurred_at=occurred_at,
+                            recent_messages=recent_messages, external_id=external_id,
+                            config_overrides=config_overrides, metadata=metadata)
+    if request is None:
         return None, None, False
-    digest = request_digest(speaker=speaker_name.strip(), text=text, occurred_at=occurred_at, external_id=external_id,
-                            recent_messages=list(recent_messages or ()), config_overrides=config_overrides or {},
-                            metadata=metadata or {})
+    digest = request.params["request_digest"]
     event, run, matched = event_log(
-        agent=agent, speaker=speaker_name, text=text, occurred_at=occurred_at,
+        agent=agent, speaker=speaker_name, text=request.text, occurred_at=occurred_at,
         embedder=embedder or get_embedder(), idempotency_key=idempotency_key, external_id=external_id,
-        metadata=metadata, params={**_params(recent_messages, config_overrides), "request_digest": digest},
-        start_now=not enqueue,
-        embedding_text=event_embedding_text(speaker=speaker_name, text=text, recent_messages=recent_messages or (),
-                                            with_speaker=config.event_embedding_speaker,
-                                            context=config.event_embedding_context),
+        metadata=metadata, params=request.params, start_now=not enqueue, embedding_text=request.embedding_text,
     )
     created = matched is None
     if created and actor:
@@ -87,6 +87,46 @@ def event_submit(
     if created:
         live_notify(agent=agent, kind="event", obj_id=event.id)
     return event, run, created
+
+
+def write_request(*, message: str, speaker_name: str, occurred_at: datetime | None = None, recent_messages=(),
+                  external_id: str | None = None, config_overrides: dict | None = None,
+                  metadata: dict | None = None) -> EventToLog | None:
+    """A write request checked (a 400 or 413 names what is wrong) and turned into the event to
+    log: its text, its job's params with the request's fingerprint, the text its vector embeds.
+    None for an empty message (nothing to store)."""
+    overrides_within_ceilings(WriteConfig, config_overrides)
+    config = apply_overrides(WriteConfig(), config_overrides)
+    text = message_validate(message=message, speaker_name=speaker_name, max_bytes=config.max_message_bytes)
+    if not text:
+        return None
+    digest = request_digest(speaker=speaker_name.strip(), text=text, occurred_at=occurred_at, external_id=external_id,
+                            recent_messages=list(recent_messages or ()), config_overrides=config_overrides or {},
+                            metadata=metadata or {})
+    return EventToLog(
+        speaker=speaker_name, text=text, occurred_at=occurred_at, external_id=external_id,
+        params={**_params(recent_messages, config_overrides), "request_digest": digest},
+        embedding_text=event_embedding_text(speaker=speaker_name, text=text, recent_messages=recent_messages or (),
+                                            with_speaker=config.event_embedding_speaker,
+                                            context=config.event_embedding_context))
+
+
+def events_submit_batch(*, agent: Agent, requests: list[EventToLog],
+                        embedder: EmbedderClient | None = None) -> list[PipelineRun] | None:
+    """Log several new messages of an import at once, each with its write job leased to this
+    thread (to run next with `event_process(started=True)`), in one transaction: one statement
+    each for the events, their keyword statistics and the jobs. None when one of them is stored
+    already (a concurrent import of the same turns): nothing is logged, and the caller writes
+    them one by one, where a repeat is recognized."""
+    if not requests:
+        return []
+    try:
+        runs = events_log_batch(agent=agent, items=requests, embedder=embedder or get_embedder())
+    except IntegrityError:
+        return None
+    for run in runs:
+        live_notify(agent=agent, kind="event", obj_id=run.event_id)
+    return runs
 
 
 def _replay_check(run: PipelineRun | None, *, digest: str, matched: str, idempotency_key: str | None,

@@ -214,3 +214,34 @@ def test_the_lease_is_renewed_while_the_job_runs_and_no_longer_after(agent, sett
         assert renewed > taken and renewed > timezone.now()
     time.sleep(1.0)
     assert PipelineRun.objects.get(pk=run.pk).lease_expires_at < timezone.now()  # no renewal after the block
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_imports_batch_keeps_the_leases_of_its_waiting_jobs_until_each_is_stored(agent, settings):
+    """An import logs a batch's messages together, each job running and leased to the importer:
+    the ones waiting their turn stay leased (no sweeper takes them) while the batch is written,
+    and each ends succeeded, with its facts, in the order the turns were said."""
+    from memories.importers.locomo import Turn
+    from memories.services.imports import conversation_import
+
+    settings.ANAMNESIS_JOB_LEASE_SECONDS = 0.9  # renewed every 0.3 s
+    said = timezone.now() - timedelta(days=1)
+    turns = [Turn(dia_id=f"d{i}", speaker="Rafael", text=text, occurred_at=said + timedelta(minutes=i), session=1)
+             for i, text in enumerate(["Bruno lives in Porto.", "", "Marta works at Siemens.", "I adopted a cat named Tofu."])]
+    seen = []
+
+    def progress(_):
+        now = timezone.now()
+        waiting = PipelineRun.objects.filter(agent=agent, status=RunStatus.RUNNING)
+        seen.extend((expires, now) for expires in waiting.values_list("lease_expires_at", flat=True))
+        time.sleep(0.4)  # the last job waits longer than its first lease: the batch's beat renews it
+
+    stats = conversation_import(agent=agent, turns=turns, progress=progress)
+    assert (stats.imported, stats.failed) == (4, 0)  # the empty turn is counted and stores nothing
+    assert seen and all(expires > now for expires, now in seen)  # no waiting job's lease ran out
+    runs = list(PipelineRun.objects.filter(agent=agent, kind=RunKind.WRITE).order_by("event__occurred_at"))
+    assert [r.event.text for r in runs] == ["Bruno lives in Porto.", "Marta works at Siemens.",
+                                           "I adopted a cat named Tofu."]
+    assert [r.status for r in runs] == [RunStatus.SUCCEEDED] * 3 and [r.id for r in runs] == sorted(r.id for r in runs)
+    assert Fact.objects.filter(agent=agent, text__contains="Siemens").exists()
+    assert conversation_import(agent=agent, turns=turns).skipped == 3  # a second import stores nothing again
