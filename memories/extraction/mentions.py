@@ -131,14 +131,15 @@ def named_relatives(message: str) -> list[tuple[str, str]]:
 
 # --- the writer and the way they write ----------------------------------------------------------------
 
-_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w)")
+_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w+)")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 
 
 def writes_in_lower_case(message: str) -> bool:
-    """The writer does not capitalize: no sentence opens with a capital letter."""
+    """The writer does not capitalize: no sentence opens with a capital letter (a shouted one,
+    "ON VALENTINES DAY.", says nothing of it)."""
     openings = _SENTENCE_OPENING.findall(message)
-    return bool(openings) and not any(c.isupper() for c in openings)
+    return bool(openings) and not any(w[0].isupper() and not (w.isupper() and len(w) > 1) for w in openings)
 
 
 def lower_case_words(message: str) -> set[str]:

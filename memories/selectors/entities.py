@@ -14,9 +14,11 @@ from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
 from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, SAME_KIN
+from memories.extraction.offline.parse import is_word_form
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
     entity_key,
+    first_names_compatible,
     is_acronym_of,
     nickname_of,
     normalize_alias,
@@ -159,20 +161,36 @@ def _given_name(word: str) -> bool:
 
 
 
-def people_by_first_name(*, agent: Agent, words: set[str], limit: int = 5000) -> dict[str, Entity]:
-    """For each lower-case word, the one person of the agent whose full name starts with it
-    ("freya" → Freya Lindqvist); a word that is the first name of several people is left out."""
+def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", limit: int = 5000) -> dict[str, Entity]:
+    """For each lower-case word, the one person of the agent it names: her first name ("freya" →
+    Freya Lindqvist) or, for a word no dictionary holds, a short form of it ("zey" → Zeynep
+    Kaya), a hyphenated name written as one word ("seojun" → Park Seo-jun) or her family name
+    ("zielinska" → Marta Zielinska; never the writer's own). A word that may name several people
+    is left out."""
     if not words:
         return {}
-    by_first: dict[str, list[Entity]] = {}
+    own_family = set(normalize_alias(strip_accents(writer)).split()[1:])
+    unknown = {w for w in words if not is_word_form(w)}
+    exact: dict[str, set[int]] = {}
+    other: dict[str, set[int]] = {}
+    people: dict[int, Entity] = {}
     rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
             .defer("name_embedding").order_by("-id")[:limit])
     for entity in rows:
         parts = normalize_alias(strip_accents(entity.display_name)).split()
-        if len(parts) > 1 and parts[0] in words:
-            by_first.setdefault(parts[0], []).append(entity)
-    return {word: people[0] for word, people in by_first.items() if len(people) == 1}
-
+        if len(parts) < 2:
+            continue
+        people[entity.id] = entity
+        written = strip_accents(entity.display_name).split()
+        if parts[0] in words:
+            exact.setdefault(parts[0], set()).add(entity.id)
+        for word in unknown:
+            joined = {w.replace("-", "").lower() for w in written if "-" in w}  # "seojun": Park Seo-jun
+            if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False) or word in joined or (
+                    word == parts[-1] and word not in own_family)):
+                other.setdefault(word, set()).add(entity.id)
+    found = {word: exact.get(word) or ids for word, ids in other.items()} | exact  # her own first name first
+    return {word: people[next(iter(ids))] for word, ids in found.items() if len(ids) == 1}
 
 
 def parents_of(*, agent: Agent, child: str) -> list[Entity]:

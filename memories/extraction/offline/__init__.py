@@ -28,6 +28,7 @@ from memories.extraction.offline.corrections import correction_in, split_correct
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, linked_by_frames, process_sentence
 from memories.extraction.offline.frames import Embed
+from memories.extraction.offline.lexicon import PLACE_OTHER_NAMES
 from memories.extraction.offline.parse import cessations, deaths, parse_soon
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message, split_sentences
@@ -100,7 +101,7 @@ def extract_offline(
     adopted_pets(sentences, out)
     out.drop_overridden()
     entities = [
-        ExtractedEntity(name=e.name, type=e.type, aliases=list(e.aliases))
+        ExtractedEntity(name=e.name, type=e.type, aliases=_with_city_name(e.name, e.type, e.aliases))
         for i, e in enumerate(registry.entities)
         if i in out.used
     ]
@@ -120,6 +121,13 @@ class Statement:
     value: str = ""
     relations: tuple[tuple[str, str, str], ...] = ()  # (source, rel_type, target), one end the subject
     types: Mapping[str, str] = field(default_factory=dict)  # name → entity type
+
+
+def _with_city_name(name: str, entity_type: str, aliases) -> list[str]:
+    """A place's names, with the city's own name when it is named another way ("Lisboa" is
+    Lisbon, "Saigon" Ho Chi Minh City): either name then finds the one place."""
+    city = PLACE_OTHER_NAMES.get(name.lower()) if entity_type == "place" else None
+    return [*aliases, city] if city and city not in aliases else list(aliases)
 
 
 def parse_ahead(message: str) -> None:

@@ -129,8 +129,8 @@ _ROLE_AT_BEFORE = re.compile(
 )
 _ORG_NAMED_BEFORE = re.compile(
     rf"\b(?:{alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?)?\s*(?:,\s*)?"
-    r"(?:called|named)\s*$"
-)  # "a startup called X", "a startup in Austin called X"
+    r"(?:(?:is|was|'s)\s+)?(?:called|named)(?:\s+the)?\s*$"
+)  # "a startup called X", "a startup in Austin called X", "a team called the X", "her gym is called X"
 # "my own catering company, X": what one runs, named in apposition
 _OWN_ORG_BEFORE = re.compile(rf"\bown\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\s*,\s*$")
 # What only a person does or is, said right after a one-word name: "Guili is coming to visit",

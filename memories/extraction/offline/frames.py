@@ -606,6 +606,9 @@ def _overridden(candidate: Candidate, frame: Frame) -> frozenset[str]:
 
 
 _BEGIN = frozenset({"start", "begin", "go"})
+# what one loses when "lose" ends a state
+_LOST_STATES = frozenset({"job", "position", "role", "post", "contract", "gig", "place", "seat", "spot",
+                          "membership", "scholarship", "lease"})
 _AROUND = frozenset({"after", "before", "during", "since", "despite"})
 _NEGATIONS = frozenset({"not", "n't", "no", "never"})
 _NO_MORE = frozenset({"longer", "anymore", "more", "since"})
@@ -638,7 +641,10 @@ def ending_for(candidate: Candidate) -> Frame | None:
         said = candidate.chain & ((frame.triggers - frame.weak) | frame.durative | {"part", "member"})
         # "graduated from X", "not part of X since May", "was a member of X until 2015", "retired
         # after 35 years at X"; not "left ⟨org⟩ after the ⟨other⟩ takeover", which ends nothing of the other
-        ended = candidate.chain & frame.endings and not (
+        ending = candidate.chain & frame.endings
+        if ending == {"lose"} and not candidate.lemmas & _LOST_STATES:
+            ending = frozenset()  # "lost my job at X" ends it; "we've lost every game" does not
+        ended = ending and not (
             set((candidate.below or {}).values()) & _AROUND and not candidate.lemmas & data.spans)
         if ended or said and (stopped or "until" in candidate.chain):
             return frame

@@ -32,6 +32,7 @@ from memories.extraction.offline.lexicon import (
     ORG_SUFFIXES,
     PERSON_VERBS,
     PET_TERMS,
+    PLACE_OTHER_NAMES,
     PLACES,
     STOP_CAPS,
     WORLD_GIVEN_NAMES,
@@ -203,14 +204,31 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         if given and not is_dictionary_word(word) or _in_a_persons_place(sentence, token) and (
                 token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and (
                     unknown or word in WORLD_GIVEN_NAMES)):
-            start = token.idx
+            start, end = token.idx, token.idx + len(word)
             before = token.nbor(-1) if token.i else None
             if before is not None and before.dep_ == "compound" and before.head.i == token.i and before.is_lower and (
                     before.is_alpha and not taken.overlaps(before.idx, token.idx)):
                 start = before.idx  # "bridget oneill told me": her given name too
-            out.append(Mention(start, token.idx + len(word), sentence[start:token.idx + len(word)].title(),
-                               person=True))
+            elif given and (family := _family_name_after(sentence, end)) and not taken.overlaps(end, family):
+                end = family  # "a new girl on my team, marta zielinska": her family name too
+            out.append(Mention(start, end, sentence[start:end].title(), person=True))
     return out
+
+
+def _family_name_after(sentence: str, end: int) -> int | None:
+    """Where the family name after a lower-case given name ends, when the next word is one no
+    dictionary holds ("marta zielinska"); None otherwise."""
+    family = _LOWER_FAMILY_NAME.match(sentence, end)
+    if family and _unknown_word(family.group("name")) and not _is_verb_at(sentence, family.start("name")):
+        return family.end()
+    return None
+
+
+def _other_family_name(sentence: str, end: int, known: str) -> bool:
+    """A lower-case known given name followed by a family name that is not the known person's:
+    "marta zielinska" is someone else than the Marta Nowak the agent knows."""
+    after = _family_name_after(sentence, end)
+    return after is not None and _folded(sentence[end:after].strip()) not in _folded(known).split()[1:]
 
 
 _WITH_SOMEONE = frozenset({"break", "split", "hang", "fight", "argue"})  # "broke up with jake"
@@ -256,7 +274,7 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
             lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
         ):
             known = known_canonical(canonical, text)
-            if known is not None:
+            if known is not None and not (text.islower() and _other_family_name(sentence, match.end(), known)):
                 out.append(Mention(match.start(), match.end(), text, known=known))
     return out
 
@@ -281,7 +299,7 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
     for match, start in sorted(starts, key=lambda item: item[1]):
         words = match.group("place").split()
         for n in range(len(words), 0, -1):
-            if " ".join(words[:n]) in PLACES or " ".join(words[:n]) in FOLDED_PLACES:
+            if " ".join(words[:n]) in _LOWER_PLACE_NAMES:
                 end = start + len(" ".join(words[:n]))
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
                         o.start < end and start < o.end for o in out):
@@ -293,8 +311,11 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
 _PLACE_AFTER = re.compile(
     r"\b(?:in|to|from|near|around|outside|of)\s+(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,2})"
 )
+# where a place is expected, a place of the gazetteer with or without its marks, or another name
+# of a larger city ("in saigon", "moved to lisboa")
+_LOWER_PLACE_NAMES = PLACES | FOLDED_PLACES | frozenset(PLACE_OTHER_NAMES)
 # a first word of a place: the parse is read only then
-_PLACE_HEADS = frozenset(p.split()[0] for p in PLACES | FOLDED_PLACES)
+_PLACE_HEADS = frozenset(p.split()[0] for p in _LOWER_PLACE_NAMES)
 _LOWER_JOINERS = frozenset({"de", "da", "do", "dos", "das", "del", "la", "le", "el", "of", "the", "on", "upon", "am"})
 
 
@@ -354,9 +375,9 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
             continue
         if word in FIRST_NAMES or in_nickname_table(word) or not (is_common_word(word) or is_word_form(word)) or (
                 _parsed_as_name(sentence, start)):
-            family = _LOWER_FAMILY_NAME.match(sentence, end)
-            if family and _unknown_word(family.group("name")) and not taken.overlaps(end, family.end()):
-                end = family.end()  # "my gf maja kowalska": her family name too
+            family = _family_name_after(sentence, end)
+            if family and not taken.overlaps(end, family):
+                end = family  # "my gf maja kowalska": her family name too
             out.append(Mention(start, end, sentence[start:end].title()))
     for match in _LOWER_PET_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")

@@ -139,6 +139,8 @@ def is_word_form(word: str) -> bool:
     low = word.lower()
     if is_dictionary_word(low):
         return True
+    if low.endswith(("ied", "ies")) and len(low) >= 5 and is_dictionary_word(low[:-3] + "y"):
+        return True  # "cried", "carries"
     for suffix in ("ing", "ed", "es", "s", "d"):
         stem = low[: -len(suffix)]
         if low.endswith(suffix) and len(stem) >= 3 and (

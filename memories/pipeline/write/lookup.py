@@ -31,7 +31,8 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
     _named_relatives(message, known)
     if mentions.writes_in_lower_case(message.text):  # "freya and i split up": first names without capitals
         words = mentions.lower_case_words(message.text) - matched
-        for word, entity in entity_selectors.people_by_first_name(agent=message.agent, words=words).items():
+        for word, entity in entity_selectors.people_by_lower_name(agent=message.agent, words=words,
+                                                                  writer=message.speaker).items():
             known.add(entity, word)
     _spelling_variants(known, grams)
     writer = _writer(message, known)

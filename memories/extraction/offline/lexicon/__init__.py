@@ -61,6 +61,12 @@ PLACES = _GAZETTEER | _WRITTEN_PLACES
 # the gazetteer's places as written without their marks ("lodz", "wroclaw"), read where a place is
 # expected: some are also words ("colon", "sale")
 FOLDED_PLACES = frozenset(strip_accents(p) for p in _GAZETTEER) - PLACES
+# Other names of the larger cities ("lisboa", "saigon", "bangalore"; scripts/build_places.py) with the
+# city's own name: one place either way
+PLACE_OTHER_NAMES = dict(
+    line.split("\t", 1) for line in (_HERE.parent / "place_names.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+)
 # One word of the gazetteer alone is also many a family name ("Preston", "Sheffield"): it says
 # place less firmly than a place people name in chat.
 FAMILY_NAME_PLACES = frozenset(p for p in _GAZETTEER - _WRITTEN_PLACES if " " not in p)
