@@ -238,7 +238,7 @@ def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]
         .filter(Q(display_name__icontains=surname) | Q(aliases__alias__contains=surname))
         .defer("name_embedding").annotate(alias_names=_alias_names()).distinct()[:limit]
     )
-    names = {e.id: [e.display_name, *(a.alias for a in e.aliases.all())] for e in rows}
+    names = {e.id: [e.display_name, *e.alias_names] for e in rows}
     by_surname = [e for e in rows if surname in {surname_of(n) for n in names[e.id]}]
     # "Mrs. Lim" for Lim Bee Hoon: a family name said first, when no one carries it last
     return by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]

@@ -226,8 +226,9 @@ def test_an_imports_batch_keeps_the_leases_of_its_waiting_jobs_until_each_is_sto
 
     settings.ANAMNESIS_JOB_LEASE_SECONDS = 0.9  # renewed every 0.3 s
     said = timezone.now() - timedelta(days=1)
+    texts = ["Bruno lives in Porto.", "", "Marta works at Siemens.", "I adopted a cat named Tofu."]
     turns = [Turn(dia_id=f"d{i}", speaker="Rafael", text=text, occurred_at=said + timedelta(minutes=i), session=1)
-             for i, text in enumerate(["Bruno lives in Porto.", "", "Marta works at Siemens.", "I adopted a cat named Tofu."])]
+             for i, text in enumerate(texts)]
     seen = []
 
     def progress(_):
