@@ -201,7 +201,10 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
             continue
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
-        if given and not is_dictionary_word(word) or _in_a_persons_place(sentence, token) and (
+        # a given name of another country with a family name after it ("marek zielinski") is a person too
+        full = word in WORLD_GIVEN_NAMES and not is_dictionary_word(word) and _family_name_after(
+            sentence, token.idx + len(word))
+        if given and not is_dictionary_word(word) or full or _in_a_persons_place(sentence, token) and (
                 token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and (
                     unknown or word in WORLD_GIVEN_NAMES)):
             start, end = token.idx, token.idx + len(word)
@@ -209,7 +212,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
             if before is not None and before.dep_ == "compound" and before.head.i == token.i and before.is_lower and (
                     before.is_alpha and not taken.overlaps(before.idx, token.idx)):
                 start = before.idx  # "bridget oneill told me": her given name too
-            elif given and (family := _family_name_after(sentence, end)) and not taken.overlaps(end, family):
+            elif (given or full) and (family := _family_name_after(sentence, end)) and not taken.overlaps(end, family):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
     return out
