@@ -181,11 +181,11 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
         if len(parts) < 2:
             continue
         people[entity.id] = entity
-        written = strip_accents(entity.display_name).split()
+        # "seojun": Park Seo-jun
+        joined = {w.replace("-", "").lower() for w in strip_accents(entity.display_name).split() if "-" in w}
         if parts[0] in words:
             exact.setdefault(parts[0], set()).add(entity.id)
         for word in unknown:
-            joined = {w.replace("-", "").lower() for w in written if "-" in w}  # "seojun": Park Seo-jun
             if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False) or word in joined or (
                     word == parts[-1] and word not in own_family)):
                 other.setdefault(word, set()).add(entity.id)
