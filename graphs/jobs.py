@@ -19,7 +19,7 @@ from memories.pipeline.trace import StepRecord
 def active_agents(ctx: JobContext) -> list[Agent]:
     since = ctx.now - timedelta(seconds=settings.ANAMNESIS_GRAPH_WARMUP_ACTIVE_SECONDS)
     ids = set(PipelineRun.objects.filter(created_at__gte=since, kind__in=[RunKind.WRITE, RunKind.RETRIEVE])
-              .values_list("agent_id", flat=True).distinct())
+              .order_by().values_list("agent_id", flat=True).distinct())
     return list(Agent.objects.filter(id__in=ids).order_by("id"))
 
 

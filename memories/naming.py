@@ -166,6 +166,17 @@ def in_nickname_table(word: str) -> bool:
     return _fold(word) in _TABLE_NAMES
 
 
+_SHORT_FORMS: dict[str, tuple[str, ...]] = {}
+for _short, _fulls in _NICKNAMES.items():
+    for _full in _fulls:
+        _SHORT_FORMS[_full] = (*_SHORT_FORMS.get(_full, ()), _short)
+
+
+def short_forms_of(name: str) -> tuple[str, ...]:
+    """The table's short forms of a full first name ("José" → "ze", "pepe"), normalized."""
+    return _SHORT_FORMS.get(_fold(name), ())
+
+
 def nickname_of(name: str) -> str:
     """The full first name a known nickname stands for ("Paddy" → "patrick"), else ""."""
     return next(iter(_NICKNAMES.get(_fold(name), ())), "")
@@ -193,13 +204,13 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     if b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or set(_NICKNAMES.get(a, ())) & set(
             _NICKNAMES.get(b, ())):
         return True
-    if _skeleton(b) in {_skeleton(full) for full in _NICKNAMES.get(a, ())}:
-        return True  # "Sasha" for "Aleksandr": the table's "Alexander" spelled another way
+    if _skeleton(b) in {skeleton for full in _NICKNAMES.get(a, ()) for skeleton in _skeletons(full)}:
+        return True  # "Sasha" for "Aleksandr", "Alex" for "Alejandro": the table's "Alexander" spelled another way
     if len(a) >= 3 and b.startswith(a):
         return True
     for ending in _DIMINUTIVE_ENDINGS:
-        stem = a.removesuffix(ending)
-        if stem != a and len(stem) >= 3 and (b.startswith(stem) or b.startswith(stem[:-1]) and stem[-1] == stem[-2]):
+        stem = a.removesuffix(ending).replace("ck", "k") if a.endswith(ending) else ""  # "Vicky" for Vikram
+        if len(stem) >= 3 and (b.startswith(stem) or b.startswith(stem[:-1]) and stem[-1] == stem[-2]):
             return True
     if a.endswith("e") and len(a) >= 4 and b.startswith(a[:-1]):
         return True
@@ -214,6 +225,12 @@ def _skeleton(name: str) -> str:
     folded = name.replace("x", "ks").replace("ph", "f").replace("ck", "k")
     consonants = re.sub(r"[aeiouy]", "", folded[1:])
     return folded[:1] + re.sub(r"(.)\1+", r"\1", consonants)
+
+
+def _skeletons(name: str) -> set[str]:
+    """The skeleton, and where the name has an x, the one with the j Spanish writes for it
+    ("Alexander", "Alejandro" → "aljndr")."""
+    return {_skeleton(name), _skeleton(name.replace("x", "j"))}
 
 
 def person_words(name: str) -> list[str]:
@@ -262,6 +279,20 @@ def titled_form(name: str) -> str:
     if match is None or not match.group().rstrip().endswith("."):
         return ""
     return _SPACES.sub(" ", strip_accents(name.strip()).casefold())
+
+
+_EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w.]+$")
+
+
+def written_form(name: str) -> str:
+    """"Zé" → "zé", "Jean-Luc" → "jean-luc", "O'Brien" → "o'brien": the name in lower case with
+    its accents, hyphens and apostrophes as written, which the normalized alias ("ze",
+    "jean luc") loses; "" when the two are the same, so a plain name is stored once. The form a
+    person reads, and that a client matching names as written looks for."""
+    text = _SPACES.sub(" ", _EDGE_PUNCTUATION.sub("", name.strip())).casefold()
+    if not text or len(text) > 255 or text == normalize_alias(name) or not normalize_alias(name):
+        return ""
+    return text
 
 
 # what Japanese, Korean and Hindi speakers put after a name to address someone politely

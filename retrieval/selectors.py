@@ -48,7 +48,8 @@ def entities_for_hints(*, agent: Agent, hints: list[str]) -> list[int]:
 
 
 def known_types(*, agent: Agent) -> set[str]:
-    return set(Entity.objects.filter(agent=agent).values_list("type", flat=True).distinct())
+    # without the model's ordering by name, which made DISTINCT read (type, name) pairs: every entity
+    return set(Entity.objects.filter(agent=agent).order_by().values_list("type", flat=True).distinct())
 
 
 def one_hop(*, agent: Agent, entity_ids: list[int], as_of: Moment | datetime | None, limit: int = 10) -> list[int]:

@@ -25,6 +25,7 @@ from memories.naming import (
     normalize_type,
     person_names_compatible,
     person_words,
+    short_forms_of,
     strip_accents,
     surname_of,
     titled_surname,
@@ -129,7 +130,8 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
         starts |= Q(display_name__istartswith=initial) | Q(aliases__alias__startswith=initial.lower())
     rows = (
         Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
-        .filter(starts | Q(display_name__icontains=first) | Q(aliases__alias__contains=normalize_alias(first)))
+        .filter(starts | Q(display_name__icontains=first) | Q(aliases__alias__contains=normalize_alias(first))
+                | Q(aliases__alias__in=short_forms_of(first)))  # "José Almeida" after "Zé"
         .defer("name_embedding").annotate(alias_names=_alias_names()).distinct()[:limit]
     )
     found = {}

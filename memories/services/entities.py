@@ -14,16 +14,19 @@ from django.utils import timezone
 
 from memories.errors import DomainError, NotFound
 from memories.models import Agent, Entity, EntityAlias, EntityMerge, Fact, FactEntityLink, Relationship
-from memories.naming import entity_key, normalize_alias, normalize_type, titled_form
+from memories.naming import entity_key, normalize_alias, normalize_type, titled_form, written_form
 from memories.services.changes import audited_change
 from memories.services.relationships import relationship_move, relationship_upsert, relationships_unlearn
 
 
 def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
     """Register normalized aliases for an entity; an alias already taken (by anyone, even
-    concurrently) keeps its first owner. A titled name is also kept as written ("mrs. lim"), the
-    form a client that matches names as written looks for. Returns how many were new."""
-    rows = sorted({normalize_alias(n) for n in names if normalize_alias(n)} | {titled_form(n) for n in names} - {""})
+    concurrently) keeps its first owner. A name with accents, a hyphen, an apostrophe or a
+    title is also kept as written, in lower case ("zé", "jean-luc", "mrs. lim"): the form a
+    person reads and a client that matches names as written looks for. Lookups go by the
+    normalized form, which every written form has beside it. Returns how many were new."""
+    rows = sorted(({normalize_alias(n) for n in names} | {titled_form(n) for n in names}
+                   | {written_form(n) for n in names}) - {""})
     if not rows:
         return 0
     table = EntityAlias._meta.db_table
@@ -117,7 +120,10 @@ def entity_alias_remove(*, agent: Agent, entity_id: int, alias: str, actor: str,
     row = EntityAlias.objects.select_for_update().filter(agent=agent, entity=entity, alias=norm).first()
     if row is None:
         raise NotFound(f"entity {entity_id} has no alias {alias!r}", {"alias": "not an alias of this entity"})
-    row.delete()
+    # with the forms it was kept in as written ("zé" beside "ze")
+    written = [r.pk for r in EntityAlias.objects.select_for_update().filter(agent=agent, entity=entity)
+               .exclude(pk=row.pk) if normalize_alias(r.alias) == norm]
+    EntityAlias.objects.filter(pk__in=[row.pk, *written]).delete()
     audited_change(agent=agent, actor=actor, action="alias_remove", obj=entity, before={"alias": norm},
                    reason=reason, live=("entity", entity.id), graph_changed=False)
 

@@ -61,6 +61,18 @@ def test_aliases_are_added_once_and_never_stolen(seeded, api):
     assert "Ricardo Gomes lives in São Paulo" in [f["text"] for f in found["facts"]]
 
 
+def test_an_alias_with_accents_or_a_hyphen_is_listed_as_written_and_removed_whole(seeded, api):
+    ricardo = entity(seeded, "person:ricardo_gomes")
+    added = api.post(url(seeded, "entities", ricardo.id, "aliases"), {"alias": "Zé-Ri"}, format="json")
+    # matched in its plain form, shown as it was written (in lower case) to whoever reads the names
+    assert added.status_code == 201 and {"ze ri", "zé-ri"} <= set(added.json()["aliases"])
+    assert api.get(url(seeded, "entities") + "?q=Zé-Ri").json()["results"][0]["id"] == ricardo.id
+    assert api.post(url(seeded, "entities", ricardo.id, "aliases"), {"alias": "ze ri"},
+                    format="json").json()["created"] is False
+    assert api.delete(url(seeded, "entities", ricardo.id, "aliases", "ze ri")).status_code == 204
+    assert api.get(url(seeded, "entities", ricardo.id)).json()["aliases"] == ["ricardo gomes"]
+
+
 def test_merge_moves_everything_to_the_survivor(seeded, admin_api, api):
     ricardo, clara = entity(seeded, "person:ricardo_gomes"), entity(seeded, "person:clara")
     assert_error(api.post(url(seeded, "entities", ricardo.id, "merge"), {"entity_id": clara.id}, format="json"),

@@ -54,10 +54,12 @@ def test_diminutives_from_the_lexicon_and_short_forms_only_one_way():
 
 def test_clipped_forms_and_other_spellings_but_not_any_shared_letters():
     for short, full in [("Tina", "Valentina"), ("Seun", "Oluwaseun"), ("Funmi", "Olufunmilayo"),
-                        ("Sasha", "Aleksandr"), ("Dima", "Dmitriy"), ("Zé", "José")]:
+                        ("Sasha", "Aleksandr"), ("Dima", "Dmitriy"), ("Zé", "José"), ("Alex", "Alejandro"),
+                        ("Vicky", "Vikram")]:
         assert first_names_compatible(short, full, either_way=False), (short, full)
     # three letters are too few to be a clipped form; a middle needs five and letters on both sides
-    for short, full in [("Ana", "Juliana"), ("Mario", "Rosario"), ("Rina", "Marinalva"), ("Sasha", "Natasha")]:
+    for short, full in [("Ana", "Juliana"), ("Mario", "Rosario"), ("Rina", "Marinalva"), ("Sasha", "Natasha"),
+                        ("Vicky", "Vincent"), ("Alex", "Alfonso")]:
         assert not first_names_compatible(short, full, either_way=False), (short, full)
     # another surname says another person, however the given names compare
     assert not person_names_compatible("Tina Marsh", "Valentina Russo", either_way=False)

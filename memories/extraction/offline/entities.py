@@ -81,6 +81,7 @@ _ORG_STRONG = _phrases_before(
     "worked for,employed by,employed at,"
     "hired by,job at,job with,intern at,internship at,position at,role at,interview at,interview with,"
     "studies at,study at,studying at,student at,enrolled at,graduated from,joined,join,joining,founded,"
+    "got into,get into,gets into,getting into,accepted into,admitted to,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
     "employee of,started at,started working at,notice at,resignation at,engineer at,manager at,designer at,"
     "developer at,"
@@ -516,6 +517,8 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("concept", 60)
     if mention.honorific:
         entity.vote("person", 90)
+    if mention.organization:
+        entity.vote("organization", 150)
     if mention.person:
         entity.vote("person", 60)
     _vote_kinship(entity, before, after)

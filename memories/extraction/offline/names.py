@@ -28,6 +28,7 @@ from memories.extraction.offline.lexicon import (
     KINSHIP,
     NAME_CONNECTORS,
     OF_HEADS,
+    ORG_NOUNS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
     PERSON_VERBS,
@@ -35,6 +36,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_OTHER_NAMES,
     PLACES,
     STOP_CAPS,
+    WORLD_FAMILY_NAMES,
     WORLD_GIVEN_NAMES,
     alternation,
 )
@@ -44,6 +46,7 @@ from memories.extraction.offline.parse import (
     is_word_form,
     opens_as_subject_of_a_life,
     parse,
+    verb_lemma,
 )
 from memories.naming import (
     HONORIFIC_SUFFIX,
@@ -108,6 +111,7 @@ class Mention:
     honorific: bool = False
     vocative: bool = False
     person: bool = False  # said where only a person is ("me and dani", "broke up with callum")
+    organization: bool = False  # named after what it is ("a gym, its called iron house")
 
 
 class NameContext:
@@ -172,6 +176,8 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     if ctx.lowercase_writer:
         mentions += _lower_given_names(sentence, _Spans(mentions))
     mentions += _lower_organizations(sentence, _Spans(mentions))
+    if ctx.lowercase_writer:
+        mentions += _lower_named_organizations(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
     for before, mention in zip(mentions, mentions[1:], strict=False):
         if mention.title and bracketed_nickname(sentence, before, mention):
@@ -204,15 +210,19 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         # a given name of another country with a family name after it ("marek zielinski") is a person too
         full = word in WORLD_GIVEN_NAMES and not is_dictionary_word(word) and _family_name_after(
             sentence, token.idx + len(word))
-        if given and not is_dictionary_word(word) or full or _in_a_persons_place(sentence, token) and (
-                token.pos_ == "PROPN" and given or token.pos_ in ("PROPN", "NOUN") and (
-                    unknown or word in WORLD_GIVEN_NAMES)):
+        placed = _in_a_persons_place(sentence, token) and (
+            token.pos_ == "PROPN" and given
+            or token.pos_ in ("PROPN", "NOUN") and (unknown or word in WORLD_GIVEN_NAMES))
+        if given and not is_dictionary_word(word) or full or placed:
             start, end = token.idx, token.idx + len(word)
             before = token.nbor(-1) if token.i else None
-            if before is not None and before.dep_ == "compound" and before.head.i == token.i and before.is_lower and (
-                    before.is_alpha and not taken.overlaps(before.idx, token.idx)):
-                start = before.idx  # "bridget oneill told me": her given name too
-            elif (given or full) and (family := _family_name_after(sentence, end)) and not taken.overlaps(end, family):
+            if before is not None and before.is_lower and before.is_alpha and (
+                    before.dep_ == "compound" and before.head.i == token.i
+                    or placed and word in WORLD_FAMILY_NAMES and _unknown_word(before.text)) and (
+                    not taken.overlaps(before.idx, token.idx)):
+                start = before.idx  # "bridget oneill told me", "my manager is ngozi okafor": her given name too
+            elif (given or full or placed) and (family := _family_name_after(sentence, end)) and (
+                    not taken.overlaps(end, family)):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
     return out
@@ -220,9 +230,14 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
 
 def _family_name_after(sentence: str, end: int) -> int | None:
     """Where the family name after a lower-case given name ends, when the next word is one no
-    dictionary holds ("marta zielinska"); None otherwise."""
+    dictionary holds ("marta zielinska") or a family name that is no ordinary word ("ana torres");
+    None otherwise."""
     family = _LOWER_FAMILY_NAME.match(sentence, end)
-    if family and _unknown_word(family.group("name")) and not _is_verb_at(sentence, family.start("name")):
+    if family is None:
+        return None
+    name, at = family.group("name"), family.start("name")
+    if _unknown_word(name) and not _is_verb_at(sentence, at) or name in WORLD_FAMILY_NAMES and not _is_verb_at(
+            sentence, at, known=True):  # "ricardo torres works nights": no verb "torre"
         return family.end()
     return None
 
@@ -240,10 +255,14 @@ _HAS_VOWEL = re.compile(r"[aeiouyà-ÿ]")
 
 def _in_a_persons_place(sentence: str, token) -> bool:
     """Where the parse puts someone: with "me" or "I" ("me and dani", "dani and I"), after "with"
-    ("broke up with jake"), or the subject of what only a person does ("yara moved out")."""
+    ("broke up with jake"), what someone's kin or role is ("my boyfriend is vikram"), or the
+    subject of what only a person does ("yara moved out")."""
     head = token.head
     if token.dep_ == "conj" and head.lower_ in ("me", "i"):
         return True
+    if token.dep_ == "attr" and head.lemma_ == "be":  # "my boyfriend is vikram", "her manager is ngozi"
+        return any(c.dep_ == "nsubj" and c.lower_ in KINSHIP and any(p.dep_ == "poss" for p in c.children)
+                   for c in head.children)
     if token.dep_ == "pobj" and head.lower_ == "with":
         return head.head.lemma_ in _WITH_SOMEONE or head.head.lemma_ in PERSON_VERBS
     return any(c.dep_ == "conj" and c.lower_ in ("me", "i") for c in token.children) and token.dep_ in (
@@ -338,7 +357,7 @@ def _place_case(text: str) -> str:
 # "my sis dunya", "my lil bro kuba", "our boss priya": a lower-case word right after a kin or role
 # word of the writer's (or his / her) is that person's name when no dictionary holds it
 _LOWER_KIN_NAME = re.compile(
-    r"\b(?:my|our|his|her)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
+    r"\b(?:my|our|his|her|their|[a-zà-ÿ]{3,}['’]s)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
     rf"(?:{alternation(k for k in KINSHIP if k.isalpha())}|ex)\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{2,})\b(?!['’]s\b)"
 )
@@ -354,6 +373,33 @@ _LOWER_PET_NAME = re.compile(
     rf"\b(?:{alternation(PET_TERMS)})\s*,?\s+(?:called|named)\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,})\b"
 )
+
+
+# "a gym ... its called iron house", "a local football club, the harbour rovers": an organization
+# named in lower case after the noun that says what it is, up to three words
+_LOWER_ORG_NAMED = re.compile(
+    rf"\b(?:{alternation(ORG_NOUNS)})\b(?:[^.!?;]{{0,40}}?\b(?:it'?s|it\s+is|is|was)?\s*(?:called|named)\s+(?:the\s+)?"
+    r"|\s*,\s*the\s+)(?P<name>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+[a-zà-ÿ][\wà-ÿ'&-]*){0,2})"
+)
+_NOT_IN_A_NAME = frozenset({"and", "but", "lol", "which", "who", "that", "in", "at", "on", "for", "with", "so", "its",
+                            "it", "is", "was", "haha", "lmao", "tho", "though", "because", "bc", "since", "now"})
+
+
+def _lower_named_organizations(sentence: str, taken: _Spans) -> list[Mention]:
+    out = []
+    for match in _LOWER_ORG_NAMED.finditer(sentence):
+        words = []
+        for word in match.group("name").split():
+            if word in _NOT_IN_A_NAME or word in STOP_CAPS and words:
+                break
+            words.append(word)
+        if not words or all(is_common_word(w) for w in words):
+            continue
+        start = match.start("name")
+        end = start + len(" ".join(words))
+        if sentence[start:end] == " ".join(words) and not taken.overlaps(start, end):
+            out.append(Mention(start, end, " ".join(w.title() for w in words), organization=True))
+    return out
 
 
 # "two cats now, tito and nala": the lower-case words listed right after pets are their names when
@@ -399,25 +445,40 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
 # of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
 # a word no dictionary has; or one such word alone right after a word of work or study.
 _JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
-_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|{alternation(_JOINED_OR_LEFT)})\b")
+_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|into|{alternation(_JOINED_OR_LEFT)})\b")
 _LOWER_ORG = re.compile(
     rf"(?P<lead>{_LEAD_WORD.pattern})\s+(?:the\s+)?"
     r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
 )
 _WORK_BEFORE = re.compile(
-    r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed|no\s+longer)\s+(?:\w+\s+){0,2}$"
+    r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed|no\s+longer|day|week|month|"
+    r"boss|manager|team|colleagues?|coworkers?|notice|promot\w*|interview\w*|offer|position|role|contract)"
+    r"\s+(?:\w+\s+){0,2}$"
 )
+# right after a verb of work, a bare noun is the employer even when it is a word ("i work at
+# decathlon"), unless it says when, where or how one works
+_WORK_RIGHT_BEFORE = re.compile(r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing)?|intern(?:s|ed|ing)?|notice)\s+$")
+_NOT_AN_EMPLOYER = frozenset({
+    "home", "night", "nights", "weekends", "weekend", "noon", "midnight", "dawn", "lunch", "lunchtime", "school",
+    "uni", "college", "church", "work", "scale", "speed", "random", "times", "least", "first", "last", "once",
+    "dinner", "breakfast", "sunrise", "sunset", "eight", "nine", "ten", "eleven", "twelve", "seven", "six", "five"})
+# "got into unilag": a school that took someone
+_ADMITTED_BEFORE = re.compile(r"\b(?:got|get|gets|getting|accepted)\s+$")
 
 
 
-def _is_verb_at(sentence: str, start: int) -> bool:
-    """The parser reads the word at `start` as a verb ("left tesco", not "two left feet")."""
-    return any(t.idx == start and t.pos_ == "VERB" for t in parse(sentence))
+def _is_verb_at(sentence: str, start: int, known: bool = False) -> bool:
+    """The parser reads the word at `start` as a verb ("left tesco", not "two left feet"); with
+    `known`, one whose lemma is a verb of the lemma tables."""
+    return any(t.idx == start and t.pos_ == "VERB" and (not known or verb_lemma(t.lemma_)) for t in parse(sentence))
 
 
 def _unknown_word(word: str) -> bool:
     return (len(word) >= 4 and word not in STOP_CAPS and word not in PLACES and not is_common_word(word)
             and not is_word_form(word))
+
+
+_NOT_OF = frozenset({"for", "in", "at", "to", "with", "from", "on", "into", "by"})
 
 
 def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
@@ -432,6 +493,8 @@ def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
             end = start + len(" ".join(phrase))
             if sentence[start:end] != " ".join(phrase) or taken.overlaps(start, end):
                 continue
+            if any(w in _NOT_OF for w in phrase[1:]):
+                continue  # "unijos for law": a name holds no preposition but "of"
             named = any(w in PLACES or _unknown_word(w) for w in phrase if w != "of")
             if n > 1 and phrase[-1] in ORG_SUFFIXES and named or (
                     n > 2 and phrase[0] in ORG_PREFIXES and phrase[1] == "of" and " ".join(phrase[2:]) in PLACES):
@@ -439,9 +502,17 @@ def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
                 break
             # one unknown word: an employer after a word of work ("startin at mercadona"), or one
             # joined or left ("finally quit tesco")
-            if n == 1 and _unknown_word(phrase[0]) and (match.group("lead") in _JOINED_OR_LEFT and _is_verb_at(
-                    sentence, match.start("lead")) or match.group("lead") in ("at", "for") and _WORK_BEFORE.search(
-                    sentence[: match.start()])):
+            lead, before = match.group("lead"), sentence[: match.start()]
+            bare = not sentence[match.end("lead"):start].strip()  # "at decathlon", not "at the clinic"
+            if n == 1 and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before) and (
+                    phrase[0] not in _NOT_AN_EMPLOYER) and (
+                    len(phrase[0]) >= 4 and not is_common_word(phrase[0]) and any(
+                        t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))):
+                out.append(Mention(start, end, phrase[0].title()))  # "i work at decathlon"
+                break
+            if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
+                    sentence, match.start("lead")) or lead in ("at", "for") and _WORK_BEFORE.search(before)
+                    or lead == "into" and _ADMITTED_BEFORE.search(before)):
                 out.append(Mention(start, end, phrase[0].title()))
                 break
     return out

@@ -77,6 +77,12 @@ WORLD_GIVEN_NAMES = frozenset(
     line for line in (_HERE.parent / "given_names.txt").read_text(encoding="utf-8").splitlines()
     if line and not line.startswith("#")
 )
+# family names of many countries (scripts/build_names.py, from Faker), ordinary lower-case English words
+# left out: after a lower-case given name, "ana torres" is a person where "ana today" is not
+WORLD_FAMILY_NAMES = frozenset(
+    line for line in (_HERE.parent / "family_names.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+)
 FEMALE_NAMES = _W["female_names"]
 MALE_NAMES = _W["male_names"]
 FIRST_NAMES = FEMALE_NAMES | MALE_NAMES | _W["unisex_names"]
