@@ -343,3 +343,11 @@ def test_a_known_name_matched_in_another_case_or_spelling_is_that_name_not_a_cra
     extraction = extract_offline(f"Yesterday {written} moved to Izmir.", speaker="Ana Costa",
                                  known_names=["Dr. Yıldırım"])
     assert ("Dr. Yıldırım", "lives_in", "Izmir") in {(r.source, r.rel_type, r.target) for r in extraction.relations}
+
+
+def test_a_lower_case_place_without_a_preposition_only_when_no_name_shares_it():
+    said = extract_offline("saigon traffic is insane today lol", speaker="Linh Tran")
+    assert ("place", "Saigon") in {(e.type, e.name) for e in said.entities}
+    # a one-word town that is also a family name needs a place phrase before it
+    said = extract_offline("ugh preston is being annoying again", speaker="Linh Tran")
+    assert "place" not in {e.type for e in said.entities}

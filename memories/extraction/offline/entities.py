@@ -519,6 +519,8 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 90)
     if mention.organization:
         entity.vote("organization", 150)
+    if mention.place:
+        entity.vote("place", 100)
     if mention.person:
         entity.vote("person", 60)
     _vote_kinship(entity, before, after)

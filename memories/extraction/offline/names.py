@@ -18,6 +18,7 @@ from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
     CALENDAR_TAILS,
     ED_BASE_VERBS,
+    FAMILY_NAME_PLACES,
     FIRST_NAMES,
     FOLDED_PLACES,
     GIVEN_NAMES,
@@ -112,6 +113,7 @@ class Mention:
     vocative: bool = False
     person: bool = False  # said where only a person is ("me and dani", "broke up with callum")
     organization: bool = False  # named after what it is ("a gym, its called iron house")
+    place: bool = False  # a lower-case place no word or name shares ("bangalore rain")
 
 
 class NameContext:
@@ -318,14 +320,18 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
     if lowercase_writer:
         starts += [(m, m.start("place")) for m in _PLACE_AFTER.finditer(sentence)
                    if m.group("place").split()[0] in _PLACE_HEADS and _named_at(sentence, m.start("place"))]
+    if lowercase_writer:  # "bangalore rain + zoom = pain": a place no word or name shares, wherever it stands
+        starts += [(m, m.start("place")) for m in _ANY_WORD.finditer(sentence)
+                   if m.group("place").split()[0] in _SURE_PLACE_HEADS]
     for match, start in sorted(starts, key=lambda item: item[1]):
         words = match.group("place").split()
         for n in range(len(words), 0, -1):
-            if " ".join(words[:n]) in _LOWER_PLACE_NAMES:
+            if " ".join(words[:n]) in _LOWER_PLACE_NAMES and (
+                    match.re is not _ANY_WORD or " ".join(words[:n]) in _SURE_PLACES):
                 end = start + len(" ".join(words[:n]))
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
                         o.start < end and start < o.end for o in out):
-                    out.append(Mention(start, end, _place_case(sentence[start:end])))
+                    out.append(Mention(start, end, _place_case(sentence[start:end]), place=match.re is _ANY_WORD))
                 break
     return out
 
@@ -338,6 +344,12 @@ _PLACE_AFTER = re.compile(
 _LOWER_PLACE_NAMES = PLACES | FOLDED_PLACES | frozenset(PLACE_OTHER_NAMES)
 # a first word of a place: the parse is read only then
 _PLACE_HEADS = frozenset(p.split()[0] for p in _LOWER_PLACE_NAMES)
+# places said in lower case without a preposition: another name of a large city ("bangalore"), a
+# name of several words, or one of the places people write; not a one-word town that is also a
+# family name
+_SURE_PLACES = frozenset(PLACE_OTHER_NAMES) | frozenset(p for p in PLACES if " " in p or p not in FAMILY_NAME_PLACES)
+_SURE_PLACE_HEADS = frozenset(p.split()[0] for p in _SURE_PLACES)
+_ANY_WORD = re.compile(r"(?<![\w'’-])(?=(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,3}))")
 _LOWER_JOINERS = frozenset({"de", "da", "do", "dos", "das", "del", "la", "le", "el", "of", "the", "on", "upon", "am"})
 
 
