@@ -209,9 +209,10 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     if len(a) >= 3 and b.startswith(a):
         return True
     for ending in _DIMINUTIVE_ENDINGS:
-        stem = a.removesuffix(ending).replace("ck", "k") if a.endswith(ending) else ""  # "Vicky" for Vikram
-        if len(stem) >= 3 and (b.startswith(stem) or b.startswith(stem[:-1]) and stem[-1] == stem[-2]):
-            return True
+        plain = a.removesuffix(ending) if a.endswith(ending) else ""
+        for stem in {plain, plain.replace("ck", "k")}:  # "Vicky" for Vikram too
+            if len(stem) >= 3 and (b.startswith(stem) or b.startswith(stem[:-1]) and stem[-1] == stem[-2]):
+                return True
     if a.endswith("e") and len(a) >= 4 and b.startswith(a[:-1]):
         return True
     # a clipped end or middle of a longer name: "Tina" for Valentina, "Seun" for Oluwaseun, "Funmi"
@@ -281,7 +282,8 @@ def titled_form(name: str) -> str:
     return _SPACES.sub(" ", strip_accents(name.strip()).casefold())
 
 
-_EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w.]+$")
+# letters, with spaces, hyphens, apostrophes and periods between them ("jean-luc", "o'brien", "st. kilda")
+_WRITTEN_NAME = re.compile(r"[^\W\d_]+(?:(?:[ .'’-]|\. )[^\W\d_]+)*\.?")
 
 
 def written_form(name: str) -> str:
@@ -289,9 +291,10 @@ def written_form(name: str) -> str:
     its accents, hyphens and apostrophes as written, which the normalized alias ("ze",
     "jean luc") loses; "" when the two are the same, so a plain name is stored once. The form a
     person reads, and that a client matching names as written looks for."""
-    text = _SPACES.sub(" ", _EDGE_PUNCTUATION.sub("", name.strip())).casefold()
-    if not text or len(text) > 255 or text == normalize_alias(name) or not normalize_alias(name):
-        return ""
+    text = _SPACES.sub(" ", name.strip()).casefold()
+    if (not text or len(text) > 255 or text == normalize_alias(name) or not normalize_alias(name)
+            or not _WRITTEN_NAME.fullmatch(text)):
+        return ""  # a name with other marks ("Apple (company)", "at&t") is kept in its plain form only
     return text
 
 

@@ -24,20 +24,40 @@ def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
     concurrently) keeps its first owner. A name with accents, a hyphen, an apostrophe or a
     title is also kept as written, in lower case ("zé", "jean-luc", "mrs. lim"): the form a
     person reads and a client that matches names as written looks for. Lookups go by the
-    normalized form, which every written form has beside it. Returns how many were new."""
-    rows = sorted(({normalize_alias(n) for n in names} | {titled_form(n) for n in names}
-                   | {written_form(n) for n in names}) - {""})
-    if not rows:
+    normalized form, so a written form is kept only beside its normalized form of the same
+    entity. Returns how many were new. One statement."""
+    plain = sorted({normalize_alias(n) for n in names} - {""})
+    if not plain:
         return 0
+    written = sorted({(normalize_alias(n), form) for n in names for form in (titled_form(n), written_form(n)) if form})
     table = EntityAlias._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (agent_id, alias, entity_id, created_at) "
-            "SELECT %s, alias, %s, now() FROM unnest(%s::text[]) AS alias "
-            "ON CONFLICT (agent_id, alias) DO NOTHING RETURNING id",
-            [agent.id, entity.id, rows],
+            f"""
+            WITH ins AS (
+                INSERT INTO {table} (agent_id, alias, entity_id, created_at)
+                SELECT %s, alias, %s, now() FROM unnest(%s::text[]) AS alias
+                ON CONFLICT (agent_id, alias) DO NOTHING RETURNING alias),
+            own AS (
+                SELECT alias FROM ins
+                UNION SELECT alias FROM {table} WHERE agent_id = %s AND entity_id = %s AND alias = ANY(%s)),
+            wr AS (
+                INSERT INTO {table} (agent_id, alias, entity_id, created_at)
+                SELECT %s, w.form, %s, now() FROM unnest(%s::text[], %s::text[]) AS w(plain, form)
+                WHERE w.plain IN (SELECT alias FROM own)
+                ON CONFLICT (agent_id, alias) DO NOTHING RETURNING 1)
+            SELECT (SELECT count(*) FROM ins) + (SELECT count(*) FROM wr)
+            """,
+            [agent.id, entity.id, plain, agent.id, entity.id, plain,
+             agent.id, entity.id, [p for p, _ in written], [f for _, f in written]],
         )
-        return len(cursor.fetchall())
+        return int(cursor.fetchone()[0])
+
+
+def _written_forms(agent: Agent, entity_id: int, norm: str) -> list[EntityAlias]:
+    """The entity's aliases kept as written whose normalized form is `norm` ("zé" for "ze")."""
+    return [row for row in EntityAlias.objects.select_for_update().filter(agent=agent, entity_id=entity_id)
+            if row.alias != norm and normalize_alias(row.alias) == norm]
 
 
 def entity_profile_seed(*, entity: Entity, text: str) -> bool:
@@ -99,6 +119,8 @@ def entity_alias_add(*, agent: Agent, entity_id: int, alias: str, actor: str, mo
             raise DomainError(f"alias {norm!r} already belongs to entity {owner.entity_id}",
                               {"alias": "taken", "entity_id": owner.entity_id})
         previous = owner.entity_id
+        EntityAlias.objects.filter(pk__in=[row.pk for row in _written_forms(agent, previous, norm)]).update(
+            entity=entity)  # "zé" goes with "ze"
         owner.entity = entity
         owner.save(update_fields=["entity"])
         audited_change(agent=agent, actor=actor, action="alias_move", obj=entity,
@@ -117,13 +139,12 @@ def entity_alias_remove(*, agent: Agent, entity_id: int, alias: str, actor: str,
     """The name no longer points at the entity."""
     entity = _entity(agent, entity_id)
     norm = normalize_alias(alias or "")
-    row = EntityAlias.objects.select_for_update().filter(agent=agent, entity=entity, alias=norm).first()
-    if row is None:
+    # with the forms it was kept in as written ("zé" beside "ze"), which go whichever is named
+    rows = [*EntityAlias.objects.select_for_update().filter(agent=agent, entity=entity, alias=norm),
+            *_written_forms(agent, entity.id, norm)]
+    if not norm or not rows:
         raise NotFound(f"entity {entity_id} has no alias {alias!r}", {"alias": "not an alias of this entity"})
-    # with the forms it was kept in as written ("zé" beside "ze")
-    written = [r.pk for r in EntityAlias.objects.select_for_update().filter(agent=agent, entity=entity)
-               .exclude(pk=row.pk) if normalize_alias(r.alias) == norm]
-    EntityAlias.objects.filter(pk__in=[row.pk, *written]).delete()
+    EntityAlias.objects.filter(pk__in=[row.pk for row in rows]).delete()
     audited_change(agent=agent, actor=actor, action="alias_remove", obj=entity, before={"alias": norm},
                    reason=reason, live=("entity", entity.id), graph_changed=False)
 

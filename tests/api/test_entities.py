@@ -73,6 +73,21 @@ def test_an_alias_with_accents_or_a_hyphen_is_listed_as_written_and_removed_whol
     assert api.get(url(seeded, "entities", ricardo.id)).json()["aliases"] == ["ricardo gomes"]
 
 
+def test_a_written_form_stays_with_its_plain_form(seeded, api):
+    ricardo, clara = entity(seeded, "person:ricardo_gomes"), entity(seeded, "person:clara")
+    assert api.post(url(seeded, "entities", clara.id, "aliases"), {"alias": "ze"}, format="json").status_code == 201
+    # "ze" is Clara's: Ricardo gets no "zé" beside it that a lookup as written would find
+    taken = api.post(url(seeded, "entities", ricardo.id, "aliases"), {"alias": "Zé"}, format="json")
+    assert taken.status_code == 400
+    assert "zé" not in api.get(url(seeded, "entities", ricardo.id)).json()["aliases"]
+    # moved, the alias takes its written form along
+    api.post(url(seeded, "entities", clara.id, "aliases"), {"alias": "Ló-Ri"}, format="json")
+    moved = api.post(url(seeded, "entities", ricardo.id, "aliases"), {"alias": "lo ri", "move": True}, format="json")
+    assert moved.status_code == 201
+    assert {"lo ri", "ló-ri"} <= set(api.get(url(seeded, "entities", ricardo.id)).json()["aliases"])
+    assert not {"lo ri", "ló-ri"} & set(api.get(url(seeded, "entities", clara.id)).json()["aliases"])
+
+
 def test_merge_moves_everything_to_the_survivor(seeded, admin_api, api):
     ricardo, clara = entity(seeded, "person:ricardo_gomes"), entity(seeded, "person:clara")
     assert_error(api.post(url(seeded, "entities", ricardo.id, "merge"), {"entity_id": clara.id}, format="json"),

@@ -45,7 +45,7 @@ def _linked(agent, a, b):
 
 def test_diminutives_from_the_lexicon_and_short_forms_only_one_way():
     for short, full in [("Freddie", "Frederick"), ("Paddy", "Patrick"), ("Sasha", "Alexander"), ("Becky", "Rebecca"),
-                        ("Dani", "Daniela"), ("Tolly", "Tolly")]:
+                        ("Dani", "Daniela"), ("Tolly", "Tolly"), ("Jacky", "Jacklyn"), ("Nicky", "Nicklas")]:
         assert first_names_compatible(short, full), (short, full)
     # a name heard now may be a short form of a known one, never the reverse
     assert not person_names_compatible("Toronto", "Tom Brandt", either_way=False)
@@ -351,3 +351,18 @@ def test_a_lower_case_place_without_a_preposition_only_when_no_name_shares_it():
     # a one-word town that is also a family name needs a place phrase before it
     said = extract_offline("ugh preston is being annoying again", speaker="Linh Tran")
     assert "place" not in {e.type for e in said.entities}
+
+
+def test_lower_case_rules_leave_ordinary_phrases_alone():
+    def said(text):
+        found = extract_offline(text, speaker="Selin Arslan")
+        return {(e.type, e.name) for e in found.entities}, {r.rel_type for r in found.relations}
+
+    # no employer in a state of work, no school in a hobby taken up, no place in a name
+    assert said("We worked at capacity all week.")[1] == set() and said("i work at altitude lol")[1] == set()
+    assert "studies_at" not in said("I got into crossfit last year")[1]
+    assert not {t for t, _ in said("austin and i broke up")[0]} & {"place"}
+    # "called" as phoning someone names no organization; "over" and "done for today" end no couple
+    assert "organization" not in {t for t, _ in said("the school called ms okoro about it")[0]}
+    assert said("Ben and I were over at Jake's place.")[1] == set()
+    assert said("Mert and I are done for today")[1] == set()

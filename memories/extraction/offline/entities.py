@@ -81,7 +81,6 @@ _ORG_STRONG = _phrases_before(
     "worked for,employed by,employed at,"
     "hired by,job at,job with,intern at,internship at,position at,role at,interview at,interview with,"
     "studies at,study at,studying at,student at,enrolled at,graduated from,joined,join,joining,founded,"
-    "got into,get into,gets into,getting into,accepted into,admitted to,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
     "employee of,started at,started working at,notice at,resignation at,engineer at,manager at,designer at,"
     "developer at,"

@@ -595,7 +595,7 @@ _RECIPROCAL = (
                           r"(?:called|broken?)\s+off\s+(?:the|our|their)\s+(?:engagement|wedding)|"
                           r"ended\s+(?:the|our|their)\s+(?:engagement|relationship|marriage)|ended\s+things|"
                           r"(?:are|were|'re)(?:n't|\s+not|\s+no\s+longer)\s+together|"
-                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?(?:done|over|through)(?!\s+with)\b"),
+                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?done(?:\s+for\s+good)?(?=\s*(?:[.!,;]|$))"),
     ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot|eloped"),
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"

@@ -18,7 +18,6 @@ from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
     CALENDAR_TAILS,
     ED_BASE_VERBS,
-    FAMILY_NAME_PLACES,
     FIRST_NAMES,
     FOLDED_PLACES,
     GIVEN_NAMES,
@@ -177,7 +176,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     mentions += _lower_kin_names(sentence, _Spans(mentions))
     if ctx.lowercase_writer:
         mentions += _lower_given_names(sentence, _Spans(mentions))
-    mentions += _lower_organizations(sentence, _Spans(mentions))
+    mentions += _lower_organizations(sentence, _Spans(mentions), ctx.lowercase_writer)
     if ctx.lowercase_writer:
         mentions += _lower_named_organizations(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
@@ -344,10 +343,11 @@ _PLACE_AFTER = re.compile(
 _LOWER_PLACE_NAMES = PLACES | FOLDED_PLACES | frozenset(PLACE_OTHER_NAMES)
 # a first word of a place: the parse is read only then
 _PLACE_HEADS = frozenset(p.split()[0] for p in _LOWER_PLACE_NAMES)
-# places said in lower case without a preposition: another name of a large city ("bangalore"), a
-# name of several words, or one of the places people write; not a one-word town that is also a
-# family name
-_SURE_PLACES = frozenset(PLACE_OTHER_NAMES) | frozenset(p for p in PLACES if " " in p or p not in FAMILY_NAME_PLACES)
+# places said in lower case without a preposition: another name of a large city ("bangalore") or a
+# name of several words ("new york"), none opening with a given name; not a one-word town, which is
+# also many a family name or word ("preston", "turkey")
+_SURE_PLACES = frozenset(p for p in (*PLACE_OTHER_NAMES, *(p for p in PLACES if " " in p))
+                         if p.split()[0] not in GIVEN_NAMES and not is_common_word(p.split()[0]))
 _SURE_PLACE_HEADS = frozenset(p.split()[0] for p in _SURE_PLACES)
 _ANY_WORD = re.compile(r"(?<![\w'’-])(?=(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,3}))")
 _LOWER_JOINERS = frozenset({"de", "da", "do", "dos", "das", "del", "la", "le", "el", "of", "the", "on", "upon", "am"})
@@ -390,11 +390,13 @@ _LOWER_PET_NAME = re.compile(
 # "a gym ... its called iron house", "a local football club, the harbour rovers": an organization
 # named in lower case after the noun that says what it is, up to three words
 _LOWER_ORG_NAMED = re.compile(
-    rf"\b(?:{alternation(ORG_NOUNS)})\b(?:[^.!?;]{{0,40}}?\b(?:it'?s|it\s+is|is|was)?\s*(?:called|named)\s+(?:the\s+)?"
+    rf"\b(?:a|an|my|his|her|their|our|[a-zà-ÿ]+['’]s)\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\b"
+    r"(?:\s*,?\s*(?:called|named)\s+(?:the\s+)?|[^.!?;]{0,40}?\b(?:it'?s|it\s+is|is|was)\s+(?:called|named)\s+(?:the\s+)?"
     r"|\s*,\s*the\s+)(?P<name>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+[a-zà-ÿ][\wà-ÿ'&-]*){0,2})"
 )
 _NOT_IN_A_NAME = frozenset({"and", "but", "lol", "which", "who", "that", "in", "at", "on", "for", "with", "so", "its",
-                            "it", "is", "was", "haha", "lmao", "tho", "though", "because", "bc", "since", "now"})
+                            "it", "is", "was", "haha", "lmao", "tho", "though", "because", "bc", "since", "now",
+                            "by", "my", "me", "him", "her", "us", "them", "about", "to", "from", "of"})
 
 
 def _lower_named_organizations(sentence: str, taken: _Spans) -> list[Mention]:
@@ -410,7 +412,7 @@ def _lower_named_organizations(sentence: str, taken: _Spans) -> list[Mention]:
         start = match.start("name")
         end = start + len(" ".join(words))
         if sentence[start:end] == " ".join(words) and not taken.overlaps(start, end):
-            out.append(Mention(start, end, " ".join(w.title() for w in words), organization=True))
+            out.append(Mention(start, end, " ".join(w[:1].upper() + w[1:] for w in words), organization=True))
     return out
 
 
@@ -457,7 +459,7 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
 # of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
 # a word no dictionary has; or one such word alone right after a word of work or study.
 _JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
-_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|into|{alternation(_JOINED_OR_LEFT)})\b")
+_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|{alternation(_JOINED_OR_LEFT)})\b")
 _LOWER_ORG = re.compile(
     rf"(?P<lead>{_LEAD_WORD.pattern})\s+(?:the\s+)?"
     r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
@@ -467,15 +469,13 @@ _WORK_BEFORE = re.compile(
     r"boss|manager|team|colleagues?|coworkers?|notice|promot\w*|interview\w*|offer|position|role|contract)"
     r"\s+(?:\w+\s+){0,2}$"
 )
-# right after a verb of work, a bare noun is the employer even when it is a word ("i work at
-# decathlon"), unless it says when, where or how one works
+# from a writer who does not capitalize, right after a verb of work, a bare word that is a place's name
+# is the employer ("i work at carrefour"), unless it says when, where or how one works
 _WORK_RIGHT_BEFORE = re.compile(r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing)?|intern(?:s|ed|ing)?|notice)\s+$")
 _NOT_AN_EMPLOYER = frozenset({
     "home", "night", "nights", "weekends", "weekend", "noon", "midnight", "dawn", "lunch", "lunchtime", "school",
     "uni", "college", "church", "work", "scale", "speed", "random", "times", "least", "first", "last", "once",
     "dinner", "breakfast", "sunrise", "sunset", "eight", "nine", "ten", "eleven", "twelve", "seven", "six", "five"})
-# "got into unilag": a school that took someone
-_ADMITTED_BEFORE = re.compile(r"\b(?:got|get|gets|getting|accepted)\s+$")
 
 
 
@@ -493,7 +493,7 @@ def _unknown_word(word: str) -> bool:
 _NOT_OF = frozenset({"for", "in", "at", "to", "with", "from", "on", "into", "by"})
 
 
-def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
+def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = False) -> list[Mention]:
     out = []
     # each lead word starts a search of its own: "quit my job at biedronka" reads "at biedronka" too
     matches = (m for lead in _LEAD_WORD.finditer(sentence) if (m := _LOWER_ORG.match(sentence, lead.start())))
@@ -516,15 +516,14 @@ def _lower_organizations(sentence: str, taken: _Spans) -> list[Mention]:
             # joined or left ("finally quit tesco")
             lead, before = match.group("lead"), sentence[: match.start()]
             bare = not sentence[match.end("lead"):start].strip()  # "at decathlon", not "at the clinic"
-            if n == 1 and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before) and (
-                    phrase[0] not in _NOT_AN_EMPLOYER) and (
+            if n == 1 and lowercase_writer and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before) and (
+                    phrase[0] not in _NOT_AN_EMPLOYER) and phrase[0] in PLACES and (
                     len(phrase[0]) >= 4 and not is_common_word(phrase[0]) and any(
                         t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))):
                 out.append(Mention(start, end, phrase[0].title()))  # "i work at decathlon"
                 break
             if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
-                    sentence, match.start("lead")) or lead in ("at", "for") and _WORK_BEFORE.search(before)
-                    or lead == "into" and _ADMITTED_BEFORE.search(before)):
+                    sentence, match.start("lead")) or lead in ("at", "for") and _WORK_BEFORE.search(before)):
                 out.append(Mention(start, end, phrase[0].title()))
                 break
     return out
