@@ -166,10 +166,9 @@ def in_nickname_table(word: str) -> bool:
     return _fold(word) in _TABLE_NAMES
 
 
-_SHORT_FORMS: dict[str, tuple[str, ...]] = {}
-for _short, _fulls in _NICKNAMES.items():
-    for _full in _fulls:
-        _SHORT_FORMS[_full] = (*_SHORT_FORMS.get(_full, ()), _short)
+# the table read the other way: a full first name → its short forms
+_SHORT_FORMS = {full: tuple(short for short, fulls in _NICKNAMES.items() if full in fulls)
+                for full in {full for fulls in _NICKNAMES.values() for full in fulls}}
 
 
 def short_forms_of(name: str) -> tuple[str, ...]:

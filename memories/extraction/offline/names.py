@@ -210,7 +210,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
         # a given name of another country with a family name after it ("marek zielinski") is a person too
         full = word in WORLD_GIVEN_NAMES and not is_dictionary_word(word) and _family_name_after(
-            sentence, token.idx + len(word))
+            sentence, token.idx + len(word))  # where the family name ends
         placed = _in_a_persons_place(sentence, token) and (
             token.pos_ == "PROPN" and given
             or token.pos_ in ("PROPN", "NOUN") and (unknown or word in WORLD_GIVEN_NAMES))
@@ -222,7 +222,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
                     or placed and word in WORLD_FAMILY_NAMES and _unknown_word(before.text)) and (
                     not taken.overlaps(before.idx, token.idx)):
                 start = before.idx  # "bridget oneill told me", "my manager is ngozi okafor": her given name too
-            elif (given or full or placed) and (family := _family_name_after(sentence, end)) and (
+            elif (given or full or placed) and (family := full or _family_name_after(sentence, end)) and (
                     not taken.overlaps(end, family)):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
@@ -319,7 +319,7 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
     if lowercase_writer:
         starts += [(m, m.start("place")) for m in _PLACE_AFTER.finditer(sentence)
                    if m.group("place").split()[0] in _PLACE_HEADS and _named_at(sentence, m.start("place"))]
-    if lowercase_writer:  # "bangalore rain + zoom = pain": a place no word or name shares, wherever it stands
+        # "bangalore rain + zoom = pain": a place no word or name shares, wherever it stands
         starts += [(m, m.start("place")) for m in _ANY_WORD.finditer(sentence)
                    if m.group("place").split()[0] in _SURE_PLACE_HEADS]
     for match, start in sorted(starts, key=lambda item: item[1]):
@@ -470,12 +470,8 @@ _WORK_BEFORE = re.compile(
     r"\s+(?:\w+\s+){0,2}$"
 )
 # from a writer who does not capitalize, right after a verb of work, a bare word that is a place's name
-# is the employer ("i work at carrefour"), unless it says when, where or how one works
+# is the employer ("i work at carrefour")
 _WORK_RIGHT_BEFORE = re.compile(r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing)?|intern(?:s|ed|ing)?|notice)\s+$")
-_NOT_AN_EMPLOYER = frozenset({
-    "home", "night", "nights", "weekends", "weekend", "noon", "midnight", "dawn", "lunch", "lunchtime", "school",
-    "uni", "college", "church", "work", "scale", "speed", "random", "times", "least", "first", "last", "once",
-    "dinner", "breakfast", "sunrise", "sunset", "eight", "nine", "ten", "eleven", "twelve", "seven", "six", "five"})
 
 
 
@@ -517,10 +513,9 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
             lead, before = match.group("lead"), sentence[: match.start()]
             bare = not sentence[match.end("lead"):start].strip()  # "at decathlon", not "at the clinic"
             if n == 1 and lowercase_writer and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before) and (
-                    phrase[0] not in _NOT_AN_EMPLOYER) and phrase[0] in PLACES and (
-                    len(phrase[0]) >= 4 and not is_common_word(phrase[0]) and any(
+                    phrase[0] in PLACES and len(phrase[0]) >= 4 and any(
                         t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))):
-                out.append(Mention(start, end, phrase[0].title()))  # "i work at decathlon"
+                out.append(Mention(start, end, phrase[0].title()))  # "i work at carrefour"
                 break
             if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
                     sentence, match.start("lead")) or lead in ("at", "for") and _WORK_BEFORE.search(before)):
