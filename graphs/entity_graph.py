@@ -263,10 +263,10 @@ def _neighbourhood_from_history(history: HistoryGraph, seeds: list[int], *, max_
     return graph
 
 
-def agent_graph(agent: Agent) -> nx.Graph:
-    """The current graph from the cache (rebuilt when the agent's graph_version moved); a
-    time-travel query reads `neighbourhood_graph` instead."""
-    version = graph_version(agent)
+def agent_graph(agent: Agent, version: int | None = None) -> nx.Graph:
+    """The current graph from the cache (rebuilt when the agent's graph_version moved; pass the
+    version when it was just read); a time-travel query reads `neighbourhood_graph` instead."""
+    version = graph_version(agent) if version is None else version
     cached = _cache.get(agent.pk)
     if cached and cached[0] == version:
         return cached[1]

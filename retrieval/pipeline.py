@@ -19,7 +19,6 @@ import numpy as np
 
 from graphs.entity_graph import (
     agent_graph,
-    graph_version,
     history_graph_cached,
     history_graph_due,
     history_graph_refresh,
@@ -33,7 +32,7 @@ from memories.pipeline.trace import StepRecord, Tracer
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient
 from memories.redaction import REDACTED_KEY_PREFIX
-from memories.tokens import count_tokens
+from memories.tokens import count_tokens_each
 from retrieval import rerank as reranker
 from retrieval import selectors, signals
 from retrieval.concurrency import collect, fire_and_forget, start_all
@@ -54,7 +53,7 @@ from retrieval.fusion import (
 )
 from retrieval.keys import CandidateKey
 from retrieval.planner import RetrievalPlan, plan_query
-from retrieval.vector_indexes import VectorScope, vector_scopes
+from retrieval.vector_indexes import VectorScope
 
 # a signal's event lists share its label (and its RRF vote when `rrf_merge_kinds`)
 LABELS = {"event_semantic": "semantic", "event_keyword": "keyword", "event_temporal": "temporal"}
@@ -83,6 +82,7 @@ class Search:
     vector: np.ndarray
     scopes: dict[str, VectorScope]
     reference: datetime
+    graph_version: int
     started: dict = field(default_factory=dict)  # name → future of ((hits, info), ms)
 
 
@@ -193,10 +193,10 @@ def run(request: Request, *, llm: LLMClient, embedder: EmbedderClient, tracer: T
     def step(name: str, fn: Callable, *args):
         return tracer.run(name, lambda _, record: fn(*args, record), None)
 
-    out.plan = step("plan", plan, request)
+    out.plan, state = step("plan", plan, request)
     if out.plan.strategy == "skip":
         return out
-    search = step("embed_query", embed_query, request, out.plan, embedder)
+    search = step("embed_query", embed_query, request, out.plan, state, embedder)
     rankings = step("signals", retrieve_signals, request, out.plan, search)
     out.pool = step("fusion", fuse, request, out.plan, search, rankings)
     step("enhancement", enhance, request, search, rankings, out.pool)
@@ -206,31 +206,34 @@ def run(request: Request, *, llm: LLMClient, embedder: EmbedderClient, tracer: T
     return out
 
 
-def plan(request: Request, step: StepRecord) -> RetrievalPlan:
-    """Deterministic plan; entities from aliases + hints, expanded by one hop."""
+def plan(request: Request, step: StepRecord) -> tuple[RetrievalPlan, selectors.AgentState]:
+    """Deterministic plan; entities from aliases + hints, expanded by one hop. Also the agent's
+    state, read first: its graph version keys what the names of earlier queries resolved to."""
     agent = request.agent
-    found = selectors.entities_in_query(agent=agent, query=request.query)
+    state = selectors.agent_state(agent=agent)
+    found = selectors.entities_in_query(agent=agent, query=request.query, version=state.graph_version)
     hinted = selectors.entities_for_hints(agent=agent, hints=request.hints) if request.hints else []
     seeds = list(dict.fromkeys([*found, *hinted]))
     result = plan_query(request.query, now=request.now, entity_ids=seeds,
-                        known_types=selectors.known_types(agent=agent),
+                        known_types=selectors.known_types(agent=agent, version=state.graph_version),
                         trivial_max_chars=request.config.planner.trivial_max_chars)
     result.entity_names = sorted(set(found.values()))
     expansion = selectors.one_hop(agent=agent, entity_ids=seeds, as_of=request.when) if seeds else []
     step.data.update(result.as_dict())
     step.data["entities_sources"] = {"deterministic": found, "hints": hinted, "expansion": expansion}
     step.candidates_out = len(seeds)
-    return result
+    return result, state
 
 
-def embed_query(request: Request, plan: RetrievalPlan, embedder: EmbedderClient, step: StepRecord) -> Search:
+def embed_query(request: Request, plan: RetrievalPlan, state: selectors.AgentState, embedder: EmbedderClient,
+                step: StepRecord) -> Search:
     """The query vector. BM25 needs none: its searches start first and run meanwhile."""
     started = start_all({name: _timed(fn) for name, fn in _keyword_tasks(request, plan).items()},
                         parallel=request.config.candidates.parallel_signals)
     vector = embedder.embed([request.query])[0]
-    scopes = vector_scopes(agent_id=request.agent.id)
-    reference = selectors.reference_time(agent=request.agent, as_of=request.as_of) or request.now
-    return Search(vector, scopes, reference, started)
+    # what "recent" is measured against: as_of, else the agent's latest message
+    reference = request.as_of or state.latest_event or request.now
+    return Search(vector, state.scopes, reference, state.graph_version, started)
 
 
 def _timed(fn):
@@ -266,8 +269,9 @@ def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[
     g = c.graph
     hops = g.graph_max_hops + (1 if plan.broad_query else 0)
     # now: the cached graph; as of a past moment: just the seeds' neighbourhood then
-    graph = (agent_graph(request.agent) if as_of is None
-             else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of, history=_history(request)))
+    graph = (agent_graph(request.agent, version=search.graph_version) if as_of is None
+             else neighbourhood_graph(request.agent, seeds, max_hops=hops, as_of=as_of,
+                                      history=_history(request, search.graph_version)))
     scores = personalized_pagerank(graph, seeds, alpha=g.ppr_alpha, max_hops=hops)
     ppr = normalize_max(scores.ppr)
     decay = g.graph_hop_decay
@@ -282,11 +286,11 @@ def _graph_hits(request: Request, plan: RetrievalPlan, search: Search) -> tuple[
     return hits, {"seeds": seeds, "graph_nodes": graph.number_of_nodes(), "reached": len(scores.hops), **info}, graph
 
 
-def _history(request: Request):
+def _history(request: Request, version: int):
     """The agent's history graph when the cache holds it at the current graph version; else
     None, and it is built in the background (at most every ANAMNESIS_HISTORY_GRAPH_MIN_INTERVAL)."""
     agent = request.agent
-    history = history_graph_cached(agent, graph_version(agent))
+    history = history_graph_cached(agent, version)
     if history is None and history_graph_due(agent):
         fire_and_forget(lambda: history_graph_refresh(agent))
     return history
@@ -536,7 +540,7 @@ def render(config: FormatSettings, selected: list[Candidate], rows: Rows, rankin
             lines.append(ContextLine("events", cand.key, f"({date}) {row.speaker}: {row.text}",
                                      _citation_label(row)))
     text, tokens, included = format_context(lines, max_tokens=config.context_max_tokens,
-                                            tiers=config.context_tiers, count=count_tokens)
+                                            tiers=config.context_tiers, count=count_tokens_each)
     step.candidates_in, step.candidates_out = len(lines), len(included)
     step.data["context_tokens"] = tokens
     return FormattedContext(text, tokens)

@@ -2,29 +2,104 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection
-from django.db.models import Max, Q
+from django.db.models import Q
 
 from memories.extraction.mentions import name_runs
-from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
-from memories.models.visibility import Moment, event_visible_sql, version_visible
+from memories.fast_rows import fast_timestamps
+from memories.lru import LRUCache
+from memories.models import Agent, Entity, EntityAlias, Event, Fact, KeywordCorpus, Relationship
+from memories.models.visibility import Moment, event_visible_sql, version_visible, version_visible_sql
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
 from memories.selectors import aliases_matching
 from memories.selectors.entities import entity_for_other_name
+from retrieval.vector_indexes import VectorScope, agent_index_name
 
 
-def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
+@dataclass(frozen=True)
+class AgentState:
+    """What a retrieval reads of its agent first, in one statement: the graph version (which
+    every change of the agent's entities, aliases, relationships or fact links moves, so it
+    keys the per-agent caches), when its latest message was said (what recency is measured
+    from) and, for facts and events, what the vector search strategy depends on."""
+
+    graph_version: int
+    latest_event: datetime | None
+    scopes: dict[str, VectorScope]
+
+
+def agent_state(*, agent: Agent) -> AgentState:
+    kinds = ("fact", "event")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT a.graph_version, m.latest, k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false) "
+            f"FROM {Agent._meta.db_table} a "
+            f"CROSS JOIN LATERAL (SELECT max(e.occurred_at) AS latest FROM {Event._meta.db_table} e "
+            f"WHERE e.agent_id = a.id) m "
+            f"CROSS JOIN unnest(%s::text[], %s::text[]) AS k(kind, index_name) "
+            f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = a.id AND c.kind = k.kind "
+            f"LEFT JOIN pg_class ic ON ic.relname = k.index_name "
+            f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid "
+            f"WHERE a.id = %s",
+            [list(kinds), [agent_index_name(kind, agent.id) for kind in kinds], agent.id])
+        rows = cursor.fetchall()
+    if not rows:  # deleted meanwhile: an empty agent
+        return AgentState(0, None, {kind: VectorScope(0, False) for kind in kinds})
+    return AgentState(int(rows[0][0]), rows[0][1], {kind: VectorScope(int(n), bool(valid))
+                                                   for _, _, kind, n, valid in rows})
+
+
+@dataclass
+class _Names:
+    """One agent's names as a retrieval found them at one graph version: each n-gram's entity
+    (by alias, merges followed), each other name's one person (None: no one, or several), and
+    the entity types."""
+
+    version: int
+    grams: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    others: dict[str, int | None] = field(default_factory=dict)
+    types: frozenset[str] | None = None
+
+
+# agent id → its _Names at the graph version they were read at
+_names: LRUCache[int, _Names] = LRUCache(settings.ANAMNESIS_GRAPH_CACHE_AGENTS)
+
+
+def _names_at(agent: Agent, version: int | None) -> _Names:
+    """The agent's name cache at `version` (a fresh one when it moved; None: never kept)."""
+    if version is None:
+        return _Names(-1)
+    names = _names.get(agent.pk)
+    if names is None or names.version != version or len(names.grams) + len(names.others) > _NAMES_MAX:
+        names = _Names(version)
+        _names.put(agent.pk, names)
+    return names
+
+
+_NAMES_MAX = 50_000  # n-grams and names kept per agent before the cache starts over
+
+
+def entities_in_query(*, agent: Agent, query: str, version: int | None = None) -> dict[int, str]:
     """Entities the query names, by word-boundary match of its n-grams against the agent's
-    aliases (every entity's display name and key slug are registered as aliases)."""
+    aliases (every entity's display name and key slug are registered as aliases). With the
+    agent's graph `version`, what earlier queries found at that version is not read again."""
+    names = _names_at(agent, version)
     grams = ngrams(query, max_len=4)
+    unknown = [g for g in grams if g not in names.grams]
+    if unknown:
+        matched = {alias: (alias, entity.survivor().id)
+                   for alias, entity in aliases_matching(agent=agent, names=unknown)}
+        for gram in unknown:
+            names.grams[gram] = matched.get(gram)
     found: dict[int, str] = {}
-    for alias, entity in aliases_matching(agent=agent, names=grams):
-        entity = entity.survivor()
-        found.setdefault(entity.id, alias)
+    # the aliases in reverse order, as they always came from the database
+    for alias, entity_id in sorted((hit for g in grams if (hit := names.grams[g])), reverse=True):
+        found.setdefault(entity_id, alias)
     # a first name, short form or title the aliases do not hold ("Chloe" for Chloe Martin,
     # "Dr. Lee"): the one person it can denote
     covered = {w for alias in found.values() for w in alias.split()}
@@ -32,9 +107,11 @@ def entities_in_query(*, agent: Agent, query: str) -> dict[int, str]:
         norm = normalize_alias(surface)
         if norm in covered or len(norm) < 3:
             continue
-        entity = entity_for_other_name(agent=agent, name=surface)
-        if entity is not None:
-            found.setdefault(entity.id, norm)
+        if surface not in names.others:
+            entity = entity_for_other_name(agent=agent, name=surface)
+            names.others[surface] = entity.id if entity is not None else None
+        if names.others[surface] is not None:
+            found.setdefault(names.others[surface], norm)
     return found
 
 
@@ -47,9 +124,14 @@ def entities_for_hints(*, agent: Agent, hints: list[str]) -> list[int]:
     return sorted(ids)
 
 
-def known_types(*, agent: Agent) -> set[str]:
-    # without the model's ordering by name, which made DISTINCT read (type, name) pairs: every entity
-    return set(Entity.objects.filter(agent=agent).order_by().values_list("type", flat=True).distinct())
+def known_types(*, agent: Agent, version: int | None = None) -> set[str]:
+    """The agent's entity types (kept per graph `version` when one is given)."""
+    names = _names_at(agent, version)
+    if names.types is None:
+        # without the model's ordering by name, which made DISTINCT read (type, name) pairs: every entity
+        names.types = frozenset(Entity.objects.filter(agent=agent).order_by().values_list("type", flat=True)
+                                .distinct())
+    return set(names.types)
 
 
 def one_hop(*, agent: Agent, entity_ids: list[int], as_of: Moment | datetime | None, limit: int = 10) -> list[int]:
@@ -57,22 +139,19 @@ def one_hop(*, agent: Agent, entity_ids: list[int], as_of: Moment | datetime | N
     of equal strength the older first, so the answer does not depend on where the rows lie."""
     if not entity_ids:
         return []
-    rels = Relationship.objects.filter(version_visible(as_of), agent=agent).filter(
-        Q(source_id__in=entity_ids) | Q(target_id__in=entity_ids)
-    ).order_by("-strength", "id").values_list("source_id", "target_id")[: limit * 2]
+    visible, params = version_visible_sql(as_of, "r")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT r.source_id, r.target_id FROM {Relationship._meta.db_table} r "
+                       f"WHERE r.agent_id = %s AND (r.source_id = ANY(%s) OR r.target_id = ANY(%s)) AND {visible} "
+                       f"ORDER BY r.strength DESC, r.id LIMIT %s",
+                       [agent.id, list(entity_ids), list(entity_ids), *params, limit * 2])
+        rels = cursor.fetchall()
     out: list[int] = []
     for source, target in rels:
         for node in (source, target):
             if node not in entity_ids and node not in out:
                 out.append(node)
     return out[:limit]
-
-
-def reference_time(*, agent: Agent, as_of: datetime | None) -> datetime | None:
-    """What "recent" is measured against: as_of, else the agent's latest event."""
-    if as_of is not None:
-        return as_of
-    return Event.objects.filter(agent=agent).aggregate(latest=Max("occurred_at"))["latest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +213,7 @@ def facts_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[i
     args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, list(ids)]
     rows, sims = {}, {}
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         cursor.execute(sql, args)
         for r in cursor.fetchall():
             event = EventRow(r[13], r[14], r[15], r[16], r[17]) if r[13] is not None else None
@@ -153,6 +233,7 @@ def events_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[
     args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, list(ids)]
     rows, sims = {}, {}
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         cursor.execute(sql, args)
         for r in cursor.fetchall():
             rows[r[0]] = EventRow(r[0], r[1], r[2], r[3], r[4])

@@ -17,6 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
+from memories.lru import LRUCache
+
 DIMENSIONS = 384
 
 
@@ -274,8 +276,18 @@ def reset_embedder() -> None:
 
 
 def vector_literal(vector) -> str:
-    """A vector as pgvector's text literal, for raw SQL (`%s::vector`)."""
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+    """A vector as pgvector's text literal, for raw SQL (`%s::vector`). The last few are kept:
+    a retrieval passes its query vector to half a dozen statements."""
+    values = np.asarray(vector, dtype=np.float32)
+    key = values.tobytes()
+    text = _literals.get(key)
+    if text is None:
+        text = "[" + ",".join(f"{x:.7g}" for x in values) + "]"
+        _literals.put(key, text)
+    return text
+
+
+_literals: LRUCache[bytes, str] = LRUCache(16)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -34,3 +34,8 @@ def agent_create(*, slug: str, name: str = "", actor: str) -> Agent:
 def agent_graph_bump(*, agent_id: int) -> None:
     """Mark the agent's entity graph as changed, so cached graphs rebuild on next use."""
     Agent.objects.filter(pk=agent_id).update(graph_version=F("graph_version") + 1)
+
+
+def agent_graph_bump_on_commit(*, agent_id: int) -> None:
+    """`agent_graph_bump` once the current transaction commits (at once outside one)."""
+    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent_id))

@@ -4,11 +4,9 @@ and a live notification to the pages that show it."""
 
 from __future__ import annotations
 
-from django.db import transaction
-
 from memories.live import live_notify
 from memories.models import Agent, AuditEntry
-from memories.services.agents import agent_graph_bump
+from memories.services.agents import agent_graph_bump_on_commit
 from memories.services.audit import audit_record
 
 
@@ -21,8 +19,7 @@ def audited_change(*, agent: Agent, actor: str, action: str, obj, before: dict |
     entry = audit_record(agent=agent, actor=actor, action=action, obj=obj, before=before, after=after,
                          reason=reason)
     if graph_changed:
-        agent_id = agent.id
-        transaction.on_commit(lambda: agent_graph_bump(agent_id=agent_id))
+        agent_graph_bump_on_commit(agent_id=agent.id)
     if live is not None:
         live_notify(agent=agent, kind=live[0], obj_id=live[1])
     return entry

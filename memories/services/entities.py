@@ -15,6 +15,7 @@ from django.utils import timezone
 from memories.errors import DomainError, NotFound
 from memories.models import Agent, Entity, EntityAlias, EntityMerge, Fact, FactEntityLink, Relationship
 from memories.naming import entity_key, normalize_alias, normalize_type, titled_form, written_form
+from memories.services.agents import agent_graph_bump_on_commit
 from memories.services.changes import audited_change
 from memories.services.relationships import relationship_move, relationship_upsert, relationships_unlearn
 
@@ -25,7 +26,8 @@ def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
     title is also kept as written, in lower case ("zé", "jean-luc", "mrs. lim"): the form a
     person reads and a client that matches names as written looks for. Lookups go by the
     normalized form, so a written form is kept only beside its normalized form of the same
-    entity. Returns how many were new. One statement."""
+    entity. Returns how many were new. One statement; new aliases move the agent's graph version
+    on commit (what retrievals cached of the agent's names is read again)."""
     plain = sorted({normalize_alias(n) for n in names} - {""})
     if not plain:
         return 0
@@ -51,7 +53,10 @@ def alias_register(*, agent: Agent, entity: Entity, names: list[str]) -> int:
             [agent.id, entity.id, plain, agent.id, entity.id, plain,
              agent.id, entity.id, [p for p, _ in written], [f for _, f in written]],
         )
-        return int(cursor.fetchone()[0])
+        added = int(cursor.fetchone()[0])
+    if added:
+        agent_graph_bump_on_commit(agent_id=agent.id)
+    return added
 
 
 def _written_forms(agent: Agent, entity_id: int, norm: str) -> list[EntityAlias]:
@@ -95,6 +100,7 @@ def entity_retype(*, agent: Agent, entity: Entity, entity_type: str) -> bool:
         return False
     Entity.objects.filter(pk=entity.pk).update(type=normalize_type(entity_type), key=key)
     entity.type, entity.key = normalize_type(entity_type), key
+    agent_graph_bump_on_commit(agent_id=agent.id)
     return True
 
 

@@ -21,6 +21,7 @@ from memories.naming import (
 )
 from memories.providers.llm import LLMClient, LLMError
 from memories.selectors.entities import resolve_exact, resolve_fuzzy
+from memories.services.agents import agent_graph_bump_on_commit
 from memories.services.entities import alias_register, entity_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -152,5 +153,8 @@ def _first_name_now_shared(agent: Agent, entity: Entity) -> None:
     words = entity.display_name.split()
     if entity.type != "person" or len(words) < 2:
         return
-    EntityAlias.objects.filter(agent=agent, alias=normalize_alias(words[0]), entity__type="person").exclude(
+    removed, _ = EntityAlias.objects.filter(
+        agent=agent, alias=normalize_alias(words[0]), entity__type="person").exclude(
         entity=entity).filter(entity__display_name__istartswith=f"{words[0]} ").delete()
+    if removed:
+        agent_graph_bump_on_commit(agent_id=agent.id)

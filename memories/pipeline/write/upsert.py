@@ -18,7 +18,7 @@ from memories.pipeline.write.relate import close_unnamed, record_ended_states, r
 from memories.pipeline.write.values import Decided, Known, Storage
 from memories.profiles import profile_text
 from memories.services import entities as entity_services
-from memories.services.agents import agent_graph_bump
+from memories.services.agents import agent_graph_bump_on_commit
 from memories.services.keyword import keyword_stats_apply
 
 logger = logging.getLogger(__name__)
@@ -48,8 +48,7 @@ def upsert(s: Storage, extraction: Extraction, known: Known, decided: Decided, s
     new_ids = sorted(c.fact_id for c in s.result.facts_added + s.result.facts_updated)
     keyword_stats_apply(agent_id=s.agent.id, kind="fact", ids=new_ids)
     if new_ids or s.result.relationships or s.result.facts_deleted:
-        agent_id = s.agent.id
-        transaction.on_commit(lambda: agent_graph_bump(agent_id=agent_id))
+        agent_graph_bump_on_commit(agent_id=s.agent.id)
     step.candidates_out = len(persisted)
     return persisted
 
