@@ -81,7 +81,7 @@ def _names_at(agent: Agent, version: int | None) -> _Names:
     return names
 
 
-_NAMES_MAX = 50_000  # n-grams and names kept per agent before the cache starts over
+_NAMES_MAX = 10_000  # n-grams and names kept per agent before the cache starts over (~40 a question)
 
 
 def entities_in_query(*, agent: Agent, query: str, version: int | None = None) -> dict[int, str]:
@@ -97,7 +97,8 @@ def entities_in_query(*, agent: Agent, query: str, version: int | None = None) -
         for gram in unknown:
             names.grams[gram] = matched.get(gram)
     found: dict[int, str] = {}
-    # the aliases in reverse order, as they always came from the database
+    # the aliases in reverse order, as they came from the database (in code-point order, which
+    # is the embedded database's collation; another collation's order is not followed)
     for alias, entity_id in sorted((hit for g in grams if (hit := names.grams[g])), reverse=True):
         found.setdefault(entity_id, alias)
     # a first name, short form or title the aliases do not hold ("Chloe" for Chloe Martin,

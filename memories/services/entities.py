@@ -129,11 +129,12 @@ def entity_alias_add(*, agent: Agent, entity_id: int, alias: str, actor: str, mo
             entity=entity)  # "zé" goes with "ze"
         owner.entity = entity
         owner.save(update_fields=["entity"])
+        # the graph version moves: what retrievals kept of the agent's names is read again
         audited_change(agent=agent, actor=actor, action="alias_move", obj=entity,
                        before={"alias": norm, "entity": previous}, after={"alias": norm, "entity": entity.id},
-                       live=("entity", entity.id), graph_changed=False)
+                       live=("entity", entity.id))
         return True
-    created = alias_register(agent=agent, entity=entity, names=[alias]) > 0
+    created = alias_register(agent=agent, entity=entity, names=[alias]) > 0  # which moves the graph version
     if created:
         audited_change(agent=agent, actor=actor, action="alias_add", obj=entity, after={"alias": norm},
                        live=("entity", entity.id), graph_changed=False)
@@ -151,8 +152,9 @@ def entity_alias_remove(*, agent: Agent, entity_id: int, alias: str, actor: str,
     if not norm or not rows:
         raise NotFound(f"entity {entity_id} has no alias {alias!r}", {"alias": "not an alias of this entity"})
     EntityAlias.objects.filter(pk__in=[row.pk for row in rows]).delete()
+    # the graph version moves: what retrievals kept of the agent's names is read again
     audited_change(agent=agent, actor=actor, action="alias_remove", obj=entity, before={"alias": norm},
-                   reason=reason, live=("entity", entity.id), graph_changed=False)
+                   reason=reason, live=("entity", entity.id))
 
 
 # An entity's identity (key, type, name, merged_into) changes only through merge and forget;

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memories.models import Agent, Entity, Event
-from memories.services.entities import alias_register, entity_alias_add
+from memories.services.entities import alias_register, entity_alias_add, entity_alias_remove
 from memories.services.write import memory_write
 from retrieval.selectors import agent_state, entities_in_query, known_types
 from retrieval.services import memory_retrieve
@@ -68,3 +68,22 @@ def test_known_types_follow_the_version(agent, odile, django_capture_on_commit_c
     with django_capture_on_commit_callbacks(execute=True):
         memory_write(agent=agent, message="Odile Fournier works at Renault.", speaker_name="Rafael")
     assert "organization" in known_types(agent=agent, version=agent_state(agent=agent).graph_version)
+
+
+def test_a_name_removed_or_moved_by_an_operator_no_longer_seeds_its_old_entity(
+        agent, odile, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_write(agent=agent, message="My neighbour Bernard Roux plays the cello.", speaker_name="Rafael")
+        entity_alias_add(agent=agent, entity_id=odile.id, alias="Didi", actor="operator")
+    bernard = Entity.objects.get(agent=agent, display_name="Bernard Roux")
+    assert odile.id in entities_in_query(agent=agent, query=QUESTION, version=agent_state(agent=agent).graph_version)
+    with django_capture_on_commit_callbacks(execute=True):
+        entity_alias_add(agent=agent, entity_id=bernard.id, alias="Didi", actor="operator", move=True)
+    found = entities_in_query(agent=agent, query=QUESTION, version=agent_state(agent=agent).graph_version)
+    assert bernard.id in found and odile.id not in found
+    with django_capture_on_commit_callbacks(execute=True):
+        entity_alias_remove(agent=agent, entity_id=bernard.id, alias="Didi", actor="operator")
+    assert entities_in_query(agent=agent, query=QUESTION, version=agent_state(agent=agent).graph_version) == {}
+    plan = next(step for step in memory_retrieve(agent=agent, query=QUESTION, record=False).trace
+                if step["name"] == "plan")
+    assert plan["data"]["entities_sources"]["deterministic"] == {}
