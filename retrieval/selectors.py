@@ -12,13 +12,13 @@ from django.db.models import Q
 from memories.extraction.mentions import name_runs
 from memories.fast_rows import fast_timestamps
 from memories.lru import LRUCache
-from memories.models import Agent, Entity, EntityAlias, Event, Fact, KeywordCorpus, Relationship
+from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
 from memories.models.visibility import Moment, event_visible_sql, version_visible, version_visible_sql
 from memories.naming import ngrams, normalize_alias
 from memories.providers.embeddings import vector_literal
 from memories.selectors import aliases_matching
 from memories.selectors.entities import entity_for_other_name
-from retrieval.vector_indexes import VectorScope, agent_index_name
+from retrieval.vector_indexes import SCOPE_COLUMNS, SCOPE_KINDS, VectorScope, scope_joins
 
 
 @dataclass(frozen=True)
@@ -34,34 +34,28 @@ class AgentState:
 
 
 def agent_state(*, agent: Agent) -> AgentState:
-    kinds = ("fact", "event")
+    joins, params = scope_joins(agent.id)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT a.graph_version, m.latest, k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false) "
-            f"FROM {Agent._meta.db_table} a "
+            f"SELECT a.graph_version, m.latest, {SCOPE_COLUMNS} FROM {Agent._meta.db_table} a "
             f"CROSS JOIN LATERAL (SELECT max(e.occurred_at) AS latest FROM {Event._meta.db_table} e "
-            f"WHERE e.agent_id = a.id) m "
-            f"CROSS JOIN unnest(%s::text[], %s::text[]) AS k(kind, index_name) "
-            f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = a.id AND c.kind = k.kind "
-            f"LEFT JOIN pg_class ic ON ic.relname = k.index_name "
-            f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid "
-            f"WHERE a.id = %s",
-            [list(kinds), [agent_index_name(kind, agent.id) for kind in kinds], agent.id])
+            f"WHERE e.agent_id = a.id) m {joins} WHERE a.id = %s",
+            [*params, agent.id])
         rows = cursor.fetchall()
     if not rows:  # deleted meanwhile: an empty agent
-        return AgentState(0, None, {kind: VectorScope(0, False) for kind in kinds})
+        return AgentState(0, None, {kind: VectorScope(0, False) for kind in SCOPE_KINDS})
     return AgentState(int(rows[0][0]), rows[0][1], {kind: VectorScope(int(n), bool(valid))
                                                    for _, _, kind, n, valid in rows})
 
 
 @dataclass
 class _Names:
-    """One agent's names as a retrieval found them at one graph version: each n-gram's entity
-    (by alias, merges followed), each other name's one person (None: no one, or several), and
-    the entity types."""
+    """One agent's names as a retrieval found them at one graph version: the entity each n-gram
+    is an alias of (merges followed; None: no alias), each other name's one person (None: no
+    one, or several), and the entity types."""
 
     version: int
-    grams: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    grams: dict[str, int | None] = field(default_factory=dict)
     others: dict[str, int | None] = field(default_factory=dict)
     types: frozenset[str] | None = None
 
@@ -92,14 +86,13 @@ def entities_in_query(*, agent: Agent, query: str, version: int | None = None) -
     grams = ngrams(query, max_len=4)
     unknown = [g for g in grams if g not in names.grams]
     if unknown:
-        matched = {alias: (alias, entity.survivor().id)
-                   for alias, entity in aliases_matching(agent=agent, names=unknown)}
+        matched = {alias: entity.survivor().id for alias, entity in aliases_matching(agent=agent, names=unknown)}
         for gram in unknown:
             names.grams[gram] = matched.get(gram)
     found: dict[int, str] = {}
     # the aliases in reverse order, as they came from the database (in code-point order, which
     # is the embedded database's collation; another collation's order is not followed)
-    for alias, entity_id in sorted((hit for g in grams if (hit := names.grams[g])), reverse=True):
+    for alias, entity_id in sorted(((g, names.grams[g]) for g in grams if names.grams[g] is not None), reverse=True):
         found.setdefault(entity_id, alias)
     # a first name, short form or title the aliases do not hold ("Chloe" for Chloe Martin,
     # "Dr. Lee"): the one person it can denote

@@ -64,17 +64,25 @@ class VectorScope(NamedTuple):
     own_index: bool  # a valid vector index of its own
 
 
-def vector_scopes(*, agent_id: int) -> dict[str, VectorScope]:
-    """For facts and events, in one round trip: what the semantic search strategy depends on."""
-    kinds = ("fact", "event")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false) "
-            f"FROM unnest(%s::text[], %s::text[]) AS k(kind, index_name) "
-            f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = %s AND c.kind = k.kind "
+SCOPE_KINDS = ("fact", "event")
+SCOPE_COLUMNS = "k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false)"
+
+
+def scope_joins(agent_id: int) -> tuple[str, list]:
+    """Joined to a row `a` whose `id` is the agent's: a row per kind with SCOPE_COLUMNS (the
+    kind, the agent's documents of it, whether its own index is valid). The SQL and its params."""
+    return (f"CROSS JOIN unnest(%s::text[], %s::text[]) AS k(kind, index_name) "
+            f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = a.id AND c.kind = k.kind "
             f"LEFT JOIN pg_class ic ON ic.relname = k.index_name "
             f"LEFT JOIN pg_index i ON i.indexrelid = ic.oid",
-            [list(kinds), [agent_index_name(kind, agent_id) for kind in kinds], agent_id])
+            [list(SCOPE_KINDS), [agent_index_name(kind, agent_id) for kind in SCOPE_KINDS]])
+
+
+def vector_scopes(*, agent_id: int) -> dict[str, VectorScope]:
+    """For facts and events, in one round trip: what the semantic search strategy depends on."""
+    joins, params = scope_joins(agent_id)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {SCOPE_COLUMNS} FROM (SELECT %s::bigint AS id) a {joins}", [agent_id, *params])
         return {kind: VectorScope(int(rows), bool(valid)) for kind, rows, valid in cursor.fetchall()}
 
 
