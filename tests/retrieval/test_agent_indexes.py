@@ -137,3 +137,24 @@ def test_the_command_names_an_unknown_agent(db):
 
     with pytest.raises(CommandError, match="no agent with slug 'nobody'"):
         call_command("agent_indexes", agent="nobody")
+
+
+def _estimated_rows(agent) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) SELECT id FROM memories_fact WHERE agent_id = %s", [agent.id])
+        return cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
+
+
+def test_the_planner_learns_an_agents_size_when_its_own_index_is_built(agent, other_agent, settings):
+    """Grown since the table was last analyzed, an agent is planned as the few rows it had, and its
+    questions measure every row instead of searching its new index: building the index refreshes
+    the table's statistics."""
+    settings.ANAMNESIS_AGENT_INDEX_MIN_ROWS = 250
+    facts_with_postings(other_agent, person(other_agent, "Bo"), [f"Bo note {i}" for i in range(3000)])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_fact")
+    facts_with_postings(agent, person(agent, "Ana"), [f"Ana note {i}" for i in range(600)])
+    assert _estimated_rows(agent) < 100  # the statistics predate the agent's facts
+
+    assert agent_index_name("fact", agent.id) in agent_indexes_ensure(agent=agent)["built"]
+    assert 450 <= _estimated_rows(agent) <= 750
