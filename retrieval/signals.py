@@ -119,7 +119,9 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
             share = min(share, observed)
         ef = int(min(limits.hnsw_ef_search_max, max(limits.hnsw_ef_search_min, limit * 2 / share)))
         # Stored vectors are unit length, so ordering by inner product (<#>) is ordering by
-        # cosine; only the agent's own index (vector_ip_ops) can serve it, whatever the costs.
+        # cosine; of the vector indexes only the agent's own (vector_ip_ops) can serve it. The
+        # planner may still sort the agent's rows instead when its statistics undercount them
+        # (`vector_indexes` analyzes the table after building an agent's index).
         order, label = (OWN_INDEX_ORDER, "agent_hnsw") if own else (SHARED_INDEX_ORDER, "hnsw")
         info.update(strategy=label, ef_search=ef)
         rows = nearest(order, ef)

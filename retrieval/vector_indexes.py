@@ -129,21 +129,31 @@ def _ensure(agent: Agent | None, min_rows: int, concurrently: bool) -> dict[str,
             _drop(state.name, concurrently)
             dropped.append(state.name)
     built, kinds = [], set()
-    for agent_id, kind in sizes.values_list("agent_id", "kind"):
-        name = agent_index_name(kind, agent_id)
-        if name in existing and existing[name].valid:
-            continue
-        _build(name, kind, agent_id, concurrently)
-        built.append(name)
-        kinds.add(kind)
-    for kind in sorted(kinds):
-        # An agent grows into its own index long before autovacuum re-reads a large table (a tenth
-        # of it must change): until then the planner takes the agent for the few rows it had, and
-        # measures each of its thousands of rows instead of searching the new index (three times
-        # the cost of a question on a 10k-fact agent beside a million other facts).
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {DOCUMENT_TABLES[kind]}")
+    try:
+        for agent_id, kind in sizes.values_list("agent_id", "kind"):
+            name = agent_index_name(kind, agent_id)
+            if name in existing and existing[name].valid:
+                continue
+            _build(name, kind, agent_id, concurrently)
+            built.append(name)
+            kinds.add(kind)
+    except Exception:
+        if concurrently:  # the indexes built before the failure stay: their agents are analyzed
+            _analyze_agents(kinds)
+        raise
+    _analyze_agents(kinds)
     return {"built": built, "dropped": [n for n in dropped if n not in built]}
+
+
+def _analyze_agents(kinds) -> None:
+    """Refresh the row count and the agent column's statistics of each table that got an index.
+    An agent grows into its own index long before autovacuum re-reads a large table (a tenth of it
+    must change): until then the planner takes the agent for the few rows it had, and measures each
+    of its thousands of rows instead of searching the new index. The planner knows an agent's size
+    while it is among the table's most common agent ids (`default_statistics_target`, 100)."""
+    for kind in sorted(kinds):
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {DOCUMENT_TABLES[kind]} (agent_id)")
 
 
 def _build(name: str, kind: str, agent_id: int, concurrently: bool) -> None:

@@ -1,15 +1,17 @@
-"""Vectors kept in their rows (storage MAIN instead of the type's EXTENDED).
+"""Vectors kept in their rows (storage MAIN instead of pgvector's default, EXTERNAL).
 
-A fact or message row holds its text, its stored tsvector and a 1.5 kB vector: past PostgreSQL's
-2 kB threshold, the largest value of storage EXTENDED, the vector, went to the TOAST table. Then
-every distance measured against a row (the exact scans of an agent's messages and of the graph
-signal's linked facts, the candidates' cosines at fusion) fetched its vector through the TOAST
-index: three to four times the cost of the same scan over inline vectors. MAIN keeps a vector
-inline unless the row could not fit a page otherwise; the values are the same.
+A fact or message row holds its text, its stored tsvector and a 1.5 kB vector. A row over
+PostgreSQL's ~2 kB threshold (41% of the facts of the 1M-fact bench corpus) had its vector moved to
+the TOAST table, and every distance measured against that row (the exact scans of an agent's
+messages and of the graph signal's linked facts, the candidates' cosines at fusion) fetched it
+through the TOAST index. Under MAIN, PostgreSQL first compresses or moves out the row's EXTENDED
+values (its text, its tsvector) and moves a vector out only if the row would still not fit a page;
+the values are the same.
 
 New rows are stored so from now on. Rows stored before keep their vectors where they are until
-the table is rewritten: `VACUUM FULL memories_fact, memories_event, memories_entity` (it locks
-each table while it runs; README, Deploy and scale)."""
+the table is rewritten (`VACUUM FULL`: README, Deploy and scale). `SET STORAGE` needs a brief
+exclusive lock: the lock timeout makes the migration fail, to be run again, rather than queue
+every query on the table behind a long index build holding it."""
 
 from django.db import migrations
 
@@ -17,14 +19,15 @@ COLUMNS = [("memories_fact", "embedding"), ("memories_event", "embedding"), ("me
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("memories", "0015_fact_access"),
     ]
 
     operations = [
         migrations.RunSQL(
-            [f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE MAIN" for table, column in COLUMNS],
-            reverse_sql=[f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE EXTENDED" for table, column in COLUMNS],
+            ["SET LOCAL lock_timeout = '30s'"]
+            + [f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE MAIN" for table, column in COLUMNS],
+            reverse_sql=["SET LOCAL lock_timeout = '30s'"]
+            + [f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE EXTERNAL" for table, column in COLUMNS],
         ),
     ]

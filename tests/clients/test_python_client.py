@@ -28,6 +28,7 @@ from anamnesis_client import (
 
 from memories.models import Event
 from memories.services.api_keys import api_key_create
+from tests.support.live import server_work_settled
 from tests.support.worker import ROOT, start_worker, stop_worker, worker_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -83,6 +84,13 @@ def server(django_db_setup, worker, tmp_path_factory):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(autouse=True)
+def _server_settled():
+    """After each test, the server's trace writes land before the tables are emptied."""
+    yield
+    server_work_settled()
 
 
 def key(agent, scope: str) -> str:

@@ -1,6 +1,6 @@
 """Every stored vector stays in its row (storage MAIN): a vector sent to the TOAST table costs an
 index lookup each time a distance is measured against it, and an exact scan measures thousands.
-A column added or altered later (ALTER COLUMN TYPE resets the storage to the type's EXTENDED)
+A column added or altered later (ALTER COLUMN TYPE resets the storage to the type's default, EXTERNAL)
 fails here until its migration sets MAIN again."""
 
 from __future__ import annotations
