@@ -14,6 +14,7 @@ RELATIONSHIP_TERMS = frozenset({
     "children", "parents", "family", "amigo", "amiga",
 })
 _HONORIFICS = re.compile(r"^(mr|mrs|ms|miss|mx|dr|doctor|prof|professor)\.?\s+", re.IGNORECASE)
+_GENDERED_TITLES = frozenset({"mr", "mrs", "ms", "miss"})
 _NON_WORD = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
@@ -65,7 +66,11 @@ def slugify(name: str) -> str:
 
 
 def entity_key(entity_type: str, name: str) -> str:
-    return f"{normalize_type(entity_type)}:{slugify(_HONORIFICS.sub('', name.strip()))}"
+    """"person:okafor" for "Dr. Okafor" and "Okafor": a title is no part of the key, except one
+    that says who of a couple is meant ("person:mr_lee", "person:mrs_lee")."""
+    title = _HONORIFICS.match(name.strip())
+    kept = title is not None and title.group(1).lower() in _GENDERED_TITLES
+    return f"{normalize_type(entity_type)}:{slugify(name.strip() if kept else _HONORIFICS.sub('', name.strip()))}"
 
 
 def normalize_type(entity_type: str) -> str:
@@ -299,7 +304,18 @@ def written_form(name: str) -> str:
 
 # what Japanese, Korean and Hindi speakers put after a name to address someone politely
 # ("Tanaka-san", "Kim-ssi", "Sharma-ji"): a title, like "Mr." before one
-HONORIFIC_SUFFIX = re.compile(r"[-‐‑](?:san|sama|kun|chan|sensei|senpai|ssi|nim|ji)$", re.IGNORECASE)
+HONORIFICS_AFTER_HYPHEN = ("san", "sama", "kun", "chan", "sensei", "senpai", "ssi", "nim", "ji")
+HONORIFIC_SUFFIX = re.compile(rf"[-‐‑](?:{'|'.join(HONORIFICS_AFTER_HYPHEN)})$", re.IGNORECASE)
+
+
+def same_titled_person(asked: str, known: str) -> bool:
+    """Two titled forms of one surname that may be one person: "Sato-san" and "Mr. Sato", "Dr. Okafor"
+    and "Mrs. Okafor"; not "Mr. Lee" and "Mrs. Lee", whose gendered titles differ."""
+    surname = titled_surname(asked)
+    if not surname or titled_surname(known) != surname:
+        return False
+    titles = {m.group(1).lower() for n in (asked, known) if (m := _HONORIFICS.match(n.strip()))}
+    return len(titles & _GENDERED_TITLES) <= 1
 
 
 def titled_surname(name: str) -> str:

@@ -10,6 +10,7 @@ import re
 
 from memories.extraction.offline.lexicon import (
     FIRST_NAMES,
+    HONORIFICS_AFTER_WORD,
     KIN_TITLES,
     KINSHIP,
     ORG_SUFFIXES,
@@ -17,8 +18,9 @@ from memories.extraction.offline.lexicon import (
     PLACES,
     STOP_CAPS,
 )
-from memories.extraction.offline.parse import is_common_word
-from memories.naming import normalize_alias
+from memories.extraction.offline.parse import is_common_word, parse
+from memories.extraction.offline.text import normalize_message, split_sentences
+from memories.naming import HONORIFICS_AFTER_HYPHEN, normalize_alias
 
 # "Stanford" for Stanford University: the generic last words of an organization's name
 ORGANIZATION_TAILS = ORG_SUFFIXES
@@ -146,6 +148,49 @@ def lower_case_words(message: str) -> set[str]:
     """In lower-case writing, the words that may be first names ("freya and i split up"): three
     letters or more, not function words."""
     return {w for w in re.findall(r"[a-z]{3,}", message) if not is_common_word(w)}
+
+
+# "chloe b did karaoke", "Jack T. called": a given name and the initial of a family name. A
+# lone a or i is a word, and u, n, r, y, k and x are chat's words for you, and, are, why, okay
+# and a kiss.
+_NAME_AND_INITIAL = re.compile(
+    r"(?<![\w'’])(?P<given>[^\W\d_]{2,})\s+(?P<initial>(?![aiunrykxAIUNRYKX]\b)[^\W\d_])\.?(?![\w'’-])")
+
+
+def names_with_initial(message: str) -> list[tuple[str, str, str]]:
+    """(phrase, given name, initial) for each given name said with the initial of a family name:
+    ("chloe b", "chloe", "b"). The caller keeps those that fit exactly one known person."""
+    return [(f"{m.group('given')} {m.group('initial')}{'.' if m.group().endswith('.') else ''}", m.group("given"),
+             m.group("initial"))
+            for m in _NAME_AND_INITIAL.finditer(message)
+            if m.group("given").lower() not in STOP_CAPS and not is_common_word(m.group("given").lower())]
+
+
+_NAME_AND_HONORIFIC = re.compile(
+    rf"(?<![\w'’-])(?P<base>[^\W\d_]{{2,}})(?:-(?i:{'|'.join(sorted(HONORIFICS_AFTER_HYPHEN))})"
+    rf"|\s+(?i:{'|'.join(sorted(HONORIFICS_AFTER_WORD))}))(?![\w'’-])"
+)
+
+
+def names_with_honorific(message: str) -> list[tuple[str, str]]:
+    """(phrase, name) for each name said with an honorific after it ("tanaka-san", "tanaka";
+    "Hasan Bey", "Hasan"). The caller keeps those whose name is someone it knows."""
+    return [(m.group(), m.group("base")) for m in _NAME_AND_HONORIFIC.finditer(message)]
+
+
+def bare_subjects(message: str) -> set[str]:
+    """In lower-case writing, the words the parse reads as a proper noun standing alone as a
+    subject, with no article, possessive or number before them ("fischer approved my leave", "ada
+    is already complaining"; not "art is my passion", "the baker approved it"): such a word stands
+    as a name even when a dictionary holds it too."""
+    out = set()
+    for sentence in split_sentences(normalize_message(message)):
+        for token in parse(sentence):
+            if (token.dep_ in ("nsubj", "nsubjpass") and token.tag_ == "NNP" and token.is_lower
+                    and token.is_alpha and len(token) >= 3 and not any(
+                        c.dep_ in ("det", "poss", "nummod", "amod", "compound") for c in token.children)):
+                out.add(token.text)
+    return out
 
 
 def is_one_sentence(message: str) -> bool:

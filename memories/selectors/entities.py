@@ -25,6 +25,7 @@ from memories.naming import (
     normalize_type,
     person_names_compatible,
     person_words,
+    same_titled_person,
     short_forms_of,
     strip_accents,
     surname_of,
@@ -122,7 +123,7 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[En
     for a title with a surname ("Dr. Fisher"), the people of that surname."""
     surname = titled_surname(name)
     if surname:
-        return _people_with_surname(agent, surname, limit)
+        return _people_with_surname(agent, surname, limit, asked=name)
     first = strip_accents(name.strip().split()[0])
     initials = {first[:1], nickname_of(first)[:1]} - {""}
     starts = Q()
@@ -163,16 +164,18 @@ def _given_name(word: str) -> bool:
 
 
 
-def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", limit: int = 5000) -> dict[str, Entity]:
+def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", limit: int = 5000,
+                         bare_subjects: set[str] = frozenset()) -> dict[str, Entity]:
     """For each lower-case word, the one person of the agent it names: her first name ("freya" →
-    Freya Lindqvist) or, for a word no dictionary holds, a short form of it ("zey" → Zeynep
-    Kaya), a hyphenated name written as one word ("seojun" → Park Seo-jun) or her family name
-    ("zielinska" → Marta Zielinska; never the writer's own). A word that may name several people
-    is left out."""
+    Freya Lindqvist) or, for a word no dictionary holds or one the sentence uses as a bare
+    subject (`bare_subjects`: "ada is late again", "fischer approved it"), a short form of it
+    ("zey" → Zeynep Kaya, "ada" → Adaeze Okafor), a hyphenated name written as one word ("seojun"
+    → Park Seo-jun) or her family name ("zielinska" → Marta Zielinska; never the writer's own). A
+    word that may name several people is left out."""
     if not words:
         return {}
     own_family = set(normalize_alias(strip_accents(writer)).split()[1:])
-    unknown = {w for w in words if not is_word_form(w)}
+    unknown = {w for w in words if not is_word_form(w) or w in bare_subjects}
     exact: dict[str, set[int]] = {}
     other: dict[str, set[int]] = {}
     people: dict[int, Entity] = {}
@@ -193,6 +196,32 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
                 other.setdefault(word, set()).add(entity.id)
     found = {word: exact.get(word) or ids for word, ids in other.items()} | exact  # her own first name first
     return {word: people[next(iter(ids))] for word, ids in found.items() if len(ids) == 1}
+
+
+def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tuple[str, str], Entity]:
+    """For each (given name, initial of a family name), the one person of the agent whose name
+    opens with that given name and ends with a family name of that initial ("chloe", "b" →
+    Chloe Bennett, even beside another Chloe). None fit or several: left out."""
+    if not names:
+        return {}
+    wanted = {(normalize_alias(strip_accents(g)), normalize_alias(strip_accents(i))) for g, i in names}
+    query = Q()
+    for given, _ in wanted:
+        query |= Q(display_name__istartswith=f"{given} ")
+    found: dict[tuple[str, str], set[int]] = {}
+    people: dict[int, Entity] = {}
+    for entity in Entity.objects.filter(query, agent=agent, type="person", merged_into__isnull=True).defer(
+            "name_embedding")[:500]:
+        parts = normalize_alias(strip_accents(entity.display_name)).split()
+        if len(parts) >= 2 and (parts[0], parts[-1][:1]) in wanted:
+            people[entity.id] = entity
+            found.setdefault((parts[0], parts[-1][:1]), set()).add(entity.id)
+    out = {}
+    for given, initial in names:
+        ids = found.get((normalize_alias(strip_accents(given)), normalize_alias(strip_accents(initial))), set())
+        if len(ids) == 1:
+            out[(given, initial)] = people[next(iter(ids))]
+    return out
 
 
 def parents_of(*, agent: Agent, child: str) -> list[Entity]:
@@ -234,7 +263,7 @@ def relative_of(*, agent: Agent, owner: str, term: str, name: str = "") -> Entit
 
 
 
-def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]:
+def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = "") -> list[Entity]:
     rows = (
         Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
         .filter(Q(display_name__icontains=surname) | Q(aliases__alias__contains=surname))
@@ -242,6 +271,8 @@ def _people_with_surname(agent: Agent, surname: str, limit: int) -> list[Entity]
     )
     names = {e.id: [e.display_name, *e.alias_names] for e in rows}
     by_surname = [e for e in rows if surname in {surname_of(n) for n in names[e.id]}]
+    if asked and not by_surname:  # "Sato-san" for Mr. Sato: another title of the same surname
+        by_surname = [e for e in rows if any(same_titled_person(asked, n) for n in names[e.id])]
     # "Mrs. Lim" for Lim Bee Hoon: a family name said first, when no one carries it last
     return by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]
 

@@ -366,3 +366,54 @@ def test_lower_case_rules_leave_ordinary_phrases_alone():
     assert "organization" not in {t for t, _ in said("the school called ms okoro about it")[0]}
     assert said("Ben and I were over at Jake's place.")[1] == set()
     assert said("Mert and I are done for today")[1] == set()
+
+
+@pytest.mark.django_db
+def test_a_lower_case_name_a_dictionary_holds_is_the_known_person_when_it_stands_as_a_name(agent):
+    """In lower-case chat, a clipped given name or a family name that is also a dictionary word
+    ("ada", "baker") is the one known person it names when the parse reads it as a name standing
+    alone as a subject; the same word as an ordinary noun ("art") names no one."""
+    _write(agent, "my cousin Adaeze Okafor just moved to lagos", "my friend Rose Baker lives in leeds",
+           "my uncle Arturo Vidal paints murals", "ada is already complaining about the traffic lol",
+           "baker is moving to york next month", "art is my passion honestly")
+    assert "ada" in _aliases(agent, "Adaeze Okafor")
+    assert "baker" in _aliases(agent, "Rose Baker")
+    assert _linked(agent, "Rose Baker", "York")
+    assert "art" not in _aliases(agent, "Arturo Vidal")
+    assert _people(agent) == ["Adaeze Okafor", "Arturo Vidal", "Rose Baker", SPEAKER]
+
+
+@pytest.mark.django_db
+def test_a_given_name_with_an_initial_is_the_one_known_person_it_fits(agent):
+    """"chloe b" or "Jack T." is the known person with that given name and a family name of that
+    initial, even when the agent knows another Chloe or Jack; an initial that fits no one (or a
+    chat word such as "u") adds no name."""
+    _write(agent, "my coworker Chloe Bennett is hilarious", "Jack Turner and Jack Smith both joined my team",
+           "chloe b did karaoke at the xmas party lol", "Jack T. brought donuts for everyone",
+           "i told chloe u were coming")
+    assert {"chloe b"} <= _aliases(agent, "Chloe Bennett")
+    assert "jack t" in _aliases(agent, "Jack Turner") and "jack t" not in _aliases(agent, "Jack Smith")
+    assert not {a for a in _aliases(agent, "Chloe Bennett") if a.endswith(" u")}
+    assert _people(agent, "jack") == ["Jack Smith", "Jack Turner"]
+
+
+@pytest.mark.django_db
+def test_a_known_name_with_an_honorific_after_it_is_that_person(agent):
+    """"tanaka-san" and "hasan bey" are Mr. Tanaka and Hasan Demir, with the phrase kept as one
+    more of their names, not a new person."""
+    _write(agent, "my boss Mr. Tanaka is strict", "tanaka-san praised my report today",
+           "my neighbour Hasan Demir lives in izmir", "hasan bey had surgery last week, hes ok now")
+    assert "tanaka-san" in _aliases(agent, "Mr. Tanaka")
+    assert "hasan bey" in _aliases(agent, "Hasan Demir")
+    assert _people(agent) == ["Hasan Demir", "Mr. Tanaka", SPEAKER]
+
+
+@pytest.mark.django_db
+def test_titles_of_a_couple_are_two_people_and_another_title_of_one_surname_is_the_same(agent):
+    """"Mr. Lee" and "Mrs. Lee" are two people (they shared one key before); "Sato-san" after
+    "Mr. Sato" is him, and "Okafor" after "Mr. Okafor" too."""
+    _write(agent, "My neighbour Mr. Lee is retired.", "Mrs. Lee brought us soup today.",
+           "My landlord Mr. Sato lives downstairs.", "Sato-san fixed the heater for us this morning.",
+           "Mr. Okafor from next door fixed our fence.", "Okafor is a legend.")
+    assert _people(agent) == ["Mr. Lee", "Mr. Okafor", "Mr. Sato", "Mrs. Lee", SPEAKER]
+    assert "sato-san" in _aliases(agent, "Mr. Sato")

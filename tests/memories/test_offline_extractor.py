@@ -509,3 +509,48 @@ def test_every_fact_names_its_subject():
 def test_empty_and_blank_messages():
     assert extract_offline("", speaker="Rafael").is_empty()
     assert extract_offline("   \n ", speaker="Rafael").is_empty()
+
+
+def test_a_she_of_the_next_message_is_never_a_place_or_organization_the_agent_knows():
+    """"i moved to lagos" then "she finished her 3rd year": Lagos, known as a place, is no one
+    "she" or "her" can mean, so nothing is said of it and no person Lagos appears."""
+    found = extract_offline("ada finished her 3rd year, shes studying law btw", speaker="Sam Lee",
+                            recent_messages=["i moved to lagos lol"], known_names=["Lagos", "Unilag"],
+                            known_types={"Lagos": "place", "Unilag": "organization"})
+    assert ("person", "Lagos") not in {(e.type, e.name) for e in found.entities}
+    assert not [f for f in found.facts if f.subject == "Lagos"]
+
+
+@pytest.mark.parametrize("message", ["Starting at Stripe in Jan, so excited.", "Back at work on Sept 5th, ugh.",
+                                     "Moving to Cork by Feb."])
+def test_a_short_month_after_a_word_of_time_or_before_a_day_is_no_name(message):
+    found = extract_offline(message, speaker="Aoife Byrne")
+    assert not {e.name for e in found.entities} & {"Jan", "Sept", "Feb"}
+    assert "Jan" in {e.name for e in extract_offline("My friend Jan moved to Oslo.", speaker="Aoife Byrne").entities}
+
+
+def test_a_capitalized_job_title_names_no_one_and_nothing():
+    found = extract_offline(
+        "Please note that Ms. Adaora Bello has accepted the position of Head of Finance at Zenith Bank.",
+        speaker="Sam Lee")
+    assert {(r.source, r.rel_type, r.target) for r in found.relations} == {("Adaora Bello", "works_at", "Zenith Bank")}
+    found = extract_offline("My aunt is Director of Nursing at Beaumont Hospital.", speaker="Sam Lee")
+    assert "Director" not in {e.name for e in found.entities}
+
+
+@pytest.mark.parametrize("message", ["Rustam works as a driver for Yandex in Almaty.",
+                                     "Rustam works for Yandex in Almaty"])
+def test_a_name_the_parser_hangs_on_the_verb_as_a_modifier_is_still_its_subject(message):
+    """The parser reads "Rustam works …" as "Rustam-works" at times: what follows is still said of
+    Rustam, and nothing of it of the writer."""
+    found = extract_offline(message, speaker="Sam Lee")
+    links = {(r.source, r.rel_type, r.target) for r in found.relations}
+    assert ("Rustam", "works_at", "Yandex") in links
+    assert not {link for link in links if link[0] == "Sam Lee"}
+
+
+def test_called_her_back_names_no_one_and_named_her_after_a_pet_names_the_pet():
+    assert {e.name for e in extract_offline("i called her back. she was fine", speaker="Hannah Ward").entities} <= {
+        "Hannah Ward"}
+    found = extract_offline("got a kitten, named her noodle", speaker="Hannah Ward")
+    assert ("Hannah Ward", "has_pet", "Noodle") in {(r.source, r.rel_type, r.target) for r in found.relations}

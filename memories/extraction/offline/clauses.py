@@ -19,13 +19,15 @@ from memories.extraction.offline.text import PH, SPEAKER
 _E = r"\x02(?P<{}>\d+)\x03"
 _JOINER = re.compile(
     r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+|"
-    r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s|(?:now|these\s+days|nowadays)\s+\x02)"
+    r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s|(?:now|these\s+days|nowadays)\s+\x02)|"
+    # ", starting at ⟨org⟩", ", moving to ⟨city⟩": a verb in -ing and what it is done with open a clause
+    r",\s+(?=[a-z]+ing\s+(?:at|for|in|to|with|from)\s+(?:the\s+)?\x02)"
 )
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
 _LEAD = re.compile(
     r"^(?:(?:yesterday|today|tonight|recently|lately|finally|now|earlier|later|then|also|last\s+\w+|this\s+\w+|"
-    r"next\s+\w+|on\s+\w+|in\s+\d{4}|(?:starting|from|as\s+of)\s+(?:next\s+)?\w+(?:\s+on)?|(?:a\s+few|a\s+couple\s+of|\w+)\s+\w+\s+ago|after\s+\w+|over\s+the\s+\w+)"
+    r"next\s+\w+|on\s+\w+|in\s+\d{4}|(?:starting|from|as\s+of)\s+(?!(?:at|for|in|to|with)\b)(?:next\s+)?\w+(?:\s+on)?|(?:a\s+few|a\s+couple\s+of|\w+)\s+\w+\s+ago|after\s+\w+|over\s+the\s+\w+)"
     r"(?:\s*,)?\s+)",
     re.I,
 )
@@ -105,9 +107,13 @@ _NOW_AT = re.compile(
 )
 
 
+# ", starting at ⟨org⟩ in ⟨city⟩": a verb in -ing with what it is done at or to
+_ING_AT = re.compile(r"^[a-z]+ing\s+(?:at|for|in|to|with|from)\s+(?:the\s+)?\x02")
+
+
 def opens_clause(rest: str) -> bool:
     """Whether `rest` opens a clause of its own: a subject and a verb, or a verb."""
-    if _NOW_AT.match(rest):
+    if _NOW_AT.match(rest) or _ING_AT.match(rest):
         return True
     if lead := _LEAD.match(rest):  # ", so now ⟨0⟩ reports to ⟨2⟩", "..., starting Monday I'm ..."
         rest = rest[lead.end() :]

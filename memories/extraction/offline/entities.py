@@ -62,7 +62,8 @@ _KIN_BEFORE = re.compile(
 )
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
 # "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
-_NAME_IS_BEFORE = re.compile(r"\b(?:his|her|its)\s+name(?:\s+is|'s|\s+was)\s+$", re.I)
+_NAME_IS_BEFORE = re.compile(
+    r"\b(?:(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|(?:named|called)\s+(?:him|her|it))\s+$", re.I)
 _A_PET = re.compile(rf"\b(?:an?|another|our|my|new)\s+(?:[\w-]+\s+){{0,2}}?(?:{PET_ALT})s?\b", re.I)
 # "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
 _KIN_AFTER = re.compile(
@@ -361,7 +362,7 @@ def _drop_family_names(sentences: list[Sentence], speaker: str, people: Sequence
 def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str],
                    known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None) -> tuple:
     """Split, find names, group aliases, type entities. Returns (registry, sentences, name context)."""
-    ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases)
+    ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases, known_types)
     texts = split_sentences(message)
     parse_many(texts)  # every sentence is parsed below: together through nlp.pipe, ~1.5x faster
     sentences = [Sentence(s, find_mentions(s, ctx)) for s in texts]

@@ -271,7 +271,7 @@ _ACQUIRED_PET = re.compile(
     rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
     rf"(?:adopted|adopt|got|have|has|"
     rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+(?:[\w-]+\s+){{0,2}}?"
-    rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b)",
+    rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b(?!\s+(?:him|her|it)\b))",
     re.I,
 )
 

@@ -47,7 +47,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_SUFFIXES,
     PLACES,
 )
-from memories.extraction.offline.parse import died, opening_verb_without_subject, parse
+from memories.extraction.offline.parse import died, opening_verb_without_subject, parse, stray_subject
 from memories.extraction.offline.text import SPEAKER
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -279,6 +279,8 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
             verb = verb.head
             continue
         if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS for t in verb.doc):
+            if verb.i == 1 and stray_subject(verb.doc[0]):  # "Rustam works as a driver …": said of him
+                return _with_conjuncts(verb.doc[0], ids) if verb.doc[0].i in ids else []
             return [elided]
         return []
     return []
@@ -310,9 +312,11 @@ def _verb_chain(verb) -> list:
                 # designer at X"); one without shares what the verb it hangs from is said under
                 verb.dep_ in ("ccomp", "advcl", "conj") and not any(c.dep_ in _SUBJECTS for c in verb.children))):
             break
-        # "(I'm) no longer at X, started at Y": the negation of the verb above is not the clause's
-        through = verb.dep_ == "conj" or verb.dep_ == "advcl" and any(
+        # "(I'm) no longer at X, started at Y": the negation of the verb above is not the clause's;
+        # "left X, starting at Y in Z": a participle after the verb is an event of its own
+        through = verb.dep_ == "conj" or verb.dep_ == "advcl" and (any(
             c.dep_ == "neg" or any(g.dep_ == "neg" for g in c.children) for c in verb.head.children)
+            or verb.tag_ == "VBG" and verb.i > verb.head.i)
         verb = verb.head
         if not through:  # "sold the house and moved to X": the selling is another event
             chain.append(verb)

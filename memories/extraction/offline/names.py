@@ -26,7 +26,9 @@ from memories.extraction.offline.lexicon import (
     IRREGULAR_PAST,
     KIN_TITLES,
     KINSHIP,
+    MONTH_ABBREVIATIONS,
     NAME_CONNECTORS,
+    OCCUPATIONS,
     OF_HEADS,
     ORG_NOUNS,
     ORG_PREFIXES,
@@ -36,6 +38,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_OTHER_NAMES,
     PLACES,
     STOP_CAPS,
+    TITLE_MODIFIERS,
     WORLD_FAMILY_NAMES,
     WORLD_GIVEN_NAMES,
     alternation,
@@ -120,8 +123,9 @@ class NameContext:
     mid-sentence (evidence that a sentence-initial word is a name)."""
 
     def __init__(self, speaker: str, known_names: Sequence[str], texts: Sequence[str],
-                 known_aliases: Mapping[str, str] | None = None):
+                 known_aliases: Mapping[str, str] | None = None, known_types: Mapping[str, str] | None = None):
         self.speaker = speaker
+        self.known_types = {k.lower(): v for k, v in (known_types or {}).items()}
         self.known = _known_matcher(tuple(dict.fromkeys([speaker, *known_names])),
                                     tuple(sorted((known_aliases or {}).items())))
         self._texts = texts
@@ -191,7 +195,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
 # him biscuit lol"
 _LOWER_NAMED = re.compile(
-    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it))\s+"
+    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:(?:we|i)\s+)?(?:named|called)\s+(?:him|her|it))\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,20})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
 
@@ -199,7 +203,8 @@ _LOWER_NAMED = re.compile(
 def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
-           if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))]
+           if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))
+           and _parsed_as_noun(sentence, m.start("name"))]  # "named her pickle", not "called her back"
     for token in parse(sentence):
         word = token.text
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
@@ -328,6 +333,8 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
             if " ".join(words[:n]) in _LOWER_PLACE_NAMES and (
                     match.re is not _ANY_WORD or " ".join(words[:n]) in _SURE_PLACES):
                 end = start + len(" ".join(words[:n]))
+                if n < len(words) and words[n] in ORG_SUFFIXES:
+                    break  # "nottingham uni", "leeds council": the place names an organization
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
                         o.start < end and start < o.end for o in out):
                     out.append(Mention(start, end, _place_case(sentence[start:end]), place=match.re is _ANY_WORD))
@@ -424,6 +431,23 @@ _LOWER_PET_LIST = re.compile(
 )
 
 
+def _parsed_as_noun(sentence: str, start: int) -> bool:
+    return any(t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))
+
+
+# "our dog biscuit is 10", "my cat, pickle, hates the vet": a lower-case word right after someone's
+# pet word, read by the parser as the subject or the pet word's apposition, is the pet's name
+_LOWER_OWN_PET = re.compile(
+    r"\b(?:my|our|his|her|their|[a-zà-ÿ]{3,}['’]s)\s+(?:(?:new|old|little|baby)\s+)?"
+    rf"(?:{alternation(PET_TERMS)})\s*,?\s+(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{{2,}})\b(?!['’]s\b)"
+)
+
+
+def _parsed_as_pets_name(sentence: str, start: int) -> bool:
+    return any(t.idx == start and t.pos_ in ("NOUN", "PROPN") and t.tag_ != "NNS" and t.dep_ in (
+        "nsubj", "nsubjpass", "appos") for t in parse(sentence))
+
+
 def _parsed_as_name(sentence: str, start: int) -> bool:
     """The parser reads the word at `start` as a proper noun: "my wife maja works at …" names her
     though "maja" is also a word of the dictionary ("my wife today said …" names no one)."""
@@ -445,6 +469,11 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
     for match in _LOWER_PET_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word):
+            out.append(Mention(start, end, word.title()))
+    for match in _LOWER_OWN_PET.finditer(sentence):
+        word, start, end = match.group("name"), match.start("name"), match.end("name")
+        if (not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word)
+                and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start)):
             out.append(Mention(start, end, word.title()))
     for match in _LOWER_PET_LIST.finditer(sentence):
         names = [w for w in re.finditer(r"[a-zà-ÿ][a-zà-ÿ'-]+", match.group("list")) if w.group() not in ("and", "n")]
@@ -469,6 +498,8 @@ _WORK_BEFORE = re.compile(
     r"boss|manager|team|colleagues?|coworkers?|notice|promot\w*|interview\w*|offer|position|role|contract)"
     r"\s+(?:\w+\s+){0,2}$"
 )
+# "a chef at wagamama", "shes a nurse at", "junior dev for": what someone works as, right before
+_OCCUPATION_BEFORE = re.compile(rf"\b(?:{alternation(OCCUPATIONS)})s?\s+$")
 # from a writer who does not capitalize, right after a verb of work, a bare word that is a place's name
 # is the employer ("i work at carrefour")
 _WORK_RIGHT_BEFORE = re.compile(r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing)?|intern(?:s|ed|ing)?|notice)\s+$")
@@ -518,7 +549,8 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
                 out.append(Mention(start, end, phrase[0].title()))  # "i work at carrefour"
                 break
             if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
-                    sentence, match.start("lead")) or lead in ("at", "for") and _WORK_BEFORE.search(before)):
+                    sentence, match.start("lead")) or lead in ("at", "for") and (
+                    _WORK_BEFORE.search(before) or _OCCUPATION_BEFORE.search(before))):
                 out.append(Mention(start, end, phrase[0].title()))
                 break
     return out
@@ -592,6 +624,22 @@ def _trim_connectors(run: list[int], tokens: list) -> list[int]:
     return run
 
 
+_OF_AFTER = re.compile(r" of (?:the )?[A-Z]")
+
+
+def _job_title(words: list[str]) -> bool:
+    """An occupation, ranked or qualified ("Senior Engineer"), or one of something ("Head of
+    Finance", "Director of Operations")."""
+    low = [w.lower() for w in words]
+    head = low[: low.index("of")] if "of" in low[1:] else low
+    return len(words) > 1 and bool(head) and head[-1] in OCCUPATIONS and all(
+        w in OCCUPATIONS or w in TITLE_MODIFIERS for w in head)
+
+
+_TIME_BEFORE = re.compile(r"\b(?:in|by|since|until|till|from|early|late|mid|next|last|this|of|end|start)[\s-]+$", re.I)
+_DAY_AFTER = re.compile(r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b")
+
+
 def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContext) -> Mention | None:
     words = [_strip_possessive(tokens[k][2]) for k in run]
     full = " ".join(words).lower()
@@ -599,6 +647,9 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     if len(run) == 1 and full in KINSHIP and sentence[:start].rstrip().endswith("(") and _ALIAS_CLOSE.match(
             sentence[end:]):
         return Mention(start, end, words[0])  # "Ana Lima (Mum)": what the speaker calls her
+    if len(run) == 1 and full in MONTH_ABBREVIATIONS and (_TIME_BEFORE.search(sentence, 0, start) or _DAY_AFTER.match(
+            sentence, tokens[run[0]][1])):
+        return None  # "starting in Jan", "Feb 3rd": a month
     first = 0
     if full not in PLACES:
         while first < len(run) and words[first].lower() in STOP_CAPS:
@@ -612,6 +663,9 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         last -= 1
     if first >= last or _calendar_phrase(sentence, tokens, run, words, first, last):
         return None
+    if _job_title(words[first:last]) or (last - first == 1 and words[first].lower() in OCCUPATIONS and _OF_AFTER.match(
+            sentence, tokens[run[first]][1])):
+        return None  # "Head of Finance", "Chief Operating Officer": what someone is, not who or where
     # "Cousin Emeka", "Uncle Tunde": a kin title is no part of the name but marks a person, like "Dr."
     kin_title = last - first > 1 and words[first].lower() in KIN_TITLES
     first += kin_title

@@ -188,6 +188,13 @@ def opening_verb_without_subject(doc):
     return verb
 
 
+def stray_subject(token) -> bool:
+    """The sentence's first word is a name the parser hung on the next word, the sentence's root,
+    as its modifier ("Rustam works as a driver …" read as "Rustam-works"): it is the subject."""
+    return (token.i == 0 and token.pos_ == "PROPN" and token.dep_ in ("amod", "compound", "nmod", "dep")
+            and token.head.i == 1 and token.head.dep_ == "ROOT")
+
+
 def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     """The word at `start` is the subject of a verb only a person does with a life ("Kemi works
     at ...", "Rafał proposed last night", "Priya was hired by ..."), or of "is" / "has" / "got" said
@@ -196,6 +203,8 @@ def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     token = next((t for t in parse(sentence) if t.idx == start), None)
     if token is None or token.pos_ not in ("PROPN", "NOUN"):
         return False
+    if stray_subject(token) and token.head.lower_.removesuffix("s") in PERSON_VERBS:
+        return True  # "Rustam works for …" with "works" read as a noun or "Rustam" as its modifier
     while token.dep_ == "compound" and token.head.i > token.i:  # "Ji" of "Ji - hoon"
         token = token.head
     if token.dep_ not in ("nsubj", "nsubjpass"):

@@ -110,8 +110,9 @@ class PronounState:
             for mention in reversed(mentions):
                 first = mention.text.split()[0].lower()
                 name = mention.known or mention.text
-                if mention.vocative or name.lower() == self._ctx.speaker.lower():
-                    continue
+                if mention.vocative or name.lower() == self._ctx.speaker.lower() or self._ctx.known_types.get(
+                        name.lower(), "person") != "person":
+                    continue  # a place or organization the agent knows is no one a "she" means
                 labelled = any(s <= mention.start and mention.end <= e for s, e in people)
                 parsed = " " in mention.text.strip() and labelled and _typed_person(sentence, mention)
                 if first in GIVEN_NAMES or mention.known or mention.honorific or parsed:

@@ -31,10 +31,13 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
     _named_relatives(message, known)
     if mentions.writes_in_lower_case(message.text):  # "freya and i split up": first names without capitals
         words = mentions.lower_case_words(message.text) - matched
-        for word, entity in entity_selectors.people_by_lower_name(agent=message.agent, words=words,
-                                                                  writer=message.speaker).items():
+        for word, entity in entity_selectors.people_by_lower_name(
+                agent=message.agent, words=words, writer=message.speaker,
+                bare_subjects=mentions.bare_subjects(message.text) & words).items():
             known.add(entity, word)
     _spelling_variants(known, grams)
+    _names_with_initial(message, known)
+    _names_with_honorific(message, known)
     writer = _writer(message, known)
     if writer:
         step.data["speaker"] = writer
@@ -73,6 +76,29 @@ def _spelling_variants(known: Known, grams: set[str]) -> None:
         entity = folded.get(gram.replace(" ", "")) if " " in gram else None
         if entity is not None and gram != normalize_alias(entity.display_name):
             known.add(entity, gram)
+
+
+def _names_with_initial(message: Message, known: Known) -> None:
+    """"chloe b" or "Chloe B." is the one known Chloe whose family name starts with a B, even
+    when the agent knows another Chloe: the phrase becomes one more of her names."""
+    held = {normalize_alias(a) for a in known.aliases}
+    said = [(phrase, given, initial) for phrase, given, initial in mentions.names_with_initial(message.text)
+            if normalize_alias(phrase) not in held]
+    found = entity_selectors.people_by_initial(agent=message.agent, names=[(g, i) for _, g, i in said])
+    for phrase, given, initial in said:
+        if (entity := found.get((given, initial))) is not None:
+            known.add(entity, phrase)
+
+
+def _names_with_honorific(message: Message, known: Known) -> None:
+    """"tanaka-san" or "Hasan Bey" is the known person the name before the honorific stands for
+    in this message: the phrase becomes one more of their names."""
+    people = {e.display_name: e for e in known.entities.values() if e.type == "person"}
+    by_name = {normalize_alias(name): name for name in people}
+    by_name |= {normalize_alias(surface): name for surface, name in known.aliases.items() if name in people}
+    for phrase, base in mentions.names_with_honorific(message.text):
+        if (name := by_name.get(normalize_alias(base))) is not None:
+            known.add(people[name], phrase)
 
 
 def _unnamed_relatives(message: Message, known: Known) -> None:
