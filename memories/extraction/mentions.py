@@ -151,10 +151,10 @@ def lower_case_words(message: str) -> set[str]:
 
 
 # "chloe b did karaoke", "Jack T. called": a given name and the initial of a family name. A
-# lone a or i is a word, and u, n, r, y, k and x are chat's words for you, and, are, why, okay
-# and a kiss.
+# lone a or i is a word, and in lower case u, n, r, y, k and x are chat's words for you, and,
+# are, why, okay and a kiss.
 _NAME_AND_INITIAL = re.compile(
-    r"(?<![\w'’])(?P<given>[^\W\d_]{2,})\s+(?P<initial>(?![aiunrykxAIUNRYKX]\b)[^\W\d_])\.?(?![\w'’-])")
+    r"(?<![\w'’])(?P<given>[^\W\d_]{2,})\s+(?P<initial>(?![aiunrykxAI]\b)[^\W\d_])\.?(?![\w'’-])")
 
 
 def names_with_initial(message: str) -> list[tuple[str, str, str]]:
@@ -167,7 +167,7 @@ def names_with_initial(message: str) -> list[tuple[str, str, str]]:
 
 
 _NAME_AND_HONORIFIC = re.compile(
-    rf"(?<![\w'’-])(?P<base>[^\W\d_]{{2,}})(?:-(?i:{'|'.join(sorted(HONORIFICS_AFTER_HYPHEN))})"
+    rf"(?<![\w'’-])(?P<base>[^\W\d_]{{2,}})(?:[-‐‑](?i:{'|'.join(sorted(HONORIFICS_AFTER_HYPHEN))})"
     rf"|\s+(?i:{'|'.join(sorted(HONORIFICS_AFTER_WORD))}))(?![\w'’-])"
 )
 
@@ -179,15 +179,18 @@ def names_with_honorific(message: str) -> list[tuple[str, str]]:
 
 
 def bare_subjects(message: str) -> set[str]:
-    """In lower-case writing, the words the parse reads as a proper noun standing alone as a
-    subject, with no article, possessive or number before them ("fischer approved my leave", "ada
-    is already complaining"; not "art is my passion", "the baker approved it"): such a word stands
-    as a name even when a dictionary holds it too."""
+    """In lower-case writing, the words the parse reads as a proper noun standing alone as the
+    subject of a verb other than "be", with no article, possessive or number before them
+    ("fischer approved my leave", "ada is already complaining"; not "art is my passion", "brown is
+    my favourite colour", "the baker approved it"; never a kin word such as "gran"): such a word
+    stands as a name even when a dictionary holds it too."""
     out = set()
     for sentence in split_sentences(normalize_message(message)):
         for token in parse(sentence):
             if (token.dep_ in ("nsubj", "nsubjpass") and token.tag_ == "NNP" and token.is_lower
-                    and token.is_alpha and len(token) >= 3 and not any(
+                    and token.is_alpha and len(token) >= 3 and token.head.pos_ == "VERB"
+                    and token.head.lemma_ != "be" and token.text not in KINSHIP and token.text not in PARENT_NAMES
+                    and token.text not in STOP_CAPS and not any(
                         c.dep_ in ("det", "poss", "nummod", "amod", "compound") for c in token.children)):
                 out.add(token.text)
     return out

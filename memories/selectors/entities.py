@@ -4,6 +4,7 @@ surname, an acronym or a kin word can denote. Each takes the agent first; none w
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -165,19 +166,22 @@ def _given_name(word: str) -> bool:
 
 
 def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", limit: int = 5000,
-                         bare_subjects: set[str] = frozenset()) -> dict[str, Entity]:
+                         bare_subjects: Callable[[], set[str]] | None = None) -> dict[str, Entity]:
     """For each lower-case word, the one person of the agent it names: her first name ("freya" →
-    Freya Lindqvist) or, for a word no dictionary holds or one the sentence uses as a bare
-    subject (`bare_subjects`: "ada is late again", "fischer approved it"), a short form of it
-    ("zey" → Zeynep Kaya, "ada" → Adaeze Okafor), a hyphenated name written as one word ("seojun"
-    → Park Seo-jun) or her family name ("zielinska" → Marta Zielinska; never the writer's own). A
-    word that may name several people is left out."""
+    Freya Lindqvist) or, for a word no dictionary holds, a short form of it ("zey" → Zeynep
+    Kaya), a hyphenated name written as one word ("seojun" → Park Seo-jun) or her family name
+    ("zielinska" → Marta Zielinska; never the writer's own). A word a dictionary holds may be the
+    start of her given name or her family name ("ada" → Adaeze Okafor, "fischer" → David Fischer)
+    when `bare_subjects()` (called only then) says the sentence uses it as a name. A word that may
+    name several people is left out."""
     if not words:
         return {}
     own_family = set(normalize_alias(strip_accents(writer)).split()[1:])
-    unknown = {w for w in words if not is_word_form(w) or w in bare_subjects}
+    unknown = {w for w in words if not is_word_form(w)}
+    dictionary = words - unknown if bare_subjects is not None else set()
     exact: dict[str, set[int]] = {}
     other: dict[str, set[int]] = {}
+    pending: dict[str, set[int]] = {}
     people: dict[int, Entity] = {}
     rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
             .defer("name_embedding").order_by("-id")[:limit])
@@ -194,6 +198,13 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
             if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False) or word in joined or (
                     word == parts[-1] and word not in own_family)):
                 other.setdefault(word, set()).add(entity.id)
+        for word in dictionary:
+            if word != parts[0] and (len(word) >= 3 and parts[0].startswith(word) or (
+                    word == parts[-1] and word not in own_family)):
+                pending.setdefault(word, set()).add(entity.id)
+    if pending:
+        said_as_names = bare_subjects()
+        other |= {word: ids for word, ids in pending.items() if word in said_as_names}
     found = {word: exact.get(word) or ids for word, ids in other.items()} | exact  # her own first name first
     return {word: people[next(iter(ids))] for word, ids in found.items() if len(ids) == 1}
 
@@ -206,12 +217,12 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
         return {}
     wanted = {(normalize_alias(strip_accents(g)), normalize_alias(strip_accents(i))) for g, i in names}
     query = Q()
-    for given, _ in wanted:
-        query |= Q(display_name__istartswith=f"{given} ")
+    for given, _ in wanted:  # aliases are stored without accents: "chloe b…" finds Chloé Bennett
+        query |= Q(aliases__alias__startswith=f"{given} ")
     found: dict[tuple[str, str], set[int]] = {}
     people: dict[int, Entity] = {}
     for entity in Entity.objects.filter(query, agent=agent, type="person", merged_into__isnull=True).defer(
-            "name_embedding")[:500]:
+            "name_embedding").distinct():
         parts = normalize_alias(strip_accents(entity.display_name)).split()
         if len(parts) >= 2 and (parts[0], parts[-1][:1]) in wanted:
             people[entity.id] = entity

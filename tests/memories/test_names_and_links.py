@@ -417,3 +417,13 @@ def test_titles_of_a_couple_are_two_people_and_another_title_of_one_surname_is_t
            "Mr. Okafor from next door fixed our fence.", "Okafor is a legend.")
     assert _people(agent) == ["Mr. Lee", "Mr. Okafor", "Mr. Sato", "Mrs. Lee", SPEAKER]
     assert "sato-san" in _aliases(agent, "Mr. Sato")
+
+
+@pytest.mark.django_db
+def test_a_dictionary_word_said_as_a_thing_or_a_kin_word_is_no_known_persons_name(agent):
+    """"brown is my favourite colour" is no word of Tom Brown's, "gran is visiting" none of Grant
+    Hughes's: the rule for dictionary words needs a verb other than "be" and no kin word."""
+    _write(agent, "my friend Tom Brown lives in leeds", "my mate Grant Hughes is visiting",
+           "brown is my favourite colour honestly", "gran is visiting this weekend")
+    assert "brown" not in _aliases(agent, "Tom Brown")
+    assert "gran" not in _aliases(agent, "Grant Hughes")

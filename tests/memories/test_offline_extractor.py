@@ -554,3 +554,20 @@ def test_called_her_back_names_no_one_and_named_her_after_a_pet_names_the_pet():
         "Hannah Ward"}
     found = extract_offline("got a kitten, named her noodle", speaker="Hannah Ward")
     assert ("Hannah Ward", "has_pet", "Noodle") in {(r.source, r.rel_type, r.target) for r in found.relations}
+
+
+def test_the_chat_rules_leave_ordinary_phrases_alone():
+    """What the new lower-case and clause rules must not read: a pet word before a thing ("dog
+    food"), "called him names", a job held under "used to", a wish to quit, a city before a word
+    that only sometimes ends an organization's name."""
+    def said(text):
+        found = extract_offline(text, speaker="Sam Lee")
+        return {(e.type, e.name) for e in found.entities} - {("person", "Sam Lee")}, {
+            (r.source, r.rel_type, r.target) for r in found.relations}
+
+    for text in ("our dog food ran out", "my dog walker quit", "our fish tank is leaking", "she called him names.",
+                 "the teacher named him captain."):
+        assert said(text) == (set(), set()), text
+    assert ("Sam Lee", "works_at", "Renault") not in said("I used to live in Paris, working for Renault.")[1]
+    assert said("I want to quit, starting at Monzo maybe.")[1] == set()
+    assert ("place", "London Health") not in said("moved to london health is better there")[0]

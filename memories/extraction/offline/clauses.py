@@ -20,8 +20,8 @@ _E = r"\x02(?P<{}>\d+)\x03"
 _JOINER = re.compile(
     r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+|"
     r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s|(?:now|these\s+days|nowadays)\s+\x02)|"
-    # ", starting at ⟨org⟩", ", moving to ⟨city⟩": a verb in -ing and what it is done with open a clause
-    r",\s+(?=[a-z]+ing\s+(?:at|for|in|to|with|from)\s+(?:the\s+)?\x02)"
+    # "left ⟨org⟩, starting at ⟨org⟩": after a leaving, a verb in -ing and where it is done open a clause
+    r"(?P<ing>,\s+)(?=[a-z]+ing\s+(?:at|for|in|to|with)\s+(?:the\s+)?\x02)"
 )
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
@@ -83,6 +83,9 @@ def split_clauses(body: str) -> list[str]:
     for match in _JOINER.finditer(body):
         if not opens_clause(body[match.end() : match.end() + 120]):
             continue
+        if match.group("ing") is not None and (not _LEAVING.search(body, start, match.start()) or _HEDGED.search(
+                body, start)):
+            continue  # "used to live in ⟨city⟩, working for ⟨org⟩", "want to quit, starting at ⟨org⟩ maybe"
         left = body[start : match.start()].strip()
         if left and not _UNITS_ONLY.match(left):
             pieces.append(body[start : match.start()])
@@ -107,8 +110,12 @@ _NOW_AT = re.compile(
 )
 
 
-# ", starting at ⟨org⟩ in ⟨city⟩": a verb in -ing with what it is done at or to
-_ING_AT = re.compile(r"^[a-z]+ing\s+(?:at|for|in|to|with|from)\s+(?:the\s+)?\x02")
+# ", starting at ⟨org⟩ in ⟨city⟩": a verb in -ing with what it is done at or to, after a leaving
+_ING_AT = re.compile(
+    r"^(?!according|regarding|including|concerning)[a-z]+ing\s+(?:at|for|in|to|with)\s+(?:the\s+)?\x02")
+_LEAVING = re.compile(r"\b(?:left|quit|resigned|finished)\b", re.I)
+_HEDGED = re.compile(r"\b(?:wants?|wanna|going\s+to|gonna|might|may|will|would|could|should|plan\w*|thinking|maybe|"
+                     r"perhaps|if)\b", re.I)
 
 
 def opens_clause(rest: str) -> bool:

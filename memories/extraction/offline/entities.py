@@ -63,7 +63,7 @@ _KIN_BEFORE = re.compile(
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
 # "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
 _NAME_IS_BEFORE = re.compile(
-    r"\b(?:(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|(?:named|called)\s+(?:him|her|it))\s+$", re.I)
+    r"\b(?:(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|named\s+(?:him|her|it))\s+$", re.I)
 _A_PET = re.compile(rf"\b(?:an?|another|our|my|new)\s+(?:[\w-]+\s+){{0,2}}?(?:{PET_ALT})s?\b", re.I)
 # "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
 _KIN_AFTER = re.compile(

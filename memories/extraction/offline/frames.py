@@ -302,6 +302,9 @@ def _owner(way, ids: dict[int, int]) -> int | None:
     return None
 
 
+_LEAVINGS = frozenset({"leave", "quit", "resign", "finish"})
+
+
 def _verb_chain(verb) -> list:
     """The verb and the verbs it hangs from ("want" of "want to move to X", "thinking" of
     "thinking of moving")."""
@@ -313,10 +316,10 @@ def _verb_chain(verb) -> list:
                 verb.dep_ in ("ccomp", "advcl", "conj") and not any(c.dep_ in _SUBJECTS for c in verb.children))):
             break
         # "(I'm) no longer at X, started at Y": the negation of the verb above is not the clause's;
-        # "left X, starting at Y in Z": a participle after the verb is an event of its own
+        # "left X, starting at Y in Z": a participle after a leaving is an event of its own
         through = verb.dep_ == "conj" or verb.dep_ == "advcl" and (any(
             c.dep_ == "neg" or any(g.dep_ == "neg" for g in c.children) for c in verb.head.children)
-            or verb.tag_ == "VBG" and verb.i > verb.head.i)
+            or verb.tag_ == "VBG" and verb.i > verb.head.i and verb.head.lemma_.lower() in _LEAVINGS)
         verb = verb.head
         if not through:  # "sold the house and moved to X": the selling is another event
             chain.append(verb)

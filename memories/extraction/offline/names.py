@@ -17,6 +17,7 @@ from memories.extraction.offline.frames import names_a_pet
 from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
     CALENDAR_TAILS,
+    CITY_ORG_HEADS,
     ED_BASE_VERBS,
     FIRST_NAMES,
     FOLDED_PLACES,
@@ -26,7 +27,6 @@ from memories.extraction.offline.lexicon import (
     IRREGULAR_PAST,
     KIN_TITLES,
     KINSHIP,
-    MONTH_ABBREVIATIONS,
     NAME_CONNECTORS,
     OCCUPATIONS,
     OF_HEADS,
@@ -58,6 +58,7 @@ from memories.naming import (
     is_acronym_of,
     strip_accents,
 )
+from memories.temporal import MONTHS
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -195,7 +196,8 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
 # him biscuit lol"
 _LOWER_NAMED = re.compile(
-    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:(?:we|i)\s+)?(?:named|called)\s+(?:him|her|it))\s+"
+    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it)"
+    r"|(?P<bare>named)\s+(?:him|her|it))\s+"
     r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,20})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
 
@@ -204,7 +206,8 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))
-           and _parsed_as_noun(sentence, m.start("name"))]  # "named her pickle", not "called her back"
+           and _parsed_as_noun(sentence, m.start("name"))  # "named her pickle", not "called her back"
+           and (not m.group("bare") or _PET_BEFORE.search(sentence, 0, m.start()))]  # "got a cat, named her …"
     for token in parse(sentence):
         word = token.text
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
@@ -333,13 +336,19 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
             if " ".join(words[:n]) in _LOWER_PLACE_NAMES and (
                     match.re is not _ANY_WORD or " ".join(words[:n]) in _SURE_PLACES):
                 end = start + len(" ".join(words[:n]))
-                if n < len(words) and words[n] in ORG_SUFFIXES:
+                if n < len(words) and words[n] in CITY_ORG_HEADS and _compound_of_next(sentence, end):
                     break  # "nottingham uni", "leeds council": the place names an organization
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
                         o.start < end and start < o.end for o in out):
                     out.append(Mention(start, end, _place_case(sentence[start:end]), place=match.re is _ANY_WORD))
                 break
     return out
+
+
+def _compound_of_next(sentence: str, end: int) -> bool:
+    """The parse makes the word ending at `end` part of the noun after it ("nottingham" of
+    "nottingham uni"; not "london" of "moved to london health is better there")."""
+    return any(t.idx + len(t) == end and t.dep_ == "compound" and t.head.i == t.i + 1 for t in parse(sentence))
 
 
 _PLACE_AFTER = re.compile(
@@ -431,21 +440,28 @@ _LOWER_PET_LIST = re.compile(
 )
 
 
+_PET_BEFORE = re.compile(rf"\b(?:{alternation(PET_TERMS)})s?\b")
+
+
 def _parsed_as_noun(sentence: str, start: int) -> bool:
     return any(t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))
 
 
-# "our dog biscuit is 10", "my cat, pickle, hates the vet": a lower-case word right after someone's
-# pet word, read by the parser as the subject or the pet word's apposition, is the pet's name
+# "our dog mochi is 10", "my cat, pickle, hates the vet": a lower-case word right after someone's
+# pet word is the pet's name when no dictionary holds it ("our dog food ran out" names none), or
+# when commas set it off as the pet word's apposition
 _LOWER_OWN_PET = re.compile(
     r"\b(?:my|our|his|her|their|[a-zà-ÿ]{3,}['’]s)\s+(?:(?:new|old|little|baby)\s+)?"
     rf"(?:{alternation(PET_TERMS)})\s*,?\s+(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{{2,}})\b(?!['’]s\b)"
 )
 
 
-def _parsed_as_pets_name(sentence: str, start: int) -> bool:
-    return any(t.idx == start and t.pos_ in ("NOUN", "PROPN") and t.tag_ != "NNS" and t.dep_ in (
-        "nsubj", "nsubjpass", "appos") for t in parse(sentence))
+_COMMA_AFTER = re.compile(r"\s*,")
+
+
+def _parsed_as_pets_name(sentence: str, start: int, apposed: bool) -> bool:
+    return any(t.idx == start and t.pos_ in ("NOUN", "PROPN") and t.tag_ != "NNS" and (
+        t.dep_ == "appos" if apposed else t.dep_ in ("nsubj", "nsubjpass", "appos")) for t in parse(sentence))
 
 
 def _parsed_as_name(sentence: str, start: int) -> bool:
@@ -472,8 +488,12 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
             out.append(Mention(start, end, word.title()))
     for match in _LOWER_OWN_PET.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
+        apposed = is_word_form(word)  # a word of the dictionary only set off by commas
+        if apposed and not (sentence[match.start("name") - 2 : start].strip() == "," and _COMMA_AFTER.match(
+                sentence, end)):
+            continue
         if (not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word)
-                and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start)):
+                and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start, apposed)):
             out.append(Mention(start, end, word.title()))
     for match in _LOWER_PET_LIST.finditer(sentence):
         names = [w for w in re.finditer(r"[a-zà-ÿ][a-zà-ÿ'-]+", match.group("list")) if w.group() not in ("and", "n")]
@@ -628,16 +648,26 @@ _OF_AFTER = re.compile(r" of (?:the )?[A-Z]")
 
 
 def _job_title(words: list[str]) -> bool:
-    """An occupation, ranked or qualified ("Senior Engineer"), or one of something ("Head of
-    Finance", "Director of Operations")."""
+    """An occupation ranked or qualified ("Senior Engineer", "Chief Operating Officer") or of
+    something ("Head of Finance", "Director of Operations"); not an occupation before a family
+    name ("Judge Baker")."""
     low = [w.lower() for w in words]
     head = low[: low.index("of")] if "of" in low[1:] else low
-    return len(words) > 1 and bool(head) and head[-1] in OCCUPATIONS and all(
-        w in OCCUPATIONS or w in TITLE_MODIFIERS for w in head)
+    return len(words) > 1 and bool(head) and (len(head) < len(low) or head[0] in TITLE_MODIFIERS) and (
+        head[-1] in OCCUPATIONS and all(w in OCCUPATIONS or w in TITLE_MODIFIERS for w in head))
 
 
-_TIME_BEFORE = re.compile(r"\b(?:in|by|since|until|till|from|early|late|mid|next|last|this|of|end|start)[\s-]+$", re.I)
+# a month written short ("Jan", "Sept"; not "May", also a name and a verb)
+_SHORT_MONTHS = frozenset(m for m in MONTHS if len(m) <= 4) - {"may", "june", "july"}
+_TIME_BEFORE = re.compile(r"\b(?:in|by|early|late|mid|(?:end|start|beginning)\s+of)[\s-]+$", re.I)
 _DAY_AFTER = re.compile(r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b")
+
+
+def _short_month(sentence: str, start: int, word: str) -> bool:
+    """"in Jan", "by Sept", "Feb 3rd": a month written short, not the name Jan ("Jan's wedding")."""
+    end = start + len(word)
+    return (word.lower() in _SHORT_MONTHS and not sentence.startswith(("'s", "’s"), end)
+            and bool(_TIME_BEFORE.search(sentence, 0, start) or _DAY_AFTER.match(sentence, end)))
 
 
 def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContext) -> Mention | None:
@@ -647,9 +677,6 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     if len(run) == 1 and full in KINSHIP and sentence[:start].rstrip().endswith("(") and _ALIAS_CLOSE.match(
             sentence[end:]):
         return Mention(start, end, words[0])  # "Ana Lima (Mum)": what the speaker calls her
-    if len(run) == 1 and full in MONTH_ABBREVIATIONS and (_TIME_BEFORE.search(sentence, 0, start) or _DAY_AFTER.match(
-            sentence, tokens[run[0]][1])):
-        return None  # "starting in Jan", "Feb 3rd": a month
     first = 0
     if full not in PLACES:
         while first < len(run) and words[first].lower() in STOP_CAPS:
@@ -663,6 +690,8 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         last -= 1
     if first >= last or _calendar_phrase(sentence, tokens, run, words, first, last):
         return None
+    if last - first == 1 and _short_month(sentence, tokens[run[first]][0], tokens[run[first]][2]):
+        return None  # "starting in Jan", "by Sept", "Feb 3rd": a month
     if _job_title(words[first:last]) or (last - first == 1 and words[first].lower() in OCCUPATIONS and _OF_AFTER.match(
             sentence, tokens[run[first]][1])):
         return None  # "Head of Finance", "Chief Operating Officer": what someone is, not who or where

@@ -111,7 +111,7 @@ class PronounState:
                 first = mention.text.split()[0].lower()
                 name = mention.known or mention.text
                 if mention.vocative or name.lower() == self._ctx.speaker.lower() or self._ctx.known_types.get(
-                        name.lower(), "person") != "person":
+                        name.lower()) in ("place", "organization"):
                     continue  # a place or organization the agent knows is no one a "she" means
                 labelled = any(s <= mention.start and mention.end <= e for s, e in people)
                 parsed = " " in mention.text.strip() and labelled and _typed_person(sentence, mention)

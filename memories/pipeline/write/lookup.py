@@ -33,7 +33,7 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
         words = mentions.lower_case_words(message.text) - matched
         for word, entity in entity_selectors.people_by_lower_name(
                 agent=message.agent, words=words, writer=message.speaker,
-                bare_subjects=mentions.bare_subjects(message.text) & words).items():
+                bare_subjects=lambda: mentions.bare_subjects(message.text)).items():
             known.add(entity, word)
     _spelling_variants(known, grams)
     _names_with_initial(message, known)
