@@ -69,9 +69,10 @@ def entity_key(entity_type: str, name: str) -> str:
     """"person:okafor" for "Dr. Okafor" and "Okafor": a title is no part of the key, except one
     that says who of a couple is meant before a lone surname ("person:mr_lee", "person:mrs_lee";
     "Mrs. Ana Lima" is "person:ana_lima")."""
-    title = _HONORIFICS.match(name.strip())
+    name = name.strip()
+    title = _HONORIFICS.match(name)
     kept = title is not None and title.group(1).lower() in _GENDERED_TITLES and len(name[title.end():].split()) == 1
-    return f"{normalize_type(entity_type)}:{slugify(name.strip() if kept else _HONORIFICS.sub('', name.strip()))}"
+    return f"{normalize_type(entity_type)}:{slugify(name if kept else _HONORIFICS.sub('', name))}"
 
 
 def normalize_type(entity_type: str) -> str:

@@ -215,7 +215,8 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
     Chloe Bennett, even beside another Chloe). None fit or several: left out."""
     if not names:
         return {}
-    wanted = {(normalize_alias(strip_accents(g)), normalize_alias(strip_accents(i))) for g, i in names}
+    keys = {(g, i): (normalize_alias(strip_accents(g)), normalize_alias(strip_accents(i))) for g, i in names}
+    wanted = set(keys.values())
     query = Q()
     for given, _ in wanted:  # aliases are stored without accents: "chloe b…" finds Chloé Bennett
         query |= Q(aliases__alias__startswith=f"{given} ")
@@ -227,12 +228,7 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
         if len(parts) >= 2 and (parts[0], parts[-1][:1]) in wanted:
             people[entity.id] = entity
             found.setdefault((parts[0], parts[-1][:1]), set()).add(entity.id)
-    out = {}
-    for given, initial in names:
-        ids = found.get((normalize_alias(strip_accents(given)), normalize_alias(strip_accents(initial))), set())
-        if len(ids) == 1:
-            out[(given, initial)] = people[next(iter(ids))]
-    return out
+    return {said: people[next(iter(found[key]))] for said, key in keys.items() if len(found.get(key, ())) == 1}
 
 
 def parents_of(*, agent: Agent, child: str) -> list[Entity]:

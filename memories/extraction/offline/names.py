@@ -489,8 +489,7 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
     for match in _LOWER_OWN_PET.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         apposed = is_word_form(word)  # a word of the dictionary only set off by commas
-        if apposed and not (sentence[match.start("name") - 2 : start].strip() == "," and _COMMA_AFTER.match(
-                sentence, end)):
+        if apposed and not (sentence[start - 2 : start].strip() == "," and _COMMA_AFTER.match(sentence, end)):
             continue
         if (not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word)
                 and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start, apposed)):
