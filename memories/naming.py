@@ -320,6 +320,16 @@ def same_titled_person(asked: str, known: str) -> bool:
     return len(titles & _GENDERED_TITLES) <= 1
 
 
+_TITLE_SPELLINGS = {"doctor": "dr", "professor": "prof"}
+
+
+def title_of(name: str) -> str:
+    """"Dr. Haddad", "doctor haddad" → "dr"; "Mrs Lee" → "mrs": the title before a name, one spelling
+    each; "" for a name without one."""
+    match = _HONORIFICS.match(name.strip())
+    return _TITLE_SPELLINGS.get(word := match.group(1).lower(), word) if match else ""
+
+
 def titled_surname(name: str) -> str:
     """"Dr. Fisher", "Doctor Okafor", "Mrs Lee", "Tanaka-san" → the normalized surname; "" for
     anything else."""

@@ -30,12 +30,14 @@ from memories.naming import (
     short_forms_of,
     strip_accents,
     surname_of,
+    title_of,
     titled_surname,
 )
 
 
-def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity | None, str]:
-    """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars)."""
+def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = "") -> tuple[Entity | None, str]:
+    """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars). A title
+    with a surname ("Dr. Haddad") is never `writer`, who does not title themselves."""
     norm = normalize_alias(name)
     alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
              .defer("entity__name_embedding").first())
@@ -50,7 +52,7 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity 
     if by_name:
         return by_name.survivor(), "display_name"
     if _may_be_person_name(name, entity_type):
-        matches = resolve_person_name(agent=agent, name=name)
+        matches = resolve_person_name(agent=agent, name=name, writer=writer)
         if len(matches) == 1:
             return matches[0], "nickname"
     if _may_be_acronym(name, entity_type):
@@ -61,12 +63,12 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str) -> tuple[Entity 
 
 
 
-def entity_for_other_name(*, agent: Agent, name: str) -> Entity | None:
+def entity_for_other_name(*, agent: Agent, name: str, writer: str = "") -> Entity | None:
     """The one known entity a name the alias table does not hold can denote: a person by a
     short form, nickname, accent-free spelling or title with surname; an organization by its
     acronym. None when no entity or several can."""
     if titled_surname(name) or name[:1].isupper() and not _may_be_acronym(name, "organization"):
-        matches = resolve_person_name(agent=agent, name=name)
+        matches = resolve_person_name(agent=agent, name=name, writer=writer)
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -118,13 +120,15 @@ def _may_be_person_name(name: str, entity_type: str) -> bool:
 
 
 
-def resolve_person_name(*, agent: Agent, name: str, limit: int = 300) -> list[Entity]:
+def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: str = "") -> list[Entity]:
     """The people `name` can denote: a display name or alias with a compatible first name
     (short form, diminutive, nickname, accents and punctuation aside) and no other surname;
-    for a title with a surname ("Dr. Fisher"), the people of that surname."""
+    for a title with a surname ("Dr. Fisher"), the people of that surname other than `writer`
+    (see `_people_with_surname`)."""
     surname = titled_surname(name)
     if surname:
-        return _people_with_surname(agent, surname, limit, asked=name)
+        writer_key = entity_key("person", writer) if writer.strip() else ""
+        return [e for e in _people_with_surname(agent, surname, limit, asked=name) if e.key != writer_key]
     first = strip_accents(name.strip().split()[0])
     initials = {first[:1], nickname_of(first)[:1]} - {""}
     starts = Q()
@@ -281,7 +285,19 @@ def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = ""
     if asked and not by_surname:  # "Sato-san" for Mr. Sato: another title of the same surname
         by_surname = [e for e in rows if any(same_titled_person(asked, n) for n in names[e.id])]
     # "Mrs. Lim" for Lim Bee Hoon: a family name said first, when no one carries it last
-    return by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]
+    found = by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]
+    return _titled_alike(asked, found, names) if asked else found
+
+
+def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]]) -> list[Entity]:
+    """Of several people of one surname, those `asked` ("Mrs. Haddad") can be: the ones known by the
+    same title when some are, else those not known by a title of the other gender ("Mr. Haddad")."""
+    title = title_of(asked)
+    titles = {e.id: {t for n in names[e.id] if (t := title_of(n))} for e in people}
+    same = [e for e in people if title and title in titles[e.id]]
+    if same:
+        return same
+    return [e for e in people if all(same_titled_person(asked, f"{t} {titled_surname(asked)}") for t in titles[e.id])]
 
 
 

@@ -18,6 +18,8 @@ from memories.naming import (
     normalize_alias,
     normalize_type,
     person_names_compatible,
+    surname_of,
+    titled_surname,
 )
 from memories.providers.llm import LLMClient, LLMError
 from memories.selectors.entities import resolve_exact, resolve_fuzzy
@@ -104,12 +106,17 @@ def entity_resolve(
             return Resolution(name, entity, "speaker")
         return Resolution(name, known.entity.survivor(), "alias")
     for candidate_name in [name, *aliases]:
-        entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type)
+        entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type, writer=speaker)
+        if entity and titled_surname(candidate_name) and not titled_surname(name) and not titled_surname(
+                entity.display_name):
+            continue  # "Dr. Haddad" of "Dr. Amina Haddad" finds the Dr. Haddad known by no other name, not Karim Haddad
         if entity:
             alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
+            _named_in_full(agent, entity, name, vector)
             return Resolution(name, entity, method)
     vector = vector if vector is not None else embed([name])[0]
-    candidates = resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
+    # "Dr. Haddad" that no known Haddad fits alone is someone new, not the nearest-looking Haddad
+    candidates = [] if titled_surname(name) else resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
     if normalize_type(entity_type) == "person":  # similar-looking names of different people
         candidates = [(e, s) for e, s in candidates
                       if e.type != "person" or person_names_compatible(name, e.display_name)]
@@ -129,6 +136,18 @@ def entity_resolve(
     alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
     return Resolution(name, entity, "created", 1.0, [e.key for e, _ in ambiguous])
 
+
+
+def _named_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray | None) -> None:
+    """A person known only as "Prof. Okonkwo" is shown by the full name a message gives them, "Chidi Okonkwo"."""
+    surname = titled_surname(entity.display_name)
+    if (not surname or entity.type != "person" or titled_surname(name) or len(name.split()) < 2
+            or surname_of(name) != surname):
+        return
+    entity.display_name = name.strip()
+    changed = {"display_name": entity.display_name} | ({"name_embedding": vector} if vector is not None else {})
+    Entity.objects.filter(pk=entity.pk).update(**changed)
+    agent_graph_bump_on_commit(agent_id=agent.id)
 
 
 def _others_with_first_name(agent: Agent, entity: Entity, first: str):

@@ -47,7 +47,7 @@ from memories.extraction.offline.parse import (
     parse_many,
 )
 from memories.extraction.offline.text import SPEAKER, split_sentences
-from memories.naming import first_names_compatible
+from memories.naming import first_names_compatible, title_of
 
 TYPE_PRIORITY = ("pet", "person", "organization", "place", "concept")
 
@@ -257,7 +257,8 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
             if key not in canon and " " not in key and len(by_first.get(key, ())) == 1:
                 canon[key] = next(iter(by_first[key]))
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
-    _titled_surnames(sentences, canon, people)
+    # no one titles themselves: "Mr. Rahman" from Nadia Rahman is someone else
+    _titled_surnames(sentences, canon, people - {speaker, canon.get(speaker.lower(), speaker)})
     _married_names(sentences, canon, people)
     _bare_surnames(sentences, canon, speaker, [*known_people, *(
         m.text for s in sentences for m in s.mentions if _like_person_name(m.text))])
@@ -377,6 +378,8 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER and (kin := _KIN_IN_PARENS.match(sentence.text, mention.end)):
                 registry.add_alias(idx, kin.group(1).title())  # "Emmanuel Okafor (Dad)": later "Dad" is him
+            if idx is not None and idx != SPEAKER and (titled := _titled_alias(sentence.text, mention)):
+                registry.add_alias(idx, titled)  # "Dr. Amina Haddad": later "Dr. Haddad" is her
     for sentence in sentences:
         labels = entity_labels(sentence.text) if sentence.mentions else []
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
@@ -398,6 +401,14 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+def _titled_alias(sentence: str, mention: Mention) -> str:
+    """"Dr. Haddad" of "Dr. Amina Haddad": a given and a family name said with a title."""
+    words, title = mention.text.split(), sentence[mention.start:mention.end].split(" ", 1)[0]
+    if not mention.honorific or len(words) != 2 or not title_of(title + " x"):
+        return ""
+    return f"{title} {words[1]}"
 
 
 def _named_after_a_pet(sentences: list[Sentence], sentence: Sentence, mention: Mention) -> bool:

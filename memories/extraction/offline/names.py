@@ -81,6 +81,7 @@ _GREETING_BEFORE = re.compile(
     r"[\s,!]*$",
     re.I,
 )
+_SALUTATION_BEFORE = re.compile(r"(?:^|[:'\"‘“]\s*)Dear\s+$")  # a letter's opening, quoted or not
 _APPOSITION = re.compile(
     r"^\s*,\s*(?:(?:my|his|her|their|our|your|the|a|an|who|which|whose|and|or)\b|\x02)", re.I
 )
@@ -794,9 +795,11 @@ def _parsed_as_person(sentence: str, start: int) -> bool:
 
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
     """Is the mention the listener? "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you..."."""
+    before, after = sentence[: mention.start], sentence[mention.end :]
+    if _SALUTATION_BEFORE.search(before) and after.lstrip()[:1] in (",", ":", "!"):
+        return True  # "Dear Mrs. Haddad, ...": whom a letter is to
     if mention.title or " " in mention.text.strip() or mention.text.lower() in PLACES:
         return False
-    before, after = sentence[: mention.start], sentence[mention.end :]
     if _GREETING_BEFORE.search(before[-40:]):
         return True
     if _INTERJECTION_BEFORE.match(before) and after.lstrip()[:1] in (",", "!", ".") and not _DENIED_AFTER.match(after):

@@ -59,7 +59,8 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
             continue
         if " " not in norm and any(norm in r.split()[1:] for r in runs):
             continue  # "Rui Ferreira, a different Ferreira family": the message names its own Ferreira
-        entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface)
+        entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface,
+                                                        writer=message.speaker)
         if entity is None and mentions.may_be_short_organization_name(surface):
             entity = entity_selectors.organization_opening_with(agent=message.agent, word=surface,
                                                                 generic_tails=mentions.ORGANIZATION_TAILS)
