@@ -226,6 +226,27 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     return len(a) >= 4 and (b.endswith(a) or len(a) >= 5 and 2 <= b.find(a) <= len(b) - len(a) - 2)
 
 
+# what a clipped family name takes to become a nickname: "Hammo" (Hammill), "Sully" (Sullivan),
+# "Doyler" (Doyle), "Robbo" (Robson), "Becks" (Beckett)
+_FAMILY_NICKNAME_ENDINGS = ("y", "ie", "o", "er", "s", "sy", "za", "ers")
+
+
+def clipped_family_name(word: str, family: str) -> bool:
+    """Could `word` be a nickname made of the family name `family`: its start ("naka" for Nakamura,
+    at least four letters), or its start with a nickname's ending ("hammo", "doyler", "robbo")?"""
+    a, b = _fold(word), _fold(family)
+    if not a or not b or a == b or len(b) < 4:
+        return False
+    if len(a) >= 4 and b.startswith(a):
+        return True
+    for ending in _FAMILY_NICKNAME_ENDINGS:
+        stem = a.removesuffix(ending) if a.endswith(ending) else ""
+        doubled = stem[-1:] == stem[-2:-1]  # "robbo": Robson's "rob" with its consonant doubled
+        if len(stem) >= 3 and stem != b and (b.startswith(stem) or doubled and b.startswith(stem[:-1])):
+            return True
+    return False
+
+
 def _skeleton(name: str) -> str:
     """A name's first letter and its consonants, spellings folded: "Aleksandr", "Alexander" → "alksndr";
     "Dmitry", "Dmitri" → "dmtr"."""
@@ -324,7 +345,7 @@ _TITLE_SPELLINGS = {"doctor": "dr", "professor": "prof"}
 
 
 def title_of(name: str) -> str:
-    """"Dr. Haddad", "doctor haddad" → "dr"; "Mrs Lee" → "mrs": the title before a name, one spelling
+    """"Dr. Rahimi", "doctor rahimi" → "dr"; "Mrs Lee" → "mrs": the title before a name, one spelling
     each; "" for a name without one."""
     match = _HONORIFICS.match(name.strip())
     return _TITLE_SPELLINGS.get(word := match.group(1).lower(), word) if match else ""

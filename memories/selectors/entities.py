@@ -18,6 +18,7 @@ from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, SAME_KIN
 from memories.extraction.offline.parse import is_word_form
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
+    clipped_family_name,
     entity_key,
     first_names_compatible,
     is_acronym_of,
@@ -37,7 +38,7 @@ from memories.naming import (
 
 def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = "") -> tuple[Entity | None, str]:
     """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars). A title
-    with a surname ("Dr. Haddad") is never `writer`, who does not title themselves."""
+    with a surname ("Dr. Rahimi") is never `writer`, who does not title themselves."""
     norm = normalize_alias(name)
     alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
              .defer("entity__name_embedding").first())
@@ -173,8 +174,9 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
                          bare_subjects: Callable[[], set[str]] | None = None) -> dict[str, Entity]:
     """For each lower-case word, the one person of the agent it names: her first name ("freya" →
     Freya Lindqvist) or, for a word no dictionary holds, a short form of it ("zey" → Zeynep
-    Kaya), a hyphenated name written as one word ("seojun" → Park Seo-jun) or her family name
-    ("zielinska" → Marta Zielinska; never the writer's own). A word a dictionary holds may be the
+    Kaya), a hyphenated name written as one word ("seojun" → Park Seo-jun), her family name
+    ("zielinska" → Marta Zielinska; never the writer's own) or a nickname made of it ("hammo" →
+    Connor Hammill). A word a dictionary holds may be the
     start of her given name or her family name ("ada" → Adaeze Okafor, "fischer" → David Fischer)
     when `bare_subjects()` (called only then) says the sentence uses it as a name. A word that may
     name several people is left out."""
@@ -200,11 +202,11 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
             exact.setdefault(parts[0], set()).add(entity.id)
         for word in unknown:
             if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False) or word in joined or (
-                    word == parts[-1] and word not in own_family)):
+                    (word == parts[-1] or clipped_family_name(word, parts[-1])) and parts[-1] not in own_family)):
                 other.setdefault(word, set()).add(entity.id)
         for word in dictionary:
             if word != parts[0] and (len(word) >= 3 and parts[0].startswith(word) or (
-                    word == parts[-1] and word not in own_family)):
+                    (word == parts[-1] or clipped_family_name(word, parts[-1])) and parts[-1] not in own_family)):
                 pending.setdefault(word, set()).add(entity.id)
     if pending:
         said_as_names = bare_subjects()
@@ -290,14 +292,23 @@ def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = ""
 
 
 def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]]) -> list[Entity]:
-    """Of several people of one surname, those `asked` ("Mrs. Haddad") can be: the ones known by the
-    same title when some are, else those not known by a title of the other gender ("Mr. Haddad")."""
+    """Of several people of one surname, those `asked` ("Mrs. Rahimi") can be: the ones known by the
+    same title when some are, else those not known by another title of its kind ("Mr. Rahimi")."""
     title = title_of(asked)
     titles = {e.id: {t for n in names[e.id] if (t := title_of(n))} for e in people}
     same = [e for e in people if title and title in titles[e.id]]
     if same:
         return same
-    return [e for e in people if all(same_titled_person(asked, f"{t} {titled_surname(asked)}") for t in titles[e.id])]
+    return [e for e in people if not any(_titles_differ(title, t) for t in titles[e.id])]
+
+
+_TITLE_KINDS = (frozenset({"mr", "mrs", "ms", "miss"}), frozenset({"dr", "prof"}))
+
+
+def _titles_differ(a: str, b: str) -> bool:
+    """"Mr." and "Mrs.", "Dr." and "Prof.": two titles of one kind that are not the same name two
+    people by; "Dr." and "Mrs." may be one woman."""
+    return a != b and any(a in kind and b in kind for kind in _TITLE_KINDS)
 
 
 

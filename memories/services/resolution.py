@@ -109,13 +109,13 @@ def entity_resolve(
         entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type, writer=speaker)
         if entity and titled_surname(candidate_name) and not titled_surname(name) and not titled_surname(
                 entity.display_name):
-            continue  # "Dr. Haddad" of "Dr. Amina Haddad" finds the Dr. Haddad known by no other name, not Karim Haddad
+            continue  # "Dr. Rahimi" of "Dr. Roxana Rahimi" finds a Dr. Rahimi of no other name, not Dariush Rahimi
         if entity:
             alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
             _named_in_full(agent, entity, name, vector)
             return Resolution(name, entity, method)
     vector = vector if vector is not None else embed([name])[0]
-    # "Dr. Haddad" that no known Haddad fits alone is someone new, not the nearest-looking Haddad
+    # "Dr. Rahimi" that no known Rahimi fits alone is someone new, not the nearest-looking Rahimi
     candidates = [] if titled_surname(name) else resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
     if normalize_type(entity_type) == "person":  # similar-looking names of different people
         candidates = [(e, s) for e, s in candidates

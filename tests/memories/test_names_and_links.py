@@ -427,3 +427,31 @@ def test_a_dictionary_word_said_as_a_thing_or_a_kin_word_is_no_known_persons_nam
            "brown is my favourite colour honestly", "gran is visiting this weekend")
     assert "brown" not in _aliases(agent, "Tom Brown")
     assert "gran" not in _aliases(agent, "Grant Hughes")
+
+
+def test_a_nickname_of_a_family_name_needs_a_clipped_start_and_one_person():
+    from memories.naming import clipped_family_name
+
+    assert clipped_family_name("hammo", "Hammill") and clipped_family_name("robbo", "Robson")
+    assert clipped_family_name("naka", "Nakamura")  # the family name's start, four letters or more
+    assert not clipped_family_name("jo", "Jones")  # too short to tell
+    assert not clipped_family_name("tom", "Thompson")
+    assert not clipped_family_name("hammill", "Hammill")  # the family name itself is no nickname of it
+
+
+@pytest.mark.django_db
+def test_two_people_of_one_family_name_keep_their_titles_apart(agent):
+    _write(agent, "Dr. Roxana Rahimi treated my uncle, Mr. Dariush Rahimi, last winter.",
+           "Mr. Rahimi moved to Shiraz in the spring.", "Dr. Rahimi is retiring next year.")
+    assert _people(agent, "rahimi") == ["Dariush Rahimi", "Roxana Rahimi"]
+    assert "mr rahimi" in _aliases(agent, "Dariush Rahimi") and "dr rahimi" in _aliases(agent, "Roxana Rahimi")
+    assert _linked(agent, "Dariush Rahimi", "Shiraz") and not _linked(agent, "Roxana Rahimi", "Shiraz")
+
+
+@pytest.mark.django_db
+def test_a_post_is_no_entity_only_after_as_or_between_commas(agent):
+    _write(agent, "I joined Calder Freight as Fleet Manager in March.", "We had dinner at Hungry Chef with Tom Baker.")
+    names = set(Entity.objects.filter(agent=agent).values_list("display_name", flat=True))
+    assert "Fleet Manager" not in names and "Calder Freight" in names
+    assert {"Hungry Chef", "Tom Baker"} <= names  # a restaurant and a person whose names end in an occupation
+    assert _linked(agent, SPEAKER, "Calder Freight")

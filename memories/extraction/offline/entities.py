@@ -246,7 +246,7 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
             canon.setdefault(full.text.lower(), target)
     full_names = [n for n in [speaker, *known_names] if len(n.split()) > 1]
     full_names += [m.text for s in sentences for m in s.mentions
-                   if len(m.text.split()) > 1 and not m.title and not m.honorific]
+                   if len(m.text.split()) > 1 and not m.title and not title_of(m.text)]  # "Dr. Ana Lima" counts
     full_names += [v for v in canon.values() if len(v.split()) > 1]
     by_first: dict[str, set[str]] = {}
     for name in full_names:
@@ -273,13 +273,21 @@ def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: s
     """"Doctor Okafor" is the one Okafor the message names, else the one Okafor it knows of; a
     name whose family name comes first ("Mrs. Lim" for Lim Bee Hoon) when no one has it last."""
     named = {canon.get(m.text.lower(), m.known or m.text) for s in sentences for m in s.mentions}
+    # "Prof. Varga's daughter, Dr. Eszter Varga": a full name said with another title is someone else
+    titled_as = {canon.get(m.text.lower(), m.known or m.text): title for s in sentences for m in s.mentions
+                 if (title := title_of(_titled_alias(s.text, m)))}
     for sentence in sentences:
         for mention in sentence.mentions:
             words = mention.text.replace(".", "").split()
             key = mention.text.lower()
             if key in canon or len(words) != 2 or words[0].lower() not in HONORIFICS:
                 continue
+            title = title_of(mention.text)
+            # "Mr. Tveit's son, Mr. Jonas Tveit": whose son he is, is not the son named with him
+            others = {canon.get(m.text.lower(), m.known or m.text) for m in sentence.mentions
+                      } if KIN_OWNER_AFTER.match(sentence.text[mention.end:]) else set()
             for pool in (people & named, people):
+                pool = {p for p in pool - others if titled_as.get(p, title) == title}
                 same = {p for p in pool if _surname(p) == words[1].lower()} or {
                     p for p in pool if words[1].lower() in p.lower().split()[:-1]}
                 if same:
@@ -379,7 +387,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
             if idx is not None and idx != SPEAKER and (kin := _KIN_IN_PARENS.match(sentence.text, mention.end)):
                 registry.add_alias(idx, kin.group(1).title())  # "Emmanuel Okafor (Dad)": later "Dad" is him
             if idx is not None and idx != SPEAKER and (titled := _titled_alias(sentence.text, mention)):
-                registry.add_alias(idx, titled)  # "Dr. Amina Haddad": later "Dr. Haddad" is her
+                registry.add_alias(idx, titled)  # "Dr. Roxana Rahimi": later "Dr. Rahimi" is her
     for sentence in sentences:
         labels = entity_labels(sentence.text) if sentence.mentions else []
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
@@ -404,7 +412,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
 
 
 def _titled_alias(sentence: str, mention: Mention) -> str:
-    """"Dr. Haddad" of "Dr. Amina Haddad": a given and a family name said with a title."""
+    """"Dr. Rahimi" of "Dr. Roxana Rahimi": a given and a family name said with a title."""
     words, title = mention.text.split(), sentence[mention.start:mention.end].split(" ", 1)[0]
     if not mention.honorific or len(words) != 2 or not title_of(title + " x"):
         return ""

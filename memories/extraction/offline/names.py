@@ -306,10 +306,15 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
             lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
         ):
             known = known_canonical(canonical, text)
+            head = _OF_HEAD_BEFORE.search(sentence, 0, match.start())
+            if head and head.group(1).lower() in OF_HEADS:
+                continue  # the known "Exeter" of "the University of Exeter": a longer name
             if known is not None and not (text.islower() and _other_family_name(sentence, match.end(), known)):
                 out.append(Mention(match.start(), match.end(), text, known=known))
     return out
 
+
+_OF_HEAD_BEFORE = re.compile(r"\b([A-Z][a-z]+) of (?:the )?$")
 
 # A known name followed by another capitalized word is part of a longer name: the "Sam" of
 # "Sam Whitfield" is not the known "Sam" (Patel).
@@ -657,6 +662,20 @@ def _job_title(words: list[str]) -> bool:
         head[-1] in OCCUPATIONS and all(w in OCCUPATIONS or w in TITLE_MODIFIERS for w in head))
 
 
+_AS_BEFORE = re.compile(r"\bas\s+(?:an?\s+|the\s+)?$", re.I)
+
+
+def _post_held(sentence: str, tokens: list, run: list[int], words: list[str]) -> bool:
+    """"as Estates Manager", ", School Administrator,": a post named in capitals, words of the dictionary
+    ending in an occupation, after "as" or set off by commas; not "Tom Baker", not "the Hungry Chef"."""
+    low = [w.lower() for w in words]
+    if not 2 <= len(low) <= 3 or low[-1] not in OCCUPATIONS or low[0] in FIRST_NAMES or not all(
+            is_dictionary_word(w) or w.endswith("s") and is_dictionary_word(w[:-1]) for w in low):  # "Claims"
+        return False
+    before, after = sentence[: tokens[run[0]][0]], sentence[tokens[run[-1]][1]:]
+    return bool(_AS_BEFORE.search(before)) or before.rstrip().endswith(",") and after.lstrip()[:1] in (",", ".", "")
+
+
 # a month written short ("Jan", "Sept"; not "May", also a name and a verb)
 _SHORT_MONTHS = frozenset(m for m in MONTHS if len(m) <= 4) - {"may", "june", "july"}
 _TIME_BEFORE = re.compile(r"\b(?:in|by|early|late|mid|(?:end|start|beginning)\s+of)[\s-]+$", re.I)
@@ -692,7 +711,8 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         return None
     if last - first == 1 and _short_month(sentence, tokens[run[first]][0], tokens[run[first]][2]):
         return None  # "starting in Jan", "by Sept", "Feb 3rd": a month
-    if _job_title(words[first:last]) or (last - first == 1 and words[first].lower() in OCCUPATIONS and _OF_AFTER.match(
+    if _job_title(words[first:last]) or _post_held(sentence, tokens, run, words[first:last]) or (
+            last - first == 1 and words[first].lower() in OCCUPATIONS and _OF_AFTER.match(
             sentence, tokens[run[first]][1])):
         return None  # "Head of Finance", "Chief Operating Officer": what someone is, not who or where
     # "Cousin Emeka", "Uncle Tunde": a kin title is no part of the name but marks a person, like "Dr."
@@ -797,7 +817,7 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
     """Is the mention the listener? "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you..."."""
     before, after = sentence[: mention.start], sentence[mention.end :]
     if _SALUTATION_BEFORE.search(before) and after.lstrip()[:1] in (",", ":", "!"):
-        return True  # "Dear Mrs. Haddad, ...": whom a letter is to
+        return True  # "Dear Mrs. Rahimi, ...": whom a letter is to
     if mention.title or " " in mention.text.strip() or mention.text.lower() in PLACES:
         return False
     if _GREETING_BEFORE.search(before[-40:]):
@@ -827,7 +847,8 @@ _APPOSITION_GAP = re.compile(r"^\s*[—–,(-]\s*(?:the\s+|aka\s+|i\.e\.,?\s+)?$
 
 # "Kolya — that's what his friends call Nikolai", "Alexander, who everyone calls Sasha",
 # "Alexander (known as Sasha)", "Sasha is short for Alexander": the short name is an alias.
-_CALLERS = r"(?:everyone|everybody|people|we|they|i|all\s+of\s+us|(?:his|her|their|our|my)\s+\w+)"
+_CALLERS = (r"(?:everyone|everybody|people|we|they|i|all\s+of\s+us|(?:his|her|their|our|my)\s+\w+)"
+            r"(?:\s+(?:all|just|usually|always|only|still))*")  # "who we all just call Jojo"
 _SHORT_FIRST = re.compile(
     rf"^\s*(?:[—–,(-]\s*)?(?:that's|that\s+is|which\s+is)\s+what\s+{_CALLERS}\s+calls?\s+$"
     r"|^\s*(?:is|'s)\s+(?:short|a\s+nickname|the\s+nickname)\s+for\s+$",

@@ -17,6 +17,7 @@ from memories.extraction.offline.lexicon import (
     HONORIFICS,
     KIN_MODIFIERS,
     KINSHIP,
+    OCCUPATIONS,
     ORG_NOUNS,
     PARENT_NAMES,
     PET_TERMS,
@@ -517,6 +518,7 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
 # --- employment said around the job rather than the verb -----------------------------------------
 
 _ORG_NOUN_ALT = "|".join(sorted(ORG_NOUNS, key=len, reverse=True))
+_OCCUPATION_ALT = alternation(OCCUPATIONS)
 _EMPLOYMENT = (
     # ⟨org⟩ is ⟨0⟩'s full-time job now
     re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
@@ -530,6 +532,12 @@ _EMPLOYMENT = (
     # ⟨0⟩'s own catering company, ⟨org⟩ / ⟨0⟩'s very own bakery called ⟨org⟩
     re.compile(rf"{_E.format('s')}'s\s+(?:very\s+)?own\s+(?:[\w-]+\s+){{0,2}}?(?:{_ORG_NOUN_ALT})\s*(?:,\s*)?"
                rf"(?:called\s+|named\s+)?{_E.format('org')}", re.I),
+    # ⟨2⟩, a paralegal at ⟨org⟩ / ⟨2⟩, the head nurse at ⟨org⟩: who someone is, set off after the name
+    re.compile(rf"{_E.format('s')}\s*,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?(?:{_OCCUPATION_ALT})\s+(?:at|with)\s+"
+               rf"(?:the\s+)?{_E.format('org')}", re.I),
+    # "Kind regards, ⟨2⟩, Senior Paralegal, ⟨org⟩.": a letter signed with a post and an employer
+    re.compile(rf"{_E.format('s')}\s*,\s+(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT})\s*,\s+(?:the\s+)?"
+               rf"{_E.format('org')}\s*[.'’\"]*\s*$"),
     # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
     re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
