@@ -202,11 +202,13 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
             exact.setdefault(parts[0], set()).add(entity.id)
         for word in unknown:
             if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False) or word in joined or (
-                    (word == parts[-1] or clipped_family_name(word, parts[-1])) and parts[-1] not in own_family)):
+                    (word == parts[-1] or not _given_name(word) and clipped_family_name(word, parts[-1]))
+                    and parts[-1] not in own_family)):
                 other.setdefault(word, set()).add(entity.id)
         for word in dictionary:
             if word != parts[0] and (len(word) >= 3 and parts[0].startswith(word) or (
-                    (word == parts[-1] or clipped_family_name(word, parts[-1])) and parts[-1] not in own_family)):
+                    (word == parts[-1] or not _given_name(word) and clipped_family_name(word, parts[-1]))
+                    and parts[-1] not in own_family)):
                 pending.setdefault(word, set()).add(entity.id)
     if pending:
         said_as_names = bare_subjects()
@@ -292,22 +294,31 @@ def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = ""
 
 
 def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]]) -> list[Entity]:
-    """Of several people of one surname, those `asked` ("Mrs. Rahimi") can be: the ones known by the
-    same title when some are, else those not known by another title of its kind ("Mr. Rahimi")."""
+    """The people of one surname `asked` ("Mrs. Rahimi") can be: never one known by a man's title for a
+    woman's or the other way round; of several, the ones known by the same title when some are, else
+    those not known by another title of its kind ("Ms.", "Prof.")."""
     title = title_of(asked)
     titles = {e.id: {t for n in names[e.id] if (t := title_of(n))} for e in people}
+    people = [e for e in people if not any(_genders_differ(title, t) for t in titles[e.id])]
+    if len(people) < 2:
+        return people
     same = [e for e in people if title and title in titles[e.id]]
     if same:
         return same
     return [e for e in people if not any(_titles_differ(title, t) for t in titles[e.id])]
 
 
-_TITLE_KINDS = (frozenset({"mr", "mrs", "ms", "miss"}), frozenset({"dr", "prof"}))
+_MAN, _WOMAN = frozenset({"mr"}), frozenset({"mrs", "ms", "miss"})
+_TITLE_KINDS = (_MAN | _WOMAN, frozenset({"dr", "prof"}))
+
+
+def _genders_differ(a: str, b: str) -> bool:
+    return a in _MAN and b in _WOMAN or a in _WOMAN and b in _MAN
 
 
 def _titles_differ(a: str, b: str) -> bool:
-    """"Mr." and "Mrs.", "Dr." and "Prof.": two titles of one kind that are not the same name two
-    people by; "Dr." and "Mrs." may be one woman."""
+    """"Mrs." and "Ms.", "Dr." and "Prof.": two titles of one kind, which tell two people of one surname
+    apart; "Dr." and "Mrs." may be one woman."""
     return a != b and any(a in kind and b in kind for kind in _TITLE_KINDS)
 
 

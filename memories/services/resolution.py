@@ -91,10 +91,12 @@ def llm_disambiguate(*, llm: LLMClient, name: str, candidates: list[tuple[Entity
 
 def entity_resolve(
     *, agent: Agent, name: str, entity_type: str, aliases: list[str], speaker: str, message: str,
-    embed, llm: LLMClient, config, usage_sink, vector: np.ndarray | None = None,
+    embed, llm: LLMClient, config, usage_sink, vector: np.ndarray | None = None, named_apart: set[int] = frozenset(),
 ) -> Resolution:
     """Exact → fuzzy (≥ fuzzy_threshold resolves; the ambiguous band asks the LLM) → create.
-    Every discovered alias is registered first-write-wins."""
+    Every discovered alias is registered first-write-wins. A title with a family name is none of
+    `named_apart`, the entities other names of the same message resolved to ("Prof. Varga's daughter,
+    Dr. Eszter Varga": the professor is not Eszter)."""
     if is_speaker_reference(name) or normalize_alias(name) == normalize_alias(speaker):
         # a kin word the agent knows as someone's alias ("Emmanuel Okafor (Dad)") is that person
         known = (EntityAlias.objects.filter(agent=agent, alias=normalize_alias(name), entity__type="person")
@@ -107,6 +109,8 @@ def entity_resolve(
         return Resolution(name, known.entity.survivor(), "alias")
     for candidate_name in [name, *aliases]:
         entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type, writer=speaker)
+        if entity and titled_surname(name) and entity.id in named_apart:
+            break
         if entity and titled_surname(candidate_name) and not titled_surname(name) and not titled_surname(
                 entity.display_name):
             continue  # "Dr. Rahimi" of "Dr. Roxana Rahimi" finds a Dr. Rahimi of no other name, not Dariush Rahimi

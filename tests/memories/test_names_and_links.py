@@ -455,3 +455,15 @@ def test_a_post_is_no_entity_only_after_as_or_between_commas(agent):
     assert "Fleet Manager" not in names and "Calder Freight" in names
     assert {"Hungry Chef", "Tom Baker"} <= names  # a restaurant and a person whose names end in an occupation
     assert _linked(agent, SPEAKER, "Calder Freight")
+
+
+@pytest.mark.django_db
+def test_a_list_of_people_is_no_short_form_set_off_by_commas(agent):
+    _write(agent, "My friends Maximiliano Ortiz, Max, and Leo came over for dinner.")
+    assert _people(agent) == ["Leo", "Max", "Maximiliano Ortiz", SPEAKER]
+
+
+@pytest.mark.django_db
+def test_a_home_sold_or_left_is_no_place_one_lives(agent):
+    _write(agent, "I sold my flat in Leipzig last spring.", "The buyer of my old house in Galway never paid the fees.")
+    assert not Relationship.objects.filter(agent=agent, rel_type="lives_in").exists()

@@ -284,7 +284,7 @@ def _titled_surnames(sentences: list[Sentence], canon: dict[str, str], people: s
                 continue
             title = title_of(mention.text)
             # "Mr. Tveit's son, Mr. Jonas Tveit": whose son he is, is not the son named with him
-            others = {canon.get(m.text.lower(), m.known or m.text) for m in sentence.mentions
+            others = {canon.get(m.text.lower(), m.known or m.text) for m in sentence.mentions if m.start > mention.end
                       } if KIN_OWNER_AFTER.match(sentence.text[mention.end:]) else set()
             for pool in (people & named, people):
                 pool = {p for p in pool - others if titled_as.get(p, title) == title}
@@ -382,12 +382,13 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         for mention in sentence.mentions:
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))
     stored = {k.lower(): v for k, v in (known_types or {}).items() if v in KNOWN_TYPE_VOTES}
+    titled_aliases = _titled_aliases(sentences, registry)
     for sentence in sentences:
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER and (kin := _KIN_IN_PARENS.match(sentence.text, mention.end)):
                 registry.add_alias(idx, kin.group(1).title())  # "Emmanuel Okafor (Dad)": later "Dad" is him
-            if idx is not None and idx != SPEAKER and (titled := _titled_alias(sentence.text, mention)):
-                registry.add_alias(idx, titled)  # "Dr. Roxana Rahimi": later "Dr. Rahimi" is her
+    for idx, titled in titled_aliases:
+        registry.add_alias(idx, titled)  # "Dr. Roxana Rahimi": later "Dr. Rahimi" is her
     for sentence in sentences:
         labels = entity_labels(sentence.text) if sentence.mentions else []
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
@@ -409,6 +410,20 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+def _titled_aliases(sentences: list[Sentence], registry: Registry) -> list[tuple[int, str]]:
+    """(entity, "Dr. Rahimi") for each person the message names in full with a title, when that title
+    and family name are no one else's here: not when the message also says "Dr. Rahimi" of another
+    entity, nor when it names two Dr. Rahimis."""
+    said = {m.text.lower(): idx for s in sentences for m, idx in zip(s.mentions, s.ids, strict=True)}
+    found: dict[str, set[int]] = {}
+    for sentence in sentences:
+        for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+            if idx is not None and idx != SPEAKER and (titled := _titled_alias(sentence.text, mention)):
+                found.setdefault(titled, set()).add(idx)
+    return [(next(iter(ids)), titled) for titled, ids in found.items()
+            if len(ids) == 1 and said.get(titled.lower(), next(iter(ids))) in ids]
 
 
 def _titled_alias(sentence: str, mention: Mention) -> str:
@@ -587,7 +602,13 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None
     entity.vote("concept", 10)
 
 
+# "Okhmatdyt hospital", "Kalinda bank": a name before a lower-case noun of an institution names one
+_INSTITUTION_AFTER = re.compile(r"^\s+(?:hospital|clinic|university|college|school|academy|bank|institute)\b")
+
+
 def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
+    if _INSTITUTION_AFTER.match(after) and entity.name.lower() not in PLACES:
+        entity.vote("organization", 60)
     if _ORG_STRONG.search(before) or _ROLE_AT_BEFORE.search(before):
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):

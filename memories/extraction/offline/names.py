@@ -615,11 +615,19 @@ def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]
         else:
             runs.append(current)
             current = [k] if capital else []
-        if capital and text.endswith("'s"):
+        if capital and text.endswith("'s") and not _common_possessive(text):
             runs.append(current)
             current = []
     runs.append(current)
     return [_trim_connectors(run, tokens) for run in runs if run]
+
+
+def _common_possessive(word: str) -> bool:
+    """"Children's", "King's", "Women's": a common noun's possessive inside a longer name ("the Children's
+    Memorial Hospital", "King's College"); not someone's ("Ana's", "Mum's")."""
+    base = word[:-2].lower()
+    return (base not in KINSHIP and not _given_name_word(base) and base not in PLACES
+            and (is_dictionary_word(base) or base in ("children", "women", "men")))  # plurals the word list lacks
 
 
 def _is_capital(text: str) -> bool:
@@ -669,11 +677,21 @@ def _post_held(sentence: str, tokens: list, run: list[int], words: list[str]) ->
     """"as Estates Manager", ", School Administrator,": a post named in capitals, words of the dictionary
     ending in an occupation, after "as" or set off by commas; not "Tom Baker", not "the Hungry Chef"."""
     low = [w.lower() for w in words]
-    if not 2 <= len(low) <= 3 or low[-1] not in OCCUPATIONS or low[0] in FIRST_NAMES or not all(
+    if not 2 <= len(low) <= 3 or low[-1] not in OCCUPATIONS or _given_name_word(low[0]) or not all(
             is_dictionary_word(w) or w.endswith("s") and is_dictionary_word(w[:-1]) for w in low):  # "Claims"
         return False
     before, after = sentence[: tokens[run[0]][0]], sentence[tokens[run[-1]][1]:]
-    return bool(_AS_BEFORE.search(before)) or before.rstrip().endswith(",") and after.lstrip()[:1] in (",", ".", "")
+    # "Eleanor Hart, Estates Manager, Calder Freight": between a name and what follows, not after "my boss,"
+    return bool(_AS_BEFORE.search(before)) or before.rstrip().endswith(",") and after.lstrip()[:1] == "," and (
+        not _OWNED_BEFORE.search(before))
+
+
+_OWNED_BEFORE = re.compile(r"\b(?:my|his|her|our|their|your|a|an|the)\s+(?:[\w-]+\s+){0,2}?[\w-]+\s*,\s*$", re.I)
+
+
+def _given_name_word(word: str) -> bool:
+    """A given name some table holds ("bill", "faith", "grant"), though the dictionary holds the word too."""
+    return word in FIRST_NAMES or word in WORLD_GIVEN_NAMES or in_nickname_table(word)
 
 
 # a month written short ("Jan", "Sept"; not "May", also a name and a verb)
@@ -871,11 +889,23 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
         gap = sentence[first.end : second.start]
         if _SHORT_FIRST.match(gap):
             pairs.append((first, second))
-        elif _FULL_FIRST.match(gap) or (
-                _SHORT_AFTER_GAP.match(gap) and _SHORT_AFTER_USE.match(sentence[second.end :])
+        elif _FULL_FIRST.match(gap) or (_SHORT_AFTER_GAP.match(gap) and (
+                _SHORT_AFTER_USE.match(sentence[second.end :]) or _apposed_short_form(sentence, first, second))
                 and len(second.text.split()) < len(first.text.split())) or bracketed_nickname(sentence, first, second):
             pairs.append((second, first))
     return pairs
+
+
+# "Maximiliano Ortiz, Maxi, moved to Rosario": a short form of the given name set off by commas; not a
+# list's next person ("Maximiliano Ortiz, Max and Leo")
+_APPOSITION_CLOSE = re.compile(r"^\s*(?:\)|,\s+(?:and\s+(?:I|me)\b|(?!and\b|or\b|&)[a-z]))")
+
+
+def _apposed_short_form(sentence: str, full: Mention, short: Mention) -> bool:
+    words = full.text.split()
+    return (len(words) >= 2 and len(short.text.split()) == 1 and not short.known
+            and bool(_APPOSITION_CLOSE.match(sentence[short.end:]))
+            and first_names_compatible(short.text, words[0], either_way=False))
 
 
 # 'Rhys Morgan on cameras ("Big Rhys")', "Robert Hale (“Bobby”)": a quoted name in brackets
@@ -914,9 +944,9 @@ _GOES_BY_WHO = re.compile(
 # the full one, with who uses it.
 _SHORT_AFTER_GAP = re.compile(r"^\s*[(,—–-]\s*$")
 _SHORT_AFTER_USE = re.compile(
-    r"^\s*(?:,\s*)?(?:to\s+(?:everyone|everybody|all|most\s+people|friends|family|the\s+family|us|"
-    r"(?:his|her|their|our|my)\s+(?:friends|mates|family|colleagues|pals|teammates|students|kids|grandkids|"
-    r"buddies))\b|for\s+short\b)",
+    r"^\s*(?:,\s*)?(?:to\s+(?:everyone|everybody|all(?:\s+of\s+us)?|most\s+people|friends|family|the\s+family|"
+    r"us|me|him|her|them|(?:his|her|their|our|my|the)\s+(?:friends|mates|family|colleagues|pals|teammates|"
+    r"students|kids|grandkids|buddies))\b|for\s+short\b|at\s+(?:home|work|school)\b|in\s+the\s+family\b)",
     re.I,
 )
 

@@ -519,6 +519,7 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
 
 _ORG_NOUN_ALT = "|".join(sorted(ORG_NOUNS, key=len, reverse=True))
 _OCCUPATION_ALT = alternation(OCCUPATIONS)
+_FORMER = r"(?:retired|former|ex|late|old|previous|one-time)\b"
 _EMPLOYMENT = (
     # ⟨org⟩ is ⟨0⟩'s full-time job now
     re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
@@ -533,11 +534,12 @@ _EMPLOYMENT = (
     re.compile(rf"{_E.format('s')}'s\s+(?:very\s+)?own\s+(?:[\w-]+\s+){{0,2}}?(?:{_ORG_NOUN_ALT})\s*(?:,\s*)?"
                rf"(?:called\s+|named\s+)?{_E.format('org')}", re.I),
     # ⟨2⟩, a paralegal at ⟨org⟩ / ⟨2⟩, the head nurse at ⟨org⟩: who someone is, set off after the name
-    re.compile(rf"{_E.format('s')}\s*,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?(?:{_OCCUPATION_ALT})\s+(?:at|with)\s+"
-               rf"(?:the\s+)?{_E.format('org')}", re.I),
+    # (not a retired, former or student one: who works there now)
+    re.compile(rf"{_E.format('s')}\s*,\s+(?:an?|the)\s+(?!{_FORMER})(?:(?!{_FORMER})[\w-]+\s+){{0,3}}?"
+               rf"(?!student\b|pupil\b)(?:{_OCCUPATION_ALT})\s+(?:at|with)\s+(?:the\s+)?{_E.format('org')}", re.I),
     # "Kind regards, ⟨2⟩, Senior Paralegal, ⟨org⟩.": a letter signed with a post and an employer
-    re.compile(rf"{_E.format('s')}\s*,\s+(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT})\s*,\s+(?:the\s+)?"
-               rf"{_E.format('org')}\s*[.'’\"]*\s*$"),
+    re.compile(rf"{_E.format('s')}\s*,\s+(?!(?i:{_FORMER}))(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT})\s*,\s+"
+               rf"(?:the\s+)?{_E.format('org')}\s*[.'’\"]*\s*$"),
     # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
     re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
@@ -574,13 +576,35 @@ _TRANSFERRED = re.compile(
 )
 
 
+# "the heating in ⟨1⟩'s flat in ⟨city⟩ broke": a home of someone's, wherever the sentence names it;
+# not one sold, left or let out ("sold ⟨1⟩'s flat in ⟨city⟩"), not an old one
+_HOME_IN = re.compile(
+    rf"{_E.format('s')}'s\s+(?:(?:new|own|little|tiny|small|rented|shared)\s+)?"
+    rf"(?:flat|apartment|house|home|condo|studio\s+flat)\s+in\s+{_E.format('place')}(?!')",
+    re.I,
+)
+_HOME_GIVEN_UP = re.compile(
+    r"\b(?:sold|sell|selling|sells|left|leave|leaving|vacated|out\s+of|gave\s+up|giving\s+up|let\s+out|"
+    r"rent(?:ing)?\s+out|used\s+to|old|former|previous)\s+$",
+    re.I,
+)
+
+
 def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
-    """(person, place) pairs of an employer moving someone: "⟨org⟩ transferred ⟨1⟩ to ⟨city⟩"."""
+    """(person, place) pairs of an employer moving someone, "⟨org⟩ transferred ⟨1⟩ to ⟨city⟩", and of a home
+    of theirs named in a place, "the rent on ⟨1⟩'s flat in ⟨city⟩"."""
     out = []
     for match in _TRANSFERRED.finditer(tagged):
         org, person, place = (int(match.group(k)) for k in ("org", "s", "place"))
         if (registry.entities[org].type in ("organization", "concept") and registry.is_person(person)
                 and registry.entities[place].type in _PLACE and (person, place) not in out):
+            out.append((person, place))
+    for match in _HOME_IN.finditer(tagged):
+        person, place = int(match.group("s")), int(match.group("place"))
+        if not tagged[: match.start()].strip(" \"'(“‘"):
+            continue  # "Our flat in Tromsø is small": the home as the subject, which the frames read
+        if (registry.is_person(person) and registry.entities[place].type == "place" and not _HOME_GIVEN_UP.search(
+                tagged, 0, match.start()) and not _NEGATED.search(tagged) and (person, place) not in out):
             out.append((person, place))
     return out
 

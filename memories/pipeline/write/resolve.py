@@ -6,7 +6,7 @@ from __future__ import annotations
 from memories.extraction import llm_extract
 from memories.extraction.mentions import is_unnamed_relative
 from memories.extraction.schema import ExtractedEntity, Extraction
-from memories.naming import is_speaker_reference, normalize_alias
+from memories.naming import is_speaker_reference, normalize_alias, titled_surname
 from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.pipeline.write.values import Decided, Extracted, Known, Message, Resolved
@@ -25,7 +25,8 @@ def _names_to_resolve(ex: Extraction) -> list[ExtractedEntity]:
     for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)] + named:
         by_name.setdefault(normalize_alias(name), ExtractedEntity(name=name, type="person" if is_speaker_reference(
             name) else "concept"))
-    return sorted(by_name.values(), key=lambda e: normalize_alias(e.name))  # fixed order: no lock cycles
+    # a fixed order (no lock cycles), titles with a family name last: they may not be anyone named before
+    return sorted(by_name.values(), key=lambda e: (bool(titled_surname(e.name)), normalize_alias(e.name)))
 
 
 def resolve_entities(message: Message, known: Known, extracted: Extracted, *, llm: LLMClient,
@@ -41,6 +42,7 @@ def resolve_entities(message: Message, known: Known, extracted: Extracted, *, ll
             agent=message.agent, name=entity.name, entity_type=entity.type, aliases=aliases,
             speaker=message.speaker, message=message.text, embed=embedder.embed, llm=llm,
             config=message.config, usage_sink=lambda usage: tracer.add_usage(step, usage), vector=vector,
+            named_apart={r.entity.id for r in resolutions},
         )
         resolutions.append(res)
         for name in [entity.name, *entity.aliases]:
