@@ -69,7 +69,7 @@ def entity_for_other_name(*, agent: Agent, name: str, writer: str = "") -> Entit
     short form, nickname, accent-free spelling or title with surname; an organization by its
     acronym. None when no entity or several can."""
     if titled_surname(name) or name[:1].isupper() and not _may_be_acronym(name, "organization"):
-        matches = resolve_person_name(agent=agent, name=name, writer=writer)
+        matches = resolve_person_name(agent=agent, name=name, writer=writer, strict_titles=True)
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -121,7 +121,8 @@ def _may_be_person_name(name: str, entity_type: str) -> bool:
 
 
 
-def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: str = "") -> list[Entity]:
+def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: str = "",
+                        strict_titles: bool = False) -> list[Entity]:
     """The people `name` can denote: a display name or alias with a compatible first name
     (short form, diminutive, nickname, accents and punctuation aside) and no other surname;
     for a title with a surname ("Dr. Fisher"), the people of that surname other than `writer`
@@ -129,7 +130,8 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
     surname = titled_surname(name)
     if surname:
         writer_key = entity_key("person", writer) if writer.strip() else ""
-        return [e for e in _people_with_surname(agent, surname, limit, asked=name) if e.key != writer_key]
+        return [e for e in _people_with_surname(agent, surname, limit, asked=name, strict_titles=strict_titles)
+                if e.key != writer_key]
     first = strip_accents(name.strip().split()[0])
     initials = {first[:1], nickname_of(first)[:1]} - {""}
     starts = Q()
@@ -278,7 +280,8 @@ def relative_of(*, agent: Agent, owner: str, term: str, name: str = "") -> Entit
 
 
 
-def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = "") -> list[Entity]:
+def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = "",
+                         strict_titles: bool = False) -> list[Entity]:
     rows = (
         Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
         .filter(Q(display_name__icontains=surname) | Q(aliases__alias__contains=surname))
@@ -290,17 +293,20 @@ def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = ""
         by_surname = [e for e in rows if any(same_titled_person(asked, n) for n in names[e.id])]
     # "Mrs. Lim" for Lim Bee Hoon: a family name said first, when no one carries it last
     found = by_surname or [e for e in rows if any(surname in person_words(n)[:-1] for n in names[e.id])]
-    return _titled_alike(asked, found, names) if asked else found
+    return _titled_alike(asked, found, names, strict_titles) if asked else found
 
 
-def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]]) -> list[Entity]:
+def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]],
+                  strict: bool = False) -> list[Entity]:
     """The people of one surname `asked` ("Mrs. Rahimi") can be: never one known by a man's title for a
-    woman's or the other way round; of several, the ones known by the same title when some are, else
-    those not known by another title of its kind ("Ms.", "Prof.")."""
+    woman's or the other way round; of several (or, `strict`, of any number), the ones known by the same
+    title when some are, else those not known by another title of its kind ("Ms.", "Prof."). Strict is
+    for the names a message is read with, before it says who else carries the surname ("Dr. Tamsalu"
+    beside a known Prof. Tamsalu is her husband, named in the same note)."""
     title = title_of(asked)
     titles = {e.id: {t for n in names[e.id] if (t := title_of(n))} for e in people}
     people = [e for e in people if not any(_genders_differ(title, t) for t in titles[e.id])]
-    if len(people) < 2:
+    if len(people) < 2 and not strict:
         return people
     same = [e for e in people if title and title in titles[e.id]]
     if same:

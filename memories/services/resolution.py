@@ -95,8 +95,8 @@ def entity_resolve(
 ) -> Resolution:
     """Exact → fuzzy (≥ fuzzy_threshold resolves; the ambiguous band asks the LLM) → create.
     Every discovered alias is registered first-write-wins. A title with a family name is none of
-    `named_apart`, the entities other names of the same message resolved to ("Prof. Varga's daughter,
-    Dr. Eszter Varga": the professor is not Eszter)."""
+    `named_apart`, the entities the same message relates it to ("Prof. Varga's daughter, Dr. Eszter
+    Varga": the professor is not Eszter)."""
     if is_speaker_reference(name) or normalize_alias(name) == normalize_alias(speaker):
         # a kin word the agent knows as someone's alias ("Emmanuel Okafor (Dad)") is that person
         known = (EntityAlias.objects.filter(agent=agent, alias=normalize_alias(name), entity__type="person")

@@ -416,7 +416,7 @@ def _titled_aliases(sentences: list[Sentence], registry: Registry) -> list[tuple
     """(entity, "Dr. Rahimi") for each person the message names in full with a title, when that title
     and family name are no one else's here: not when the message also says "Dr. Rahimi" of another
     entity, nor when it names two Dr. Rahimis."""
-    said = {m.text.lower(): idx for s in sentences for m, idx in zip(s.mentions, s.ids, strict=True)}
+    said = {m.text.lower(): idx for s in sentences for m, idx in zip(s.mentions, s.ids, strict=True) if idx is not None}
     found: dict[str, set[int]] = {}
     for sentence in sentences:
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):

@@ -25,8 +25,17 @@ def _names_to_resolve(ex: Extraction) -> list[ExtractedEntity]:
     for name in [f.subject for f in ex.facts] + [n for r in ex.relations for n in (r.source, r.target)] + named:
         by_name.setdefault(normalize_alias(name), ExtractedEntity(name=name, type="person" if is_speaker_reference(
             name) else "concept"))
-    # a fixed order (no lock cycles), titles with a family name last: they may not be anyone named before
+    # a fixed order (no lock cycles), titles with a family name last: they may not be anyone they relate to
     return sorted(by_name.values(), key=lambda e: (bool(titled_surname(e.name)), normalize_alias(e.name)))
+
+
+def _related_ids(ex: Extraction, name: str, resolved: Resolved) -> set[int]:
+    """The entities, resolved so far, of the names this message relates `name` to ("Prof. Varga's
+    daughter, Dr. Eszter Varga": Eszter for the professor): none of them is `name` itself."""
+    key = normalize_alias(name)
+    partners = {normalize_alias(other) for r in ex.relations
+                for one, other in ((r.source, r.target), (r.target, r.source)) if normalize_alias(one) == key}
+    return {resolved.by_name[p].id for p in partners if p in resolved.by_name}
 
 
 def resolve_entities(message: Message, known: Known, extracted: Extracted, *, llm: LLMClient,
@@ -42,7 +51,7 @@ def resolve_entities(message: Message, known: Known, extracted: Extracted, *, ll
             agent=message.agent, name=entity.name, entity_type=entity.type, aliases=aliases,
             speaker=message.speaker, message=message.text, embed=embedder.embed, llm=llm,
             config=message.config, usage_sink=lambda usage: tracer.add_usage(step, usage), vector=vector,
-            named_apart={r.entity.id for r in resolutions},
+            named_apart=_related_ids(extracted.extraction, entity.name, resolved),
         )
         resolutions.append(res)
         for name in [entity.name, *entity.aliases]:
