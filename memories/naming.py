@@ -285,6 +285,8 @@ def _words_compatible(ta: list[str], tb: list[str], either_way: bool) -> bool:
     if len(ta) > 1 and len(tb) > 1:
         if ta[-1] != tb[-1]:
             return False
+        if len(ta[0]) == 1 or len(tb[0]) == 1:  # "H. Whitby" signs for Hugo Whitby: the initial of the given name
+            return ta[0][0] == tb[0][0]
         either_way = True
     return first_names_compatible(ta[0], tb[0], either_way)
 

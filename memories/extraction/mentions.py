@@ -27,7 +27,8 @@ ORGANIZATION_TAILS = ORG_SUFFIXES
 
 _TITLE = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Doctor|Prof|Professor)\.?\s+"
 _CAP_WORD = r"[A-ZÀ-Þ][\w'’-]*"
-_NAME_RUN = re.compile(rf"(?<![\w'’])(?:{_TITLE})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
+_INITIAL = r"[A-ZÀ-Þ]\.\s+"  # "H. Whitby": a given name's initial
+_NAME_RUN = re.compile(rf"(?<![\w'’])(?:{_TITLE})?(?:{_INITIAL})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
 
 
 def name_runs(text: str) -> list[str]:

@@ -467,3 +467,12 @@ def test_a_list_of_people_is_no_short_form_set_off_by_commas(agent):
 def test_a_home_sold_or_left_is_no_place_one_lives(agent):
     _write(agent, "I sold my flat in Leipzig last spring.", "The buyer of my old house in Galway never paid the fees.")
     assert not Relationship.objects.filter(agent=agent, rel_type="lives_in").exists()
+
+
+def test_an_initial_with_a_family_name_fits_only_the_given_name_of_that_letter():
+    from memories.extraction.mentions import name_runs
+
+    assert person_names_compatible("H. Whitby", "Hugo Whitby", either_way=False)
+    assert not person_names_compatible("H. Whitby", "Clara Whitby", either_way=False)
+    assert not person_names_compatible("H. Whitby", "Hugo Whitley", either_way=False)
+    assert "H. Whitby" in name_runs("Yours sincerely, H. Whitby.")

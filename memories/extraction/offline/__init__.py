@@ -99,6 +99,7 @@ def extract_offline(
         _attach_cessations(sentence.text, registry, out)
         _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)
+    _other_names_of_known(sentences, out)
     out.drop_overridden()
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=_with_city_name(e.name, e.type, e.aliases))
@@ -175,6 +176,16 @@ def _one_word_apart(a: str, b: str) -> bool:
 
 
 _FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})
+
+
+def _other_names_of_known(sentences, out: Collector) -> None:
+    """A known person named another way ("Yours sincerely, H. Whitby" for Hugo Whitby) is kept even
+    where the sentence states nothing of them: the write learns the other name."""
+    for sentence in sentences:
+        for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+            if (idx is not None and idx != SPEAKER and mention.known and " " in mention.text.strip()
+                    and mention.text.lower() != mention.known.lower()):
+                out.used.add(idx)
 
 
 def _attach_cessations(text: str, registry, out: Collector) -> None:
