@@ -476,3 +476,10 @@ def test_an_initial_with_a_family_name_fits_only_the_given_name_of_that_letter()
     assert not person_names_compatible("H. Whitby", "Clara Whitby", either_way=False)
     assert not person_names_compatible("H. Whitby", "Hugo Whitley", either_way=False)
     assert "H. Whitby" in name_runs("Yours sincerely, H. Whitby.")
+
+
+def test_an_initial_i_before_a_family_name_is_no_sentence_of_its_own():
+    from memories.extraction.offline.text import split_sentences
+
+    assert split_sentences("I. Brandt signed the lease on Monday.") == ["I. Brandt signed the lease on Monday."]
+    assert split_sentences("She is taller than I. Brandt agreed.") == ["She is taller than I.", "Brandt agreed."]

@@ -86,6 +86,9 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+_INITIAL_I = re.compile(r"(?:^|[.!?,:;'\"(‘“]\s*)$")
+
+
 def _is_boundary(text: str, match: re.Match) -> bool:
     if match.group() != ".":
         return True
@@ -95,6 +98,8 @@ def _is_boundary(text: str, match: re.Match) -> bool:
     word = before.group(1)
     if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I"):
         return False
+    if word == "I" and _INITIAL_I.search(text, 0, before.start(1)) and text[match.end():].lstrip()[:1].isupper():
+        return False  # "I. Brandt signed", "Regards, I. Brandt": an initial; "I." alone is no sentence
     if word.lower() in CORP_ABBREVIATIONS:
         following = text[match.end() :].lstrip()[:1]
         return bool(following) and following.isupper()
