@@ -37,8 +37,9 @@ from memories.naming import (
 
 
 def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = "") -> tuple[Entity | None, str]:
-    """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars). A title
-    with a surname ("Dr. Rahimi") is never `writer`, who does not title themselves."""
+    """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars). The
+    person-name step never reads a title with a surname ("Dr. Rahimi") as `writer`, who does not
+    title themselves."""
     norm = normalize_alias(name)
     alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
              .defer("entity__name_embedding").first())

@@ -5,6 +5,7 @@ for an entity is registered as its alias, first write wins."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,7 +92,8 @@ def llm_disambiguate(*, llm: LLMClient, name: str, candidates: list[tuple[Entity
 
 def entity_resolve(
     *, agent: Agent, name: str, entity_type: str, aliases: list[str], speaker: str, message: str,
-    embed, llm: LLMClient, config, usage_sink, vector: np.ndarray | None = None, named_apart: set[int] = frozenset(),
+    embed, llm: LLMClient, config, usage_sink, vector: np.ndarray | None = None,
+    named_apart: Collection[int] = frozenset(),
 ) -> Resolution:
     """Exact → fuzzy (≥ fuzzy_threshold resolves; the ambiguous band asks the LLM) → create.
     Every discovered alias is registered first-write-wins. A title with a family name is none of
