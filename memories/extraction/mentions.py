@@ -27,8 +27,8 @@ ORGANIZATION_TAILS = ORG_SUFFIXES
 
 _TITLE = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Doctor|Prof|Professor)\.?\s+"
 _CAP_WORD = r"[A-ZÀ-Þ][\w'’-]*"
-_INITIAL = r"[A-ZÀ-Þ]\.\s+"  # "H. Whitby": a given name's initial
-_NAME_RUN = re.compile(rf"(?<![\w'’])(?:{_TITLE})?(?:{_INITIAL})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
+_INITIALS = r"(?:[A-ZÀ-Þ]\.\s*){1,3}\s"  # "H. Whitby", "J. R. R. Tolkien": a given name's initials
+_NAME_RUN = re.compile(rf"(?<![\w'’.])(?:{_TITLE})?(?:{_INITIALS})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
 
 
 def name_runs(text: str) -> list[str]:

@@ -483,3 +483,14 @@ def test_an_initial_i_before_a_family_name_is_no_sentence_of_its_own():
 
     assert split_sentences("I. Brandt signed the lease on Monday.") == ["I. Brandt signed the lease on Monday."]
     assert split_sentences("She is taller than I. Brandt agreed.") == ["She is taller than I.", "Brandt agreed."]
+
+
+def test_a_possessive_after_a_name_and_an_adjective_before_school_stay_out_of_names():
+    def entities(text):
+        return {(e.name, e.type) for e in extract_offline(text, speaker=SPEAKER).entities}
+
+    assert ("Dan Carter", "person") in entities("Dan Carter's Facebook post upset me.")
+    assert not any(name == "Catholic" and kind == "organization"
+                   for name, kind in entities("We went to a Catholic school."))
+    sold = extract_offline("In March, my flat in Leeds was finally sold.", speaker=SPEAKER)
+    assert not [r for r in sold.relations if r.rel_type == "lives_in"]

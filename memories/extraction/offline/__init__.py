@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memories.extraction.limits import extraction_within_limits
+from memories.extraction.offline.classify import is_question
 from memories.extraction.offline.corrections import correction_in, split_correction
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import Collector, adopted_pets, linked_by_frames, process_sentence
@@ -178,13 +179,19 @@ def _one_word_apart(a: str, b: str) -> bool:
 _FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})
 
 
+_INITIAL_AND_NAME = re.compile(r"[A-Z]\.\s+[A-Z][\w'’-]+")
+
+
 def _other_names_of_known(sentences, out: Collector) -> None:
-    """A known person named another way ("Yours sincerely, H. Whitby" for Hugo Whitby) is kept even
-    where the sentence states nothing of them: the write learns the other name."""
+    """A known person signing with an initial ("Yours sincerely, H. Whitby" for Hugo Whitby) is kept
+    even where the sentence states nothing of them: the write learns the other name. Not in a question
+    ("any books by A. Smith?" asks about someone else)."""
     for sentence in sentences:
+        if is_question(sentence.text):
+            continue
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
-            if (idx is not None and idx != SPEAKER and mention.known and " " in mention.text.strip()
-                    and mention.text.lower() != mention.known.lower()):
+            if (idx is not None and idx != SPEAKER and mention.known
+                    and _INITIAL_AND_NAME.fullmatch(mention.text.strip())):
                 out.used.add(idx)
 
 

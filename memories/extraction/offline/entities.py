@@ -604,10 +604,12 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None
 
 # "Okhmatdyt hospital", "Kalinda bank": a name before a lower-case noun of an institution names one
 _INSTITUTION_AFTER = re.compile(r"^\s+(?:hospital|clinic|university|college|school|academy|bank|institute)\b")
+_A_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.I)
 
 
 def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
-    if _INSTITUTION_AFTER.match(after) and entity.name.lower() not in PLACES:
+    if (_INSTITUTION_AFTER.match(after) and entity.name.lower() not in PLACES and not _A_BEFORE.search(before)
+            and not is_dictionary_word(entity.name.lower())):  # not "a Catholic school"
         entity.vote("organization", 60)
     if _ORG_STRONG.search(before) or _ROLE_AT_BEFORE.search(before):
         entity.vote("organization", 70)

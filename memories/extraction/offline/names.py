@@ -615,7 +615,7 @@ def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]
         else:
             runs.append(current)
             current = [k] if capital else []
-        if capital and text.endswith("'s") and not _common_possessive(text):
+        if capital and text.endswith("'s") and not (current == [k] and _common_possessive(text)):
             runs.append(current)
             current = []
     runs.append(current)
@@ -623,8 +623,9 @@ def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]
 
 
 def _common_possessive(word: str) -> bool:
-    """"Children's", "King's", "Women's": a common noun's possessive inside a longer name ("the Children's
-    Memorial Hospital", "King's College"); not someone's ("Ana's", "Mum's")."""
+    """"Children's", "King's", "Women's": a common noun's possessive opening a longer name ("the Children's
+    Memorial Hospital", "King's College"); not someone's ("Ana's", "Mum's"), and never after a given
+    name ("Dan Carter's Facebook post": the run ends there)."""
     base = word[:-2].lower()
     return (base not in KINSHIP and not _given_name_word(base) and base not in PLACES
             and (is_dictionary_word(base) or base in ("children", "women", "men")))  # plurals the word list lacks
@@ -681,9 +682,9 @@ def _post_held(sentence: str, tokens: list, run: list[int], words: list[str]) ->
             is_dictionary_word(w) or w.endswith("s") and is_dictionary_word(w[:-1]) for w in low):  # "Claims"
         return False
     before, after = sentence[: tokens[run[0]][0]], sentence[tokens[run[-1]][1]:]
-    # "Eleanor Hart, Estates Manager, Calder Freight": between a name and what follows, not after "my boss,"
-    return bool(_AS_BEFORE.search(before)) or before.rstrip().endswith(",") and after.lstrip()[:1] == "," and (
-        not _OWNED_BEFORE.search(before))
+    # "Eleanor Hart, Estates Manager, Calder Freight." or "…, Estates Manager.": after a name, not after "my boss,"
+    return bool(_AS_BEFORE.search(before)) or before.rstrip().endswith(",") and after.lstrip()[:1] in (
+        ",", ".", "") and not _OWNED_BEFORE.search(before)
 
 
 _OWNED_BEFORE = re.compile(r"\b(?:my|his|her|our|their|your|a|an|the)\s+(?:[\w-]+\s+){0,2}?[\w-]+\s*,\s*$", re.I)

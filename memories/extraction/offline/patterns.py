@@ -519,7 +519,7 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
 
 _ORG_NOUN_ALT = "|".join(sorted(ORG_NOUNS, key=len, reverse=True))
 _OCCUPATION_ALT = alternation(OCCUPATIONS)
-_FORMER = r"(?:retired|former|ex|late|old|previous|one-time)\b"
+_FORMER = r"(?:retired|former|ex-|ex\b|late(?![\w-])|old\b|previous|one-time)"
 _EMPLOYMENT = (
     # ⟨org⟩ is ⟨0⟩'s full-time job now
     re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
@@ -590,6 +590,11 @@ _HOME_GIVEN_UP = re.compile(
 )
 
 
+# "was finally sold", "packing up ⟨1⟩'s flat before ⟨1⟩ moves": the home is being left
+_LEAVING_HOME = re.compile(r"\b(?:sold|selling|sell|packing|pack|moving|moves|moved|leaving|vacating|vacated)\b",
+                           re.I)
+
+
 def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     """(person, place) pairs of an employer moving someone, "⟨org⟩ transferred ⟨1⟩ to ⟨city⟩", and of a home
     of theirs named in a place, "the rent on ⟨1⟩'s flat in ⟨city⟩"."""
@@ -604,7 +609,8 @@ def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
         if not tagged[: match.start()].strip(" \"'(“‘"):
             continue  # "Our flat in Tromsø is small": the home as the subject, which the frames read
         if (registry.is_person(person) and registry.entities[place].type == "place" and not _HOME_GIVEN_UP.search(
-                tagged, 0, match.start()) and not _NEGATED.search(tagged) and (person, place) not in out):
+                tagged, 0, match.start()) and not _NEGATED.search(tagged) and not _LEAVING_HOME.search(tagged)
+                and (person, place) not in out):
             out.append((person, place))
     return out
 

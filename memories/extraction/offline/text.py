@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS
+from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS, FIRST_NAMES, STOP_CAPS
 from memories.extraction.offline.parse import is_dictionary_word, verb_lemma
 
 SPEAKER = 0
@@ -86,6 +86,7 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+_NEXT_WORD = re.compile(r"\s+([A-Z][\w'’-]*)")
 _INITIAL_I = re.compile(r"(?:^|[.!?,:;'\"(‘“]\s*)$")
 
 
@@ -98,8 +99,10 @@ def _is_boundary(text: str, match: re.Match) -> bool:
     word = before.group(1)
     if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I"):
         return False
-    if word == "I" and _INITIAL_I.search(text, 0, before.start(1)) and text[match.end():].lstrip()[:1].isupper():
-        return False  # "I. Brandt signed", "Regards, I. Brandt": an initial; "I." alone is no sentence
+    following = _NEXT_WORD.match(text, match.end())
+    if word == "I" and _INITIAL_I.search(text, 0, before.start(1)) and following and (
+            following.group(1).lower() not in FIRST_NAMES | STOP_CAPS):
+        return False  # "I. Brandt signed", "Regards, I. Brandt": an initial; not "I. Then …", "I. Sarah …"
     if word.lower() in CORP_ABBREVIATIONS:
         following = text[match.end() :].lstrip()[:1]
         return bool(following) and following.isupper()
