@@ -14,7 +14,9 @@ RELATIONSHIP_TERMS = frozenset({
     "children", "parents", "family", "amigo", "amiga",
 })
 _HONORIFICS = re.compile(r"^(mr|mrs|ms|miss|mx|dr|doctor|prof|professor)\.?\s+", re.IGNORECASE)
-_GENDERED_TITLES = frozenset({"mr", "mrs", "ms", "miss"})
+_MAN, _WOMAN = frozenset({"mr"}), frozenset({"mrs", "ms", "miss"})
+_GENDERED_TITLES = _MAN | _WOMAN
+_TITLE_KINDS = (_GENDERED_TITLES, frozenset({"dr", "prof"}))
 _NON_WORD = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
@@ -351,6 +353,17 @@ def title_of(name: str) -> str:
     each; "" for a name without one."""
     match = _HONORIFICS.match(name.strip())
     return _TITLE_SPELLINGS.get(word := match.group(1).lower(), word) if match else ""
+
+
+def genders_differ(a: str, b: str) -> bool:
+    """Titles (as `title_of` spells them) of a man and of a woman: "mr" and "mrs"."""
+    return a in _MAN and b in _WOMAN or a in _WOMAN and b in _MAN
+
+
+def titles_differ(a: str, b: str) -> bool:
+    """"mrs" and "ms", "dr" and "prof": two titles of one kind, which tell two people of one surname
+    apart; "dr" and "mrs" may be one woman."""
+    return a != b and any(a in kind and b in kind for kind in _TITLE_KINDS)
 
 
 def titled_surname(name: str) -> str:

@@ -21,6 +21,7 @@ from memories.naming import (
     clipped_family_name,
     entity_key,
     first_names_compatible,
+    genders_differ,
     is_acronym_of,
     nickname_of,
     normalize_alias,
@@ -33,6 +34,7 @@ from memories.naming import (
     surname_of,
     title_of,
     titled_surname,
+    titles_differ,
 )
 
 
@@ -306,27 +308,13 @@ def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]],
     beside a known Prof. Tamsalu is her husband, named in the same note)."""
     title = title_of(asked)
     titles = {e.id: {t for n in names[e.id] if (t := title_of(n))} for e in people}
-    people = [e for e in people if not any(_genders_differ(title, t) for t in titles[e.id])]
+    people = [e for e in people if not any(genders_differ(title, t) for t in titles[e.id])]
     if len(people) < 2 and not strict:
         return people
     same = [e for e in people if title and title in titles[e.id]]
     if same:
         return same
-    return [e for e in people if not any(_titles_differ(title, t) for t in titles[e.id])]
-
-
-_MAN, _WOMAN = frozenset({"mr"}), frozenset({"mrs", "ms", "miss"})
-_TITLE_KINDS = (_MAN | _WOMAN, frozenset({"dr", "prof"}))
-
-
-def _genders_differ(a: str, b: str) -> bool:
-    return a in _MAN and b in _WOMAN or a in _WOMAN and b in _MAN
-
-
-def _titles_differ(a: str, b: str) -> bool:
-    """"Mrs." and "Ms.", "Dr." and "Prof.": two titles of one kind, which tell two people of one surname
-    apart; "Dr." and "Mrs." may be one woman."""
-    return a != b and any(a in kind and b in kind for kind in _TITLE_KINDS)
+    return [e for e in people if not any(titles_differ(title, t) for t in titles[e.id])]
 
 
 

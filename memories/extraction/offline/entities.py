@@ -428,8 +428,9 @@ def _titled_aliases(sentences: list[Sentence], registry: Registry) -> list[tuple
 
 def _titled_alias(sentence: str, mention: Mention) -> str:
     """"Dr. Rahimi" of "Dr. Roxana Rahimi": a given and a family name said with a title."""
-    words, title = mention.text.split(), sentence[mention.start:mention.end].split(" ", 1)[0]
-    if not mention.honorific or len(words) != 2 or not title_of(title + " x"):
+    words, span = mention.text.split(), sentence[mention.start:mention.end]
+    title = span.split(" ", 1)[0]
+    if not mention.honorific or len(words) != 2 or not title_of(span):
         return ""
     return f"{title} {words[1]}"
 
