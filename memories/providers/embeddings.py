@@ -90,7 +90,7 @@ class OnnxMiniLMEmbedder:
     _tokenizer = None
     _lock = threading.Lock()
 
-    def __init__(self, batch_size: int = 16, cache_dir: Path | None = None):
+    def __init__(self, batch_size: int = 4, cache_dir: Path | None = None):
         self.batch_size = batch_size
         self.cache_dir = cache_dir
 
@@ -124,7 +124,9 @@ class OnnxMiniLMEmbedder:
         if not texts:
             return []
         session, tokenizer = self._load()
-        # Batches of similar length waste little work on padding.
+        # Batches of similar length waste little work on padding; batches of four cost least per
+        # text (an import's mixed texts: 12.0-13.0 ms of CPU per message at 4, 13.7-14.0 at 16,
+        # 13.7-14.5 one at a time), with the same vectors to the bit.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[np.ndarray | None] = [None] * len(texts)
         for start in range(0, len(order), self.batch_size):

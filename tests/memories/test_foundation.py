@@ -155,3 +155,18 @@ def test_onnx_and_torch_backends_give_the_same_vectors():
     torch_vectors = LocalMiniLMEmbedder().embed(texts)
     for o, t in zip(onnx_vectors, torch_vectors, strict=True):
         assert float(o @ t) > 0.9999
+
+
+def test_a_text_gets_the_same_vector_whichever_texts_share_its_batch():
+    """An import embeds its texts four at a time, a single write one at a time: the vector a
+    text is stored with does not depend on which texts were embedded beside it."""
+    from memories.providers.embeddings import OnnxMiniLMEmbedder
+
+    texts = ["ok", "Marta's bakery on the corner opened a second shop by the station last week.",
+             "We adopted a grey cat.", "Tobias is starting at the hospital in Leeds on Monday as a porter.",
+             "Lunch?", "My sister and her husband finally sold the flat they bought in 2019."]
+    alone = [OnnxMiniLMEmbedder(batch_size=1).embed([t])[0] for t in texts]
+    for size in (2, 4, 16):
+        together = OnnxMiniLMEmbedder(batch_size=size).embed(texts)
+        for a, b in zip(alone, together, strict=True):
+            assert np.abs(a - b).max() < 1e-6

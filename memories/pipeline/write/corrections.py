@@ -26,6 +26,8 @@ CORRECTION_LOOKBACK = timedelta(days=2)
 def apply_corrections(s: Storage, extraction: Extraction, step: StepRecord) -> None:
     """Facts get a new version (true from where the corrected one started: the wrong one never
     was), edges move to the right entity; nothing older than those messages changes."""
+    if not extraction.corrections:
+        return
     # the writer corrects what the writer said: another speaker's statements are theirs
     recent = list(Event.objects.filter(agent=s.agent, speaker=s.event.speaker, occurred_at__lte=s.occurred_at,
                                        occurred_at__gte=s.occurred_at - CORRECTION_LOOKBACK)
