@@ -126,7 +126,8 @@ class OnnxMiniLMEmbedder:
         session, tokenizer = self._load()
         # Batches of similar length waste little work on padding; batches of four cost least per
         # text (an import's mixed texts: 12.0-13.0 ms of CPU per message at 4, 13.7-14.0 at 16,
-        # 13.7-14.5 one at a time), with the same vectors to the bit.
+        # 13.7-14.5 one at a time); each text's vector is the same whatever shares its batch
+        # (to the bit on those texts; tests/memories/test_foundation.py holds it within 1e-6).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[np.ndarray | None] = [None] * len(texts)
         for start in range(0, len(order), self.batch_size):
