@@ -22,7 +22,8 @@ def import_group(group, recent_window: int):
     from memories.services.imports import conversation_import
 
     try:
+        # the parse stays in this process: the import's processes already keep the cores busy
         return [conversation_import(agent=Agent.objects.get(slug=job.slug), turns=job.turns,
-                                    recent_window=recent_window) for job in group]
+                                    recent_window=recent_window, parse_elsewhere=False) for job in group]
     finally:
         connections.close_all()

@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 
 from django.db import connections
@@ -15,7 +15,7 @@ from django.db import connections
 from memories.config import WriteConfig
 from memories.errors import DomainError
 from memories.extraction.offline import extract_offline
-from memories.extraction.offline.parse import parse_many
+from memories.extraction.offline.parse import ParserProcess, parse_many
 from memories.extraction.offline.text import normalize_message, split_sentences
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event, PipelineRun
@@ -27,20 +27,26 @@ from memories.services.leases import lease_kept
 from memories.services.write import event_process, events_submit_batch, memory_write, write_request
 
 PRIME_BATCH = 64
+PARSE_ELSEWHERE_MIN = 256  # turns: a smaller import spends less on parsing than the parser's process costs to start
 
 
 def _recent(turns: Sequence[Turn], index: int, window: int) -> list[str]:
     return [f"{t.speaker}: {t.text}" for t in turns[max(0, index - window):index]]
 
 
-def _prime(embedder, turns: Sequence[Turn], indexes: Sequence[int], recent_window: int) -> None:
+def _prime(embedder, turns: Sequence[Turn], indexes: Sequence[int], recent_window: int,
+           parser: ParserProcess | None = None) -> None:
     """Embed a batch of turns (as the event vectors will embed them, and the fact texts and names
     the offline extractor will produce) in one call, so the per-message pipeline mostly hits the
     embedder's cache."""
     config = WriteConfig()
     # the parser reads sentences one by one ~2.5x slower than in batches: parse the batch's
     # sentences together first, so the extractor (here and in the write) finds them cached
-    parse_many(s for index in indexes for s in split_sentences(normalize_message(turns[index].text)))
+    sentences = (s for index in indexes for s in split_sentences(normalize_message(turns[index].text)))
+    if parser is not None:
+        parser.parse_many(sentences)
+    else:
+        parse_many(sentences)
     texts: list[str] = []
     for index in indexes:
         turn = turns[index]
@@ -86,12 +92,15 @@ class ImportStats:
 
 
 def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callable[[int], object] = lambda n: None,
-                        recent_window: int = 3) -> ImportStats:
+                        recent_window: int = 3, parse_elsewhere: bool = True) -> ImportStats:
     """Write each turn in time order with its dia_id as external id and its own time as
     occurred_at; turns already stored are skipped, so an interrupted import resumes.
 
     The embeddings of the next batch are computed on a second thread while this batch is
-    written (the model runs outside the GIL), so the two cores overlap model and database work."""
+    written (the model runs outside the GIL), so the two cores overlap model and database work.
+    With `parse_elsewhere`, an import of more than `PARSE_ELSEWHERE_MIN` turns parses them in a
+    process of its own (`ParserProcess`), so the parse does not hold this one's interpreter lock
+    while it writes (an import in several processes keeps its parses each in its own)."""
     stats = ImportStats()
     started = time.perf_counter()
     stored = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
@@ -102,12 +111,15 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     batches = [range(i, min(i + PRIME_BATCH, len(turns))) for i in range(0, len(turns), PRIME_BATCH)]
 
     def prime(batch: range):
-        return pool.submit(_prime, embedder, turns, [i for i in batch if turns[i].dia_id not in done], recent_window)
+        return pool.submit(_prime, embedder, turns, [i for i in batch if turns[i].dia_id not in done], recent_window,
+                           parser)
 
     # offline, a batch's messages are logged together first (an LLM's calls would outlast the
     # later messages' leases, and cost far more than the statements saved)
     in_bulk = not get_llm_client().enabled
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
+    parser = ParserProcess() if parse_elsewhere and in_bulk and len(turns) - len(done) > PARSE_ELSEWHERE_MIN else None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool, \
+            closing(parser) if parser is not None else nullcontext():
         primed = prime(batches[0]) if batches else None
         for number, batch in enumerate(batches):
             primed.result()
