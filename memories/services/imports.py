@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import time
@@ -26,6 +27,7 @@ from memories.services.events import EventToLog, event_embedding_text, stored_ke
 from memories.services.leases import lease_kept
 from memories.services.write import event_process, events_submit_batch, memory_write, write_request
 
+logger = logging.getLogger(__name__)
 PRIME_BATCH = 64
 PARSE_ELSEWHERE_MIN = 256  # turns: a smaller import spends less on parsing than the parser's process costs to start
 
@@ -79,6 +81,17 @@ def _log_batch(agent: Agent, turns: Sequence[Turn], indexes: Sequence[int], rece
     return dict(zip(requests, runs, strict=True)) if runs else {}
 
 
+def parser_process() -> ParserProcess | None:
+    """A parser process for an import, or None where it cannot help (one core) or cannot start."""
+    if len(os.sched_getaffinity(0)) < 2:
+        return None
+    try:
+        return ParserProcess()
+    except Exception:  # noqa: BLE001 - the import parses in its own process then
+        logger.warning("the parser process did not start; the import parses in its own process", exc_info=True)
+        return None
+
+
 @dataclass
 class ImportStats:
     imported: int = 0
@@ -92,15 +105,17 @@ class ImportStats:
 
 
 def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callable[[int], object] = lambda n: None,
-                        recent_window: int = 3, parse_elsewhere: bool = True) -> ImportStats:
+                        recent_window: int = 3, parse_elsewhere: bool = True,
+                        parser: ParserProcess | None = None) -> ImportStats:
     """Write each turn in time order with its dia_id as external id and its own time as
     occurred_at; turns already stored are skipped, so an interrupted import resumes.
 
     The embeddings of the next batch are computed on a second thread while this batch is
     written (the model runs outside the GIL), so the two cores overlap model and database work.
     With `parse_elsewhere`, an import of more than `PARSE_ELSEWHERE_MIN` turns parses them in a
-    process of its own (`ParserProcess`), so the parse does not hold this one's interpreter lock
-    while it writes (an import in several processes keeps its parses each in its own)."""
+    process of its own (`ParserProcess`; `parser`: one the caller keeps for several imports), so
+    the parse does not hold this one's interpreter lock while it writes (an import in several
+    processes keeps its parses each in its own)."""
     stats = ImportStats()
     started = time.perf_counter()
     stored = set(Event.objects.filter(agent=agent, external_id__isnull=False).values_list("external_id", flat=True))
@@ -117,9 +132,11 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     # offline, a batch's messages are logged together first (an LLM's calls would outlast the
     # later messages' leases, and cost far more than the statements saved)
     in_bulk = not get_llm_client().enabled
-    parser = ParserProcess() if parse_elsewhere and in_bulk and len(turns) - len(done) > PARSE_ELSEWHERE_MIN else None
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool, \
-            closing(parser) if parser is not None else nullcontext():
+    own_parser = parser is None and parse_elsewhere and in_bulk and len(turns) - len(done) > PARSE_ELSEWHERE_MIN
+    if own_parser:
+        parser = parser_process()
+    with closing(parser) if own_parser and parser is not None else nullcontext(), \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
         primed = prime(batches[0]) if batches else None
         for number, batch in enumerate(batches):
             primed.result()
@@ -175,11 +192,16 @@ def conversations_import(jobs: Sequence[ConversationJob], *, workers: int | None
     workers = min(workers or default_import_workers(), len({job.slug for job in jobs}))
     results: dict[str, ImportStats] = {}
     if workers <= 1:
-        for job in jobs:
-            stats = conversation_import(agent=Agent.objects.get(slug=job.slug), turns=job.turns, progress=progress,
-                                        recent_window=recent_window)
-            results[job.slug] = _added(results.get(job.slug), stats)
-            done(job, stats)
+        # one parser process for all of them (each conversation starting its own would load the model again)
+        large = sum(len(job.turns) for job in jobs) > PARSE_ELSEWHERE_MIN and not get_llm_client().enabled
+        parser = parser_process() if large else None
+        with closing(parser) if parser is not None else nullcontext():
+            for job in jobs:
+                stats = conversation_import(agent=Agent.objects.get(slug=job.slug), turns=job.turns,
+                                            progress=progress, recent_window=recent_window,
+                                            parse_elsewhere=parser is not None, parser=parser)
+                results[job.slug] = _added(results.get(job.slug), stats)
+                done(job, stats)
         return results
     by_agent: dict[str, list[ConversationJob]] = {}
     for job in jobs:

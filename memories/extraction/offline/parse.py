@@ -102,8 +102,10 @@ class ParserProcess:
     about 5 ms per message, which the writes of the import then wait for. The process parses a
     batch and sends its parses back serialized (spaCy's DocBin: every annotation the extractor
     reads, about 350 bytes and 0.3 ms to read back per message); they go into this process's
-    cache as `parse` would have put them. If the process cannot be started or fails, the batch is
-    parsed here instead."""
+    cache as `parse` would have put them. Until the process has loaded the model, and from the
+    first time it fails or takes longer than `TIMEOUT` for a batch, batches are parsed here."""
+
+    TIMEOUT = 60.0  # seconds for one batch
 
     def __init__(self):
         import multiprocessing
@@ -111,8 +113,9 @@ class ParserProcess:
 
         # spawned, not forked: the model runtime's threads and a database connection do not survive a fork
         self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=nlp)
+                                         initializer=_parser_process_setup)
         self._ready = self._pool.submit(_serialized_parses, [])  # the model loads meanwhile
+        self._broken = False
 
     def parse_many(self, texts: Iterable[str]) -> None:
         """As the module's `parse_many`, in the parser's process once it is up (here until then)."""
@@ -121,24 +124,48 @@ class ParserProcess:
             texts = [t for t in texts if t not in _cache]
         if not texts:
             return
-        if not self._ready.done():  # the first batch: the process is still loading the model
+        if self._broken or not self._ready.done() or self._ready.exception() is not None:
+            self._broken = self._broken or (self._ready.done() and self._ready.exception() is not None)
             _parse_batch(texts)
             return
         try:
-            data = self._pool.submit(_serialized_parses, texts).result()
+            from spacy.tokens import DocBin
+
+            data = self._pool.submit(_serialized_parses, texts).result(timeout=self.TIMEOUT)
+            docs = list(DocBin().from_bytes(data).get_docs(nlp().vocab))
         except Exception:  # noqa: BLE001 - the parse is the same here, only slower
-            logger.warning("the parser process failed; parsing in the import's own process", exc_info=True)
+            logger.warning("the parser process failed; the import parses in its own process from now on",
+                           exc_info=True)
+            self._broken = True
             _parse_batch(texts)
             return
-        from spacy.tokens import DocBin
-
-        docs = list(DocBin().from_bytes(data).get_docs(nlp().vocab))
         with _lock:
             for text, doc in zip(texts, docs, strict=True):
                 _remember(text, doc)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _parser_process_setup() -> None:
+    """In the parser's process: Ctrl-C is the importing process's to handle; the process ends
+    when that one does, however it ends; then the model is loaded."""
+    import multiprocessing
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+
+    def end_with_parent():
+        from multiprocessing.connection import wait as wait_for
+
+        wait_for([parent.sentinel])
+        os._exit(0)
+
+    if parent is not None:
+        threading.Thread(target=end_with_parent, daemon=True, name="parent-watch").start()
+    nlp()
 
 
 def _serialized_parses(texts: list[str]) -> bytes:
