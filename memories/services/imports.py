@@ -83,7 +83,8 @@ def _log_batch(agent: Agent, turns: Sequence[Turn], indexes: Sequence[int], rece
 
 def parser_process() -> ParserProcess | None:
     """A parser process for an import, or None where it cannot help (one core) or cannot start."""
-    if len(os.sched_getaffinity(0)) < 2:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cores < 2:
         return None
     try:
         return ParserProcess()
