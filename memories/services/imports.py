@@ -133,10 +133,10 @@ def conversation_import(*, agent: Agent, turns: Sequence[Turn], progress: Callab
     # offline, a batch's messages are logged together first (an LLM's calls would outlast the
     # later messages' leases, and cost far more than the statements saved)
     in_bulk = not get_llm_client().enabled
-    own_parser = parser is None and parse_elsewhere and in_bulk and len(turns) - len(done) > PARSE_ELSEWHERE_MIN
-    if own_parser:
-        parser = parser_process()
-    with closing(parser) if own_parser and parser is not None else nullcontext(), \
+    own = (parser_process() if parser is None and parse_elsewhere and in_bulk
+           and len(turns) - len(done) > PARSE_ELSEWHERE_MIN else None)
+    parser = parser or own
+    with closing(own) if own is not None else nullcontext(), \
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
         primed = prime(batches[0]) if batches else None
         for number, batch in enumerate(batches):

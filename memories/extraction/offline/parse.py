@@ -124,8 +124,9 @@ class ParserProcess:
             texts = [t for t in texts if t not in _cache]
         if not texts:
             return
-        if self._broken or not self._ready.done() or self._ready.exception() is not None:
-            self._broken = self._broken or (self._ready.done() and self._ready.exception() is not None)
+        if not self._broken and self._ready.done():
+            self._broken = self._ready.exception() is not None  # the model did not load there
+        if self._broken or not self._ready.done():
             _parse_batch(texts)
             return
         try:
