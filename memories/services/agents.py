@@ -36,6 +36,28 @@ def agent_graph_bump(*, agent_id: int) -> None:
     Agent.objects.filter(pk=agent_id).update(graph_version=F("graph_version") + 1)
 
 
+class _GraphBump:
+    """The callback `agent_graph_bump_on_commit` leaves with the transaction: which agent's graph
+    moves once it commits."""
+
+    __slots__ = ("agent_id",)
+
+    def __init__(self, agent_id: int):
+        self.agent_id = agent_id
+
+    def __call__(self) -> None:
+        agent_graph_bump(agent_id=self.agent_id)
+
+
 def agent_graph_bump_on_commit(*, agent_id: int) -> None:
-    """`agent_graph_bump` once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: agent_graph_bump(agent_id=agent_id))
+    """`agent_graph_bump` once the current transaction commits (at once outside one), once per
+    transaction and agent: a bump already waiting for the commit stands for this one, unless it
+    was asked for inside a savepoint this one is outside of (rolling that savepoint back drops
+    the waiting bump, and this one must still happen)."""
+    connection = transaction.get_connection()
+    if connection.in_atomic_block:
+        here = set(connection.savepoint_ids)
+        if any(isinstance(func, _GraphBump) and func.agent_id == agent_id and sids <= here
+               for sids, func, _ in connection.run_on_commit):
+            return
+    transaction.on_commit(_GraphBump(agent_id))

@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.errors import DomainError, NotFound
+from memories.inserts import insert_sql, inserted
 from memories.models import Agent, Entity, EntityAlias, EntityMerge, Fact, FactEntityLink, Relationship
 from memories.naming import entity_key, normalize_alias, normalize_type, titled_form, written_form
 from memories.services.agents import agent_graph_bump_on_commit
@@ -77,18 +78,17 @@ def entity_profile_seed(*, entity: Entity, text: str) -> bool:
 def entity_get_or_create(
     *, agent: Agent, name: str, entity_type: str, name_embedding: np.ndarray | None = None
 ) -> Entity:
-    """The entity for (type, name), inserted with ON CONFLICT DO NOTHING so concurrent writers
-    mentioning the same new name end up with one row."""
+    """The entity for (type, name): inserted with ON CONFLICT DO NOTHING (one statement for a new
+    name), so concurrent writers mentioning the same new name end up with one row; the row that
+    holds the key already when there is one."""
     key = entity_key(entity_type, name)
-    existing = Entity.objects.filter(agent=agent, key=key).first()
-    if existing:
-        return existing
-    Entity.objects.bulk_create(
-        [Entity(agent=agent, key=key, type=normalize_type(entity_type), display_name=name.strip(),
-                name_embedding=name_embedding)],
-        ignore_conflicts=True,
-    )
-    return Entity.objects.get(agent=agent, key=key)
+    entity = Entity(agent=agent, key=key, type=normalize_type(entity_type), display_name=name.strip(),
+                    name_embedding=name_embedding)
+    sql, params = insert_sql(entity, ignore_conflicts=True)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        returned = cursor.fetchone()
+    return inserted(entity, returned) if returned else Entity.objects.get(agent=agent, key=key)
 
 
 def entity_retype(*, agent: Agent, entity: Entity, entity_type: str) -> bool:

@@ -25,6 +25,7 @@ from django.utils import timezone
 from memories.config import WriteConfig
 from memories.errors import Conflict, DomainError, NotFound
 from memories.extraction.offline import Statement, read_statement
+from memories.inserts import insert_sql, inserted
 from memories.models import Agent, Entity, Event, Fact, FactAccess, FactEntityLink, Relationship, SourceContext
 from memories.naming import mentions, ngrams, normalize_alias
 from memories.providers.embeddings import EmbedderClient, get_embedder
@@ -48,17 +49,40 @@ def fact_add(
     learned_at: datetime | None = None, confidence: float = 0.95, importance: float = 0.5,
     importance_category: str = "", source_context: str = "extracted", speaker: str = "",
     source_event: Event | None = None, slot: str = "", slot_value: str = "", supersedes: Fact | None = None,
+    links: list[tuple[Entity, list[str]]] | None = None, min_link_length: int = 3,
 ) -> Fact:
     """Insert one fact version: true from `valid_from`, known to the agent from `learned_at`
-    (the message's time; default now), stored now."""
+    (the message's time; default now), stored now. With `links` (entities and their names), the
+    version is linked to its entity and to each of them its text names (`fact_links_create`),
+    in the same statement."""
     now = timezone.now()
-    return Fact.objects.create(
+    fact = Fact(
         agent=agent, entity=entity, text=text, embedding=embedding, valid_from=valid_from,
         learned_at=learned_at or now, recorded_at=now, confidence=confidence, importance=importance,
         importance_category=importance_category, source_context=source_context, speaker=speaker,
         source_event=source_event, slot=slot, slot_value=slot_value[:255], supersedes=supersedes,
         last_confirmed_at=now,
     )
+    if links is None:
+        fact.save(force_insert=True)
+        return fact
+    return _fact_insert_linked(fact, _link_rows(fact, links, min_link_length))
+
+
+def _fact_insert_linked(fact: Fact, rows: list[tuple[int, bool]]) -> Fact:
+    """INSERT the fact and its link rows in one statement: the fact's own INSERT, and the links
+    inserted from the id it returns."""
+    insert, params = insert_sql(fact)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH f AS ({insert}), l AS ("
+            f"INSERT INTO {FactEntityLink._meta.db_table} (fact_id, entity_id, is_primary) "
+            f"SELECT f.{Fact._meta.pk.column}, x.entity_id, x.is_primary "
+            "FROM f, unnest(%s::bigint[], %s::boolean[]) AS x(entity_id, is_primary) ON CONFLICT DO NOTHING) "
+            "SELECT * FROM f",
+            [*params, [e for e, _ in rows], [p for _, p in rows]],
+        )
+        return inserted(fact, cursor.fetchone())
 
 
 def fact_close(*, fact: Fact, valid_to: datetime, reason: str, learned_at: datetime | None = None,
@@ -129,16 +153,21 @@ def fact_reinforce(*, fact: Fact) -> None:
 def fact_links_create(*, fact: Fact, entities: list[tuple[Entity, list[str]]], min_length: int = 3) -> int:
     """Link a fact to its primary entity and to every other entity whose name or alias it
     mentions (names shorter than `min_length` are skipped)."""
-    linked = {fact.entity_id}
-    rows = [FactEntityLink(fact=fact, entity_id=fact.entity_id, is_primary=True)]
-    for entity, names in entities:
-        if entity.id in linked:
-            continue
-        if any(mentions(fact.text, n, min_length) for n in [entity.display_name, *names]):
-            linked.add(entity.id)
-            rows.append(FactEntityLink(fact=fact, entity=entity, is_primary=False))
-    FactEntityLink.objects.bulk_create(rows, ignore_conflicts=True)
+    rows = _link_rows(fact, entities, min_length)
+    FactEntityLink.objects.bulk_create([FactEntityLink(fact=fact, entity_id=entity_id, is_primary=primary)
+                                        for entity_id, primary in rows], ignore_conflicts=True)
     return len(rows)
+
+
+def _link_rows(fact: Fact, entities: list[tuple[Entity, list[str]]], min_length: int) -> list[tuple[int, bool]]:
+    """(entity id, is primary) of the links of `fact`: its own entity, then each other entity a
+    name of which its text mentions."""
+    rows, linked = [(fact.entity_id, True)], {fact.entity_id}
+    for entity, names in entities:
+        if entity.id not in linked and any(mentions(fact.text, n, min_length) for n in [entity.display_name, *names]):
+            linked.add(entity.id)
+            rows.append((entity.id, False))
+    return rows
 
 
 def facts_mark_accessed(*, agent: Agent, fact_ids: list[int]) -> int:

@@ -10,8 +10,8 @@ from memories.services.write import event_process, event_submit, memory_write
 
 pytestmark = pytest.mark.django_db
 
-WORKER_WRITE_QUERIES = 43  # 44 before the look-back for corrections ran only for a correction
-SYNCHRONOUS_WRITE_QUERIES = 46  # "Faro" is in the gazetteer: no short-organization lookup
+WORKER_WRITE_QUERIES = 38  # 43 before a new fact and its links, and each new entity, were one statement
+SYNCHRONOUS_WRITE_QUERIES = 41  # "Faro" is in the gazetteer: no short-organization lookup
 
 
 @pytest.fixture

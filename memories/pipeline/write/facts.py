@@ -69,6 +69,8 @@ def apply_decision(s: Storage, fact: ExtractedFact, vector: np.ndarray, decision
         config.importance_category_map else "", source_context=fact.source_context,
         speaker=s.message.speaker, source_event=s.event, slot=fact.slot, slot_value=fact.value,
     )
+    links = [(e, sorted(s.resolved.names_by_entity.get(e.id, ()))) for e in s.resolved.entities()]
+    fields |= dict(links=links, min_link_length=config.min_link_name_length)  # stored with the version
     if decision.action == UPDATE:
         stored = fact_services.fact_supersede(
             old=target, new_text=fact.text, embedding=vector, valid_from=world_start(s, fact),
@@ -83,10 +85,6 @@ def apply_decision(s: Storage, fact: ExtractedFact, vector: np.ndarray, decision
                                         valid_from=world_start(s, fact), learned_at=s.occurred_at, **fields)
         s.result.facts_added.append(change)
     change.fact_id = stored.id
-    fact_services.fact_links_create(
-        fact=stored, entities=[(e, sorted(s.resolved.names_by_entity.get(e.id, ()))) for e in s.resolved.entities()],
-        min_length=config.min_link_name_length,
-    )
     return stored
 
 
