@@ -20,14 +20,16 @@ from memories.extraction.offline.lexicon import (
 )
 from memories.extraction.offline.parse import is_common_word, parse
 from memories.extraction.offline.text import normalize_message, split_sentences
-from memories.naming import HONORIFICS_AFTER_HYPHEN, normalize_alias
+from memories.naming import HONORIFICS_AFTER_HYPHEN, UPPER_LETTERS, normalize_alias
+
+_UP = UPPER_LETTERS  # a capital letter, in a character class
 
 # "Stanford" for Stanford University: the generic last words of an organization's name
 ORGANIZATION_TAILS = ORG_SUFFIXES
 
 _TITLE = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Doctor|Prof|Professor)\.?\s+"
-_CAP_WORD = r"[A-ZÀ-Þ][\w'’-]*"
-_INITIALS = r"(?:[A-ZÀ-Þ]\.\s*){1,3}\s"  # "H. Whitby", "J. R. R. Tolkien": a given name's initials
+_CAP_WORD = rf"[{_UP}][\w'’-]*"
+_INITIALS = rf"(?:[{_UP}]\.\s*){{1,3}}\s"  # "H. Whitby", "J. R. R. Tolkien": a given name's initials
 _NAME_RUN = re.compile(rf"(?<![\w'’.])(?:{_TITLE})?(?:{_INITIALS})?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,2}}")
 
 
@@ -59,12 +61,12 @@ def may_be_short_organization_name(word: str) -> bool:
 
 _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=True))
 # "my brother" — followed by his name ("my brother Tom") or not ("my brother moved to Austin")
-_MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[A-ZÀ-Þ]))?(?!'s)", re.I)
-_MY_PARENTS = re.compile(r"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[A-ZÀ-Þ])")
+_MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[{_UP}]))?(?!'s)", re.I)
+_MY_PARENTS = re.compile(rf"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[{_UP}])")
 # "Tess's husband" said without his name (no name follows)
 _THEIR_KIN = re.compile(
-    rf"(?P<owner>[A-ZÀ-Þ][\w-]+(?:\s+[A-ZÀ-Þ][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"
-    r"(?!\s*,?\s*\(?[A-ZÀ-Þ])(?!['’]s)")
+    rf"(?P<owner>[{_UP}][\w-]+(?:\s+[{_UP}][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"
+    rf"(?!\s*,?\s*\(?[{_UP}])(?!['’]s)")
 # "Dad sold his hives", "mam moved into sheltered housing": the word for a parent used as a name
 _PARENT_CALLED = re.compile(
     rf"(?<![\w'’])(?P<word>{'|'.join(sorted(PARENT_NAMES, key=len, reverse=True))})(?!\w|['’](?!s\b))", re.I)
@@ -74,10 +76,10 @@ _KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, 
 # "my cousin Emeka", "Cousin Emeka", "Uncle Tunde": a first name said with the writer's kin word
 _KIN_NAMED = re.compile(
     rf"(?:\b(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\s*,?\s+|(?<![\w'’])(?P<title>(?i:{_KIN_TITLE_WORDS}))\s+)"
-    r"(?P<name>[A-ZÀ-Þ][\w'’-]+)(?!\s+[A-ZÀ-Þ])")
+    rf"(?P<name>[{_UP}][\w'’-]+)(?!\s+[{_UP}])")
 # the name first, the kin word after it: "Mateo (my brother, not ...)", "Ines, my cousin,"
 _NAMED_KIN = re.compile(
-    rf"(?<![\w'’-])(?P<name>[A-ZÀ-Þ][\w'’-]+)\s*(?:\(|,)\s*(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\b")
+    rf"(?<![\w'’-])(?P<name>[{_UP}][\w'’-]+)\s*(?:\(|,)\s*(?i:my|our)\s+(?P<kin>(?i:{_KIN_WORDS}))\b")
 
 
 def is_unnamed_relative(phrase: str) -> bool:
@@ -204,12 +206,12 @@ def is_one_sentence(message: str) -> bool:
 # "Hi, Julia here — …", "Jonas again.", "Hey, it's Ana here": someone else writes on the account.
 _SELF_INTRODUCTION = re.compile(
     r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?:(?i:it's|it\s+is|this\s+is)\s+)?"
-    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s+(?:here|again)\s*(?:[.!,;:—–-]|$)",
+    rf"(?P<name>[{_UP}][\w'’-]+(?:\s+[{_UP}][\w'’-]+)?)\s+(?:here|again)\s*(?:[.!,;:—–-]|$)",
 )
 # "hello, this is Tomás Ruiz, Elena's son": someone writes on the account and says whose relative
 _RELATIVE_WRITES = re.compile(
     r"^\W*(?:(?i:hi|hey|hello|hiya)\b[\s,!.]*)?(?i:it's|it\s+is|this\s+is)\s+"
-    r"(?P<name>[A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)\s*[,—–-]\s*(?P<owner>[A-ZÀ-Þ][\w'’-]+)['’]s\s+\w+",
+    rf"(?P<name>[{_UP}][\w'’-]+(?:\s+[{_UP}][\w'’-]+)?)\s*[,—–-]\s*(?P<owner>[{_UP}][\w'’-]+)['’]s\s+\w+",
 )
 
 

@@ -27,7 +27,13 @@ from memories.extraction.limits import extraction_within_limits
 from memories.extraction.offline.classify import is_question
 from memories.extraction.offline.corrections import correction_in, split_correction
 from memories.extraction.offline.entities import build_registry
-from memories.extraction.offline.facts import Collector, adopted_pets, linked_by_frames, process_sentence
+from memories.extraction.offline.facts import (
+    Collector,
+    adopted_pets,
+    households,
+    linked_by_frames,
+    process_sentence,
+)
 from memories.extraction.offline.frames import Embed
 from memories.extraction.offline.lexicon import PLACE_OTHER_NAMES
 from memories.extraction.offline.parse import cessations, deaths, parse_soon
@@ -95,8 +101,10 @@ def extract_offline(
             corrections.append(ExtractedCorrection(wrong=registry.names()[wrong], right=registry.names()[right]))
             out.used.update((right, wrong))
             continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
+        before = set(out.relations)
         process_sentence(sentence, out)
         linked_by_frames(sentence, out, embed)
+        households(sentence, out, before)
         _attach_cessations(sentence.text, registry, out)
         _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)

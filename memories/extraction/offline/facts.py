@@ -183,14 +183,19 @@ _WE_GROUP = re.compile(r"\bwe(?:'re|'ve|'d|'ll)?\s+(?:(?:are|were|have|had|will|
 def process_sentence(sentence: Sentence, out: Collector) -> None:
     if is_question(sentence.text):
         return
-    before = set(out.relations)
     group = _we_group(sentence, out)
     _process(sentence, out, group)
+    out.people_before = [i for i in entity_ids(sentence.tagged) if i != SPEAKER and out.registry.is_person(i)]
+
+
+def households(sentence: Sentence, out: Collector, before: set) -> None:
+    """"We moved to ⟨city⟩", "we live in ⟨city⟩": a home of the writer's that the sentence found
+    (by a rule or a frame) said with "we" is the household's (the write moves the writer's partner
+    with them)."""
     if _WE_SUBJECT.search(sentence.tagged):
         for key in set(out.relations) - before:
             if key[0] == SPEAKER and key[1] == "lives_in":
                 out.relations[key].household = True
-    out.people_before = [i for i in entity_ids(sentence.tagged) if i != SPEAKER and out.registry.is_person(i)]
 
 
 def _we_group(sentence: Sentence, out: Collector) -> list[int]:

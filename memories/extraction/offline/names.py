@@ -53,12 +53,17 @@ from memories.extraction.offline.parse import (
 )
 from memories.naming import (
     HONORIFIC_SUFFIX,
+    LOWER_LETTERS,
+    UPPER_LETTERS,
     first_names_compatible,
     in_nickname_table,
     is_acronym_of,
     strip_accents,
 )
 from memories.temporal import MONTHS
+
+_LO = LOWER_LETTERS  # a lower-case letter, in a character class
+_UP = UPPER_LETTERS  # a capital letter, in a character class
 
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
@@ -99,7 +104,7 @@ _LOWER_PLACE = re.compile(
     r"\b(?:(?:live[sd]?|living|based|born|raised|grew\s+up|resides?|staying)\s+in|(?:moved|moving|move|"
     r"relocated|relocating|flew|trip|traveled|travelled|traveling|travelling|drove)\s+(?:back\s+)?to|"
     r"(?:am|'m|is|are|comes?|originally)\s+from|visit(?:ed|ing)?)\s+"
-    r"(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,2})"
+    rf"(?P<place>[{_LO}][{_LO}'-]*(?:\s+[{_LO}][{_LO}'-]*){{0,2}})"
 )
 
 
@@ -199,7 +204,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
 _LOWER_NAMED = re.compile(
     r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it)"
     r"|(?P<bare>named)\s+(?:him|her|it))\s+"
-    r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,20})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
+    rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
 
 
@@ -319,7 +324,7 @@ _OF_HEAD_BEFORE = re.compile(r"\b([A-Z][a-z]+) of (?:the )?$")
 # A known name followed by another capitalized word is part of a longer name: the "Sam" of
 # "Sam Whitfield" is not the known "Sam" (Patel).
 _NAME_GOES_ON = re.compile(
-    r" (?!(?i:" + "|".join(re.escape(w) for w in sorted(STOP_CAPS, key=len, reverse=True)) + r")\b)[A-ZÀ-Þ][a-zß-ÿ]"
+    r" (?!(?i:" + "|".join(re.escape(w) for w in sorted(STOP_CAPS, key=len, reverse=True)) + rf")\b)[{_UP}][{_LO}]"
 )
 
 
@@ -358,7 +363,7 @@ def _compound_of_next(sentence: str, end: int) -> bool:
 
 
 _PLACE_AFTER = re.compile(
-    r"\b(?:in|to|from|near|around|outside|of)\s+(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,2})"
+    rf"\b(?:in|to|from|near|around|outside|of)\s+(?P<place>[{_LO}][{_LO}'-]*(?:\s+[{_LO}][{_LO}'-]*){{0,2}})"
 )
 # where a place is expected, a place of the gazetteer with or without its marks, or another name
 # of a larger city ("in saigon", "moved to lisboa")
@@ -371,7 +376,7 @@ _PLACE_HEADS = frozenset(p.split()[0] for p in _LOWER_PLACE_NAMES)
 _SURE_PLACES = frozenset(p for p in (*PLACE_OTHER_NAMES, *(p for p in PLACES if " " in p))
                          if p.split()[0] not in GIVEN_NAMES and not is_common_word(p.split()[0]))
 _SURE_PLACE_HEADS = frozenset(p.split()[0] for p in _SURE_PLACES)
-_ANY_WORD = re.compile(r"(?<![\w'’-])(?=(?P<place>[a-zà-ÿ][a-zà-ÿ'-]*(?:\s+[a-zà-ÿ][a-zà-ÿ'-]*){0,3}))")
+_ANY_WORD = re.compile(rf"(?<![\w'’-])(?=(?P<place>[{_LO}][{_LO}'-]*(?:\s+[{_LO}][{_LO}'-]*){{0,3}}))")
 _LOWER_JOINERS = frozenset({"de", "da", "do", "dos", "das", "del", "la", "le", "el", "of", "the", "on", "upon", "am"})
 
 
@@ -391,30 +396,30 @@ def _place_case(text: str) -> str:
 # "my sis dunya", "my lil bro kuba", "our boss priya": a lower-case word right after a kin or role
 # word of the writer's (or his / her) is that person's name when no dictionary holds it
 _LOWER_KIN_NAME = re.compile(
-    r"\b(?:my|our|his|her|their|[a-zà-ÿ]{3,}['’]s)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
+    rf"\b(?:my|our|his|her|their|[{_LO}]{{3,}}['’]s)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
     rf"(?:{alternation(k for k in KINSHIP if k.isalpha())}|ex)\s+"
-    r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{2,})\b(?!['’]s\b)"
+    rf"(?P<name>[{_LO}][{_LO}'-]{{2,}})\b(?!['’]s\b)"
 )
 
 
 # the word after a lower-case given name that is her family name when no dictionary holds it
-_LOWER_FAMILY_NAME = re.compile(r"\s(?P<name>[a-zà-ÿ][a-zà-ÿ-]{3,})\b(?!-)")
+_LOWER_FAMILY_NAME = re.compile(rf"\s(?P<name>[{_LO}][{_LO}-]{{3,}})\b(?!-)")
 
 
 # "got a cat called mochi", "our dog named biscuit": after a pet word and "called" / "named", the
 # lower-case word is the pet's name whatever else it means
 _LOWER_PET_NAME = re.compile(
     rf"\b(?:{alternation(PET_TERMS)})\s*,?\s+(?:called|named)\s+"
-    r"(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{1,})\b"
+    rf"(?P<name>[{_LO}][{_LO}'-]{{1,}})\b"
 )
 
 
 # "a gym ... its called iron house", "a local football club, the harbour rovers": an organization
 # named in lower case after the noun that says what it is, up to three words
 _LOWER_ORG_NAMED = re.compile(
-    rf"\b(?:a|an|my|his|her|their|our|[a-zà-ÿ]+['’]s)\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\b"
+    rf"\b(?:a|an|my|his|her|their|our|[{_LO}]+['’]s)\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\b"
     r"(?:\s*,?\s*(?:called|named)\s+(?:the\s+)?|[^.!?;]{0,40}?\b(?:it'?s|it\s+is|is|was)\s+(?:called|named)\s+(?:the\s+)?"
-    r"|\s*,\s*the\s+)(?P<name>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+[a-zà-ÿ][\wà-ÿ'&-]*){0,2})"
+    rf"|\s*,\s*the\s+)(?P<name>[{_LO}][\wà-ÿ'&-]*(?:\s+[{_LO}][\wà-ÿ'&-]*){{0,2}})"
 )
 _NOT_IN_A_NAME = frozenset({"and", "but", "lol", "which", "who", "that", "in", "at", "on", "for", "with", "so", "its",
                             "it", "is", "was", "haha", "lmao", "tho", "though", "because", "bc", "since", "now",
@@ -442,7 +447,7 @@ def _lower_named_organizations(sentence: str, taken: _Spans) -> list[Mention]:
 # no dictionary holds them ("two cats now, both lazy and fat" names none)
 _LOWER_PET_LIST = re.compile(
     rf"\b(?:{alternation(PET_TERMS)})s\b(?:\s+(?:now|too|at\s+home))?\s*[,:—–-]\s*"
-    r"(?P<list>[a-zà-ÿ][a-zà-ÿ'-]+(?:\s*,\s*[a-zà-ÿ][a-zà-ÿ'-]+)*\s*,?\s+(?:and|&|n)\s+[a-zà-ÿ][a-zà-ÿ'-]+)\b"
+    rf"(?P<list>[{_LO}][{_LO}'-]+(?:\s*,\s*[{_LO}][{_LO}'-]+)*\s*,?\s+(?:and|&|n)\s+[{_LO}][{_LO}'-]+)\b"
 )
 
 
@@ -457,8 +462,8 @@ def _parsed_as_noun(sentence: str, start: int) -> bool:
 # pet word is the pet's name when no dictionary holds it ("our dog food ran out" names none), or
 # when commas set it off as the pet word's apposition
 _LOWER_OWN_PET = re.compile(
-    r"\b(?:my|our|his|her|their|[a-zà-ÿ]{3,}['’]s)\s+(?:(?:new|old|little|baby)\s+)?"
-    rf"(?:{alternation(PET_TERMS)})\s*,?\s+(?P<name>[a-zà-ÿ][a-zà-ÿ'-]{{2,}})\b(?!['’]s\b)"
+    rf"\b(?:my|our|his|her|their|[{_LO}]{{3,}}['’]s)\s+(?:(?:new|old|little|baby)\s+)?"
+    rf"(?:{alternation(PET_TERMS)})\s*,?\s+(?P<name>[{_LO}][{_LO}'-]{{2,}})\b(?!['’]s\b)"
 )
 
 
@@ -501,7 +506,7 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
                 and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start, apposed)):
             out.append(Mention(start, end, word.title()))
     for match in _LOWER_PET_LIST.finditer(sentence):
-        names = [w for w in re.finditer(r"[a-zà-ÿ][a-zà-ÿ'-]+", match.group("list")) if w.group() not in ("and", "n")]
+        names = [w for w in re.finditer(rf"[{_LO}][{_LO}'-]+", match.group("list")) if w.group() not in ("and", "n")]
         spans = [(match.start("list") + w.start(), match.start("list") + w.end()) for w in names]
         nouns = {t.idx for t in parse(sentence) if t.pos_ in ("PROPN", "NOUN")}
         if all(a in nouns and not is_common_word(sentence[a:b]) and sentence[a:b] not in PLACES for a, b in spans):
@@ -516,7 +521,7 @@ _JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leavi
 _LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|{alternation(_JOINED_OR_LEFT)})\b")
 _LOWER_ORG = re.compile(
     rf"(?P<lead>{_LEAD_WORD.pattern})\s+(?:the\s+)?"
-    r"(?P<org>[a-zà-ÿ][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[a-zà-ÿ][\wà-ÿ'&-]*){0,3})"
+    rf"(?P<org>[{_LO}][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[{_LO}][\wà-ÿ'&-]*){{0,3}})"
 )
 _WORK_BEFORE = re.compile(
     r"\b(?:work\w*|job|start\w*|join\w*|intern\w*|been|stud\w*|shifts?|hired|employed|no\s+longer|day|week|month|"

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS, FIRST_NAMES, STOP_CAPS
 from memories.extraction.offline.parse import is_dictionary_word, verb_lemma
+from memories.naming import UPPER_LETTERS
+
+_UP = UPPER_LETTERS  # a capital letter, in a character class
 
 SPEAKER = 0
 PH = r"\x02(\d+)\x03"
@@ -52,8 +55,8 @@ _NO_LONGER_OPENING = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<n>[Nn])o longer 
 # 'Roberto "Beto" Salgado', "Roberto (Beto) Salgado": the nickname said inside the full name, read
 # as said after it
 _NICKNAME_INSIDE = re.compile(
-    r"\b(?P<given>[A-ZÀ-Þ][\w-]+) (?:\"(?P<q>[A-ZÀ-Þ][\w-]+)\"|'(?P<s>[A-ZÀ-Þ][\w-]+)'|\((?P<p>[A-ZÀ-Þ][\w-]+)\))"
-    r" (?P<family>[A-ZÀ-Þ][\w-]+)\b(?!')"
+    rf"\b(?P<given>[{_UP}][\w-]+) (?:\"(?P<q>[{_UP}][\w-]+)\"|'(?P<s>[{_UP}][\w-]+)'|\((?P<p>[{_UP}][\w-]+)\))"
+    rf" (?P<family>[{_UP}][\w-]+)\b(?!')"
 )
 _CHAT_FORM = re.compile(
     r"(?<![\w'/])(?:" + "|".join(re.escape(k) for k in sorted(CHAT_FORMS, key=len, reverse=True)) + r")(?![\w'/])")

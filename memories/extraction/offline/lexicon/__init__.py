@@ -59,6 +59,9 @@ _GAZETTEER = frozenset(
     line for line in (_HERE.parent / "places.txt").read_text(encoding="utf-8").splitlines()
     if line and not line.startswith("#")
 )
+# Romanian writes s and t with a comma below (ș, ț) where the gazetteer has the older cedilla (ş, ţ):
+# a place reads the same either way
+_GAZETTEER = _GAZETTEER | frozenset(p.translate(str.maketrans("şţ", "șț")) for p in _GAZETTEER)
 _WRITTEN_PLACES = _W["written_places"] | frozenset(_WORDS["written_places_multi"])
 PLACES = _GAZETTEER | _WRITTEN_PLACES
 # the gazetteer's places as written without their marks ("lodz", "wroclaw"), read where a place is
