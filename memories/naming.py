@@ -29,10 +29,12 @@ LETTER_FOLDS = {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D"
 _LETTER_TABLE = str.maketrans(LETTER_FOLDS)
 
 # The bodies of regular expressions' character classes for a lower-case and a capital letter
-# (Python's `re` has no \p{Ll}): the Latin letters of Latin-1 and of Latin Extended-A and -B, so
-# "łódź", "brașov", "Şule" and "Ștefan" read as words as "lodz" and "Sule" do
-LOWER_LETTERS = "a-zß-öø-ÿ" + "".join(c for c in map(chr, range(0x100, 0x250)) if c.islower())
-UPPER_LETTERS = "A-ZÀ-ÖØ-Þ" + "".join(c for c in map(chr, range(0x100, 0x250)) if c.isupper())
+# (Python's `re` has no \p{Ll}): the Latin letters of Latin-1, Latin Extended-A and -B and Latin
+# Extended Additional, so "łódź", "brașov", "đà nẵng", "Şule" and "Ștefan" read as words as "lodz"
+# and "Sule" do
+_LATIN_BEYOND_LATIN1 = [chr(c) for c in (*range(0x100, 0x250), *range(0x1E00, 0x1F00))]
+LOWER_LETTERS = "a-zß-öø-ÿ" + "".join(c for c in _LATIN_BEYOND_LATIN1 if c.islower())
+UPPER_LETTERS = "A-ZÀ-ÖØ-Þ" + "".join(c for c in _LATIN_BEYOND_LATIN1 if c.isupper())
 
 
 def strip_accents(text: str) -> str:

@@ -20,8 +20,9 @@ from memories.extraction.offline.lexicon import (
 )
 from memories.extraction.offline.parse import is_common_word, parse
 from memories.extraction.offline.text import normalize_message, split_sentences
-from memories.naming import HONORIFICS_AFTER_HYPHEN, UPPER_LETTERS, normalize_alias
+from memories.naming import HONORIFICS_AFTER_HYPHEN, LOWER_LETTERS, UPPER_LETTERS, normalize_alias
 
+_LO = LOWER_LETTERS  # a lower-case letter, in a character class
 _UP = UPPER_LETTERS  # a capital letter, in a character class
 
 # "Stanford" for Stanford University: the generic last words of an organization's name
@@ -150,7 +151,7 @@ def writes_in_lower_case(message: str) -> bool:
 def lower_case_words(message: str) -> set[str]:
     """In lower-case writing, the words that may be first names ("freya and i split up"): three
     letters or more, not function words."""
-    return {w for w in re.findall(r"[a-z]{3,}", message) if not is_common_word(w)}
+    return {w for w in re.findall(rf"[{_LO}]{{3,}}", message) if not is_common_word(w)}
 
 
 # "chloe b did karaoke", "Jack T. called": a given name and the initial of a family name. A

@@ -40,7 +40,7 @@ from memories.extraction.offline.parse import cessations, deaths, parse_soon
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
-from memories.naming import mentions
+from memories.naming import UPPER_LETTERS, mentions
 from memories.roles import PARTNER_SLOT
 
 __all__ = ["Statement", "extract_offline", "parse_ahead", "read_statement"]
@@ -187,7 +187,7 @@ def _one_word_apart(a: str, b: str) -> bool:
 _FIRST_PERSON = frozenset({"", "i", "we", "me", "us"})
 
 
-_INITIAL_AND_NAME = re.compile(r"[A-Z]\.\s+[A-Z][\w'’-]+")
+_INITIAL_AND_NAME = re.compile(rf"[{UPPER_LETTERS}]\.\s+[{UPPER_LETTERS}][\w'’-]+")
 
 
 def _other_names_of_known(sentences, out: Collector) -> None:

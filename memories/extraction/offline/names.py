@@ -71,7 +71,7 @@ _QUOTED = re.compile(r'"([^"\n]{2,80})"')
 _ALIAS_GAP = re.compile(r"^\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?$", re.I)
 _ALIAS_CLOSE = re.compile(r"^\s*\)")
 _PERSON_AFTER = re.compile(
-    r"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[A-Z]|(?:said|says|told|tells|asked|asks|"
+    rf"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[{_UP}]|(?:said|says|told|tells|asked|asks|"
     r"texted|called|thinks|wants|wanted|is my|was my|who)\b)"
 )
 # "Kasia's boss", "Seo-yeon's piano teacher": whose relative or role holder someone is, is a person
@@ -97,7 +97,7 @@ _INTERJECTION_BEFORE = re.compile(
     r"awesome|great|cool|nice|amazing)\W*$",
     re.I,
 )
-_MID_CAPITAL = re.compile(r"(?<=[a-z,;] )([A-Z][^\W\d_]+)")
+_MID_CAPITAL = re.compile(rf"(?<=[{_LO},;] )([{_UP}][^\W\d_]+)")
 # Residence and travel phrases after which a lower-case gazetteer place is still a name
 # ("i live in curitiba").
 _LOWER_PLACE = re.compile(
@@ -296,7 +296,7 @@ def _titles(sentence: str) -> list[Mention]:
 
 # A writer who does not capitalize ("quit spotify last week", "freya and i split up"): names the
 # agent already knows are theirs in lower case too.
-_LOWERCASE_WRITER = re.compile(r"(?:^|[.!?]\s+)[a-z]|(?<![\w'])i(?:'m|'ve|'d|'ll)?(?![\w'])")
+_LOWERCASE_WRITER = re.compile(rf"(?:^|[.!?]\s+)[{_LO}]|(?<![\w'])i(?:'m|'ve|'d|'ll)?(?![\w'])")
 
 
 def _known(sentence: str, ctx: NameContext) -> list[Mention]:
@@ -337,15 +337,15 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
     starts = [(m, m.start("place")) for m in _LOWER_PLACE.finditer(sentence)]
     if lowercase_writer:
         starts += [(m, m.start("place")) for m in _PLACE_AFTER.finditer(sentence)
-                   if m.group("place").split()[0] in _PLACE_HEADS and _named_at(sentence, m.start("place"))]
+                   if _among(m.group("place").split()[0], _PLACE_HEADS) and _named_at(sentence, m.start("place"))]
         # "bangalore rain + zoom = pain": a place no word or name shares, wherever it stands
         starts += [(m, m.start("place")) for m in _ANY_WORD.finditer(sentence)
-                   if m.group("place").split()[0] in _SURE_PLACE_HEADS]
+                   if _among(m.group("place").split()[0], _SURE_PLACE_HEADS)]
     for match, start in sorted(starts, key=lambda item: item[1]):
         words = match.group("place").split()
         for n in range(len(words), 0, -1):
-            if " ".join(words[:n]) in _LOWER_PLACE_NAMES and (
-                    match.re is not _ANY_WORD or " ".join(words[:n]) in _SURE_PLACES):
+            if _among(" ".join(words[:n]), _LOWER_PLACE_NAMES) and (
+                    match.re is not _ANY_WORD or _among(" ".join(words[:n]), _SURE_PLACES)):
                 end = start + len(" ".join(words[:n]))
                 if n < len(words) and words[n] in CITY_ORG_HEADS and _compound_of_next(sentence, end):
                     break  # "nottingham uni", "leeds council": the place names an organization
@@ -354,6 +354,11 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
                     out.append(Mention(start, end, _place_case(sentence[start:end]), place=match.re is _ANY_WORD))
                 break
     return out
+
+
+def _among(words: str, names: frozenset[str]) -> bool:
+    """`words` are one of `names`, as written or with their marks dropped ("đà nẵng" as "da nang")."""
+    return words in names or strip_accents(words) in names
 
 
 def _compound_of_next(sentence: str, end: int) -> bool:
@@ -663,7 +668,7 @@ def _trim_connectors(run: list[int], tokens: list) -> list[int]:
     return run
 
 
-_OF_AFTER = re.compile(r" of (?:the )?[A-Z]")
+_OF_AFTER = re.compile(rf" of (?:the )?[{_UP}]")
 
 
 def _job_title(words: list[str]) -> bool:

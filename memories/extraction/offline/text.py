@@ -23,7 +23,7 @@ PH_RE = re.compile(PH)
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "“": '"', "”": '"', "\u00a0": " ", "…": "..."})
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+")
 # an emoji between a word and a capital ends a sentence: "we made it 🎉 She's a nurse now"
-_EMOJI_BREAK = re.compile("(?<=[\\w)])[ \t]*[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+[ \t]+(?=[A-Z])")
+_EMOJI_BREAK = re.compile("(?<=[\\w)])[ \t]*[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+[ \t]+(?=[" + _UP + "])")
 _INLINE_SPACE = re.compile(r"[ \t\r\f\v]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # \x02-\x04 are our placeholder marks
 _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
@@ -89,7 +89,7 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
-_NEXT_WORD = re.compile(r"\s+([A-Z][\w'’-]*)")
+_NEXT_WORD = re.compile(rf"\s+([{_UP}][\w'’-]*)")
 _INITIAL_I = re.compile(r"(?:^|[.!?,:;'\"(‘“]\s*)$")
 
 
