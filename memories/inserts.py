@@ -16,9 +16,9 @@ from django.db.models.sql import InsertQuery
 
 
 def insert_sql(obj: Model, *, ignore_conflicts: bool = False) -> tuple[str, list]:
-    """The INSERT of `obj` (unsaved) with `RETURNING` the model's returned columns (its id and
-    generated columns, in `_meta.db_returning_fields` order); with `ignore_conflicts`, a row
-    whose unique key is taken is not inserted and returns nothing."""
+    """The INSERT of `obj` (unsaved; its id is the database's) with `RETURNING` the model's
+    returned columns (its id and generated columns, in `_meta.db_returning_fields` order); with
+    `ignore_conflicts`, a row whose unique key is taken is not inserted and returns nothing."""
     meta = obj._meta
     query = InsertQuery(type(obj), on_conflict=OnConflict.IGNORE if ignore_conflicts else None)
     query.insert_values([f for f in meta.local_concrete_fields if not f.generated and not f.primary_key], [obj])
@@ -29,7 +29,8 @@ def insert_sql(obj: Model, *, ignore_conflicts: bool = False) -> tuple[str, list
 
 
 def inserted(obj: Model, returned: Sequence) -> Model:
-    """`obj` as saved: the returned columns of its INSERT set on it."""
+    """`obj` as saved: the returned columns of its INSERT set on it, as the database gave them
+    (no field's `from_db_value`: none of the columns returned for the models this serves has one)."""
     for field, value in zip(obj._meta.db_returning_fields, returned, strict=True):
         setattr(obj, field.attname, value)
     obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
