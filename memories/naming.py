@@ -175,25 +175,6 @@ _NICKNAMES = _nickname_table(_NICKNAME_LIST)
 _DIMINUTIVE_ENDINGS = ("ie", "y", "ey", "i")
 
 
-# Spanish and Portuguese diminutives of a given name: the name less its last vowel (or its "-os",
-# "-as") with "-ito", "-ita", "-inho", "-inha" ("Anita" for Ana, "Pedrinho" for Pedro, "Carlitos"
-# for Carlos, "Joãozinho" for João). Not "-ina", "-ino": Marina and Martino are names of their own.
-_ROMANCE_DIMINUTIVE_ENDINGS = ("zinho", "zinha", "itos", "itas", "inho", "inha", "ito", "ita")
-
-
-def _romance_diminutive(diminutive: str, name: str) -> bool:
-    """Is `diminutive` (folded) a Spanish or Portuguese diminutive of `name` (folded)? A name that
-    ends in a consonant takes a masculine ending whole ("Juanito", "Luizinho"); not "Benita" for Ben."""
-    for ending in _ROMANCE_DIMINUTIVE_ENDINGS:
-        stem = diminutive.removesuffix(ending)
-        if stem == diminutive or len(stem) < 2:
-            continue
-        if (stem == name and ending.endswith(("o", "os")) or len(name) > 2 and name[-1] in "aeiou"
-                and stem == name[:-1] or len(name) > 3 and name.endswith(("os", "as")) and stem == name[:-2]):
-            return True
-    return False
-
-
 _TABLE_NAMES = frozenset(_NICKNAMES) | frozenset(full for fulls in _NICKNAMES.values() for full in fulls)
 
 
@@ -230,7 +211,7 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     a, b = _fold(short), _fold(full)
     if not a or not b:
         return False
-    if a == b or _romance_diminutive(a, b) or either_way and _romance_diminutive(b, a):
+    if a == b:
         return True
     if len(a) > len(b):
         if not either_way:
