@@ -20,6 +20,7 @@ from memories.extraction.offline.lexicon import (
 )
 from memories.extraction.offline.parse import is_common_word, parse
 from memories.extraction.offline.text import normalize_message, split_sentences
+from memories.extraction.offline.text import possessive_stems as possessive_stems  # for the alias lookup
 from memories.naming import HONORIFICS_AFTER_HYPHEN, LOWER_LETTERS, UPPER_LETTERS, normalize_alias
 
 _LO = LOWER_LETTERS  # a lower-case letter, in a character class
@@ -158,7 +159,7 @@ def lower_case_words(message: str) -> set[str]:
 # lone a or i is a word, and in lower case u, n, r, y, k and x are chat's words for you, and,
 # are, why, okay and a kiss.
 _NAME_AND_INITIAL = re.compile(
-    r"(?<![\w'’])(?P<given>[^\W\d_]{2,})\s+(?P<initial>(?![aiunrykxAI]\b)[^\W\d_])\.?(?![\w'’-])")
+    r"(?<![\w'’])(?P<given>[^\W\d_]{2,})\s+(?P<initial>(?![aiunrykxI]\b)[^\W\d_])\.?(?![\w'’-])")
 
 
 def names_with_initial(message: str) -> list[tuple[str, str, str]]:
@@ -167,7 +168,9 @@ def names_with_initial(message: str) -> list[tuple[str, str, str]]:
     return [(f"{m.group('given')} {m.group('initial')}{'.' if m.group().endswith('.') else ''}", m.group("given"),
              m.group("initial"))
             for m in _NAME_AND_INITIAL.finditer(message)
-            if m.group("given").lower() not in STOP_CAPS and not is_common_word(m.group("given").lower())]
+            if m.group("given").lower() not in STOP_CAPS and not is_common_word(m.group("given").lower())
+            # "sophie A just told us": a capital A after a name in lower case is an initial, not "a"
+            and (m.group("initial") != "A" or m.group("given").islower())]
 
 
 _NAME_AND_HONORIFIC = re.compile(

@@ -224,23 +224,27 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
 
 def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tuple[str, str], Entity]:
     """For each (given name, initial of a family name), the one person of the agent whose name
-    opens with that given name and ends with a family name of that initial ("chloe", "b" →
-    Chloe Bennett, even beside another Chloe). None fit or several: left out."""
+    opens with that given name, or one it can be a short form of ("danny" for Dan), and ends with a
+    family name of that initial ("chloe", "b" → Chloe Bennett, even beside another Chloe). None fit
+    or several: left out."""
     if not names:
         return {}
     keys = {(g, i): (normalize_alias(strip_accents(g)), normalize_alias(strip_accents(i))) for g, i in names}
     wanted = set(keys.values())
     query = Q()
     for given, _ in wanted:  # aliases are stored without accents: "chloe b…" finds Chloé Bennett
-        query |= Q(aliases__alias__startswith=f"{given} ")
+        query |= Q(aliases__alias__startswith=given[:3])  # "danny r" may be Dan Ruiz
     found: dict[tuple[str, str], set[int]] = {}
     people: dict[int, Entity] = {}
     for entity in Entity.objects.filter(query, agent=agent, type="person", merged_into__isnull=True).defer(
             "name_embedding").distinct():
         parts = normalize_alias(strip_accents(entity.display_name)).split()
-        if len(parts) >= 2 and (parts[0], parts[-1][:1]) in wanted:
-            people[entity.id] = entity
-            found.setdefault((parts[0], parts[-1][:1]), set()).add(entity.id)
+        if len(parts) < 2:
+            continue
+        for given, initial in wanted:
+            if initial == parts[-1][:1] and (given == parts[0] or first_names_compatible(given, parts[0])):
+                people[entity.id] = entity
+                found.setdefault((given, initial), set()).add(entity.id)
     return {said: people[next(iter(found[key]))] for said, key in keys.items() if len(found.get(key, ())) == 1}
 
 

@@ -33,12 +33,13 @@ from memories.extraction.offline.facts import (
     households,
     linked_by_frames,
     process_sentence,
+    signed_post,
 )
 from memories.extraction.offline.frames import Embed
-from memories.extraction.offline.lexicon import PLACE_OTHER_NAMES
-from memories.extraction.offline.parse import cessations, deaths, parse_soon
+from memories.extraction.offline.lexicon import FIRST_NAMES, PLACE_OTHER_NAMES
+from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
-from memories.extraction.offline.text import SPEAKER, normalize_message, split_sentences
+from memories.extraction.offline.text import SPEAKER, normalize_message, restore_possessives, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 from memories.naming import UPPER_LETTERS, mentions
 from memories.roles import PARTNER_SLOT
@@ -77,6 +78,7 @@ def extract_offline(
     if not text:
         return Extraction()
     known = [n.strip() for n in known_names if n and n.strip()]
+    text = restore_possessives(text, [*known, *(known_aliases or {}), *_names_said(text)])
     registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known,
                                               dict(known_aliases or {}), dict(known_types or {}))
     state = PronounState(registry, ctx, list(recent_messages))
@@ -105,6 +107,7 @@ def extract_offline(
         process_sentence(sentence, out)
         linked_by_frames(sentence, out, embed)
         households(sentence, out, before)
+        signed_post(sentence, out)
         _attach_cessations(sentence.text, registry, out)
         _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)
@@ -119,6 +122,15 @@ def extract_offline(
         entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values()),
         corrections=corrections,
     )
+
+
+_CAPITALIZED = re.compile(rf"(?<![\w'’])[{UPPER_LETTERS}][^\W\d_]{{2,}}(?![\w'’])")
+
+
+def _names_said(text: str) -> list[str]:
+    """Capitalized words of the message that no dictionary holds, or that are given names ("Tomek",
+    "Beto"): the names a chat possessive without its apostrophe may be made of."""
+    return [w for w in _CAPITALIZED.findall(text) if w.lower() in FIRST_NAMES or not is_dictionary_word(w.lower())]
 
 
 @dataclass(frozen=True)

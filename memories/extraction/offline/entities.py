@@ -100,12 +100,17 @@ _RESIDENCE_BEFORE = _phrases_before(
 _PLACE_STRONG = _phrases_before(
     "lives in,live in,living in,lived in,resides in,based in,born in,raised in,grew up in,stay in,"
     "staying in,located in,moved to,move to,moving to,moved back to,relocated to,relocating to,moved from,"
-    "moved away from,moved out of,trip to,flew to,flight to,vacation in,vacationing in,traveled to,"
+    "moved away from,moved out of,moving from,moving away from,moving out of,move out of,move from,"
+    "trip to,flew to,flight to,vacation in,vacationing in,traveled to,"
     "travelled to,traveling to,travelling to,hometown of,city of,drove to,road trip to,is from,am from,"
     "are from,'m from,comes from,come from,originally from,streets of,visited,visiting"
 )
+# "moved from X to Y": Y is the new home
+_MOVED_FROM_TO_BEFORE = re.compile(
+    r"\b(?:moved|moving|move|relocated|relocating)\s+(?:away\s+|out\s+)?from\s+[\w'. -]{1,40}?\s+to\s*$")
 _PLACE_WEAK = _phrases_before("in,to,from,near,went to,around,across,outside,into,visit")
 _AT_BEFORE = _phrases_before("at")
+_AT_OR_IN_BEFORE = re.compile(r"\b(?:at|in)\s+$")  # "years at X, my dad was": X is where, not who
 _PERSON_BEFORE = _phrases_before(
     "with,told,asked,met,hired,called,texted,talked to,spoke to,spoke with,talk to,talking to,dating,"
     "married,married to,thanks,thank,and,engaged to,"
@@ -255,7 +260,10 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
         for mention in sentence.mentions:
             key = mention.text.lower()
             if key not in canon and " " not in key and len(by_first.get(key, ())) == 1:
-                canon[key] = next(iter(by_first[key]))
+                full = next(iter(by_first[key]))
+                if key in PLACES and _named_after_a_place(full):
+                    continue  # "leeds" is the city, not "Leeds Grammar School"
+                canon[key] = full
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
     # no one titles themselves: "Mr. Rahman" from Nadia Rahman is someone else
     _titled_surnames(sentences, canon, people - {speaker, canon.get(speaker.lower(), speaker)})
@@ -263,6 +271,13 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
     _bare_surnames(sentences, canon, speaker, [*known_people, *(
         m.text for s in sentences for m in s.mentions if _like_person_name(m.text))])
     return canon
+
+
+def _named_after_a_place(name: str) -> bool:
+    """An institution or a place named after its town ("Leeds Grammar School", "York Road"): the
+    town's name said alone is the town."""
+    last = name.split()[-1].lower()
+    return last in ORG_SUFFIXES or last in PLACE_SUFFIXES
 
 
 def _surname(name: str) -> str:
@@ -323,14 +338,18 @@ def _bare_surnames(sentences: list[Sentence], canon: dict[str, str], speaker: st
 _MARRIAGE_CUE = re.compile(
     r"\b(?:married|marry|marrying|wedding|wed|newlyweds?|(?:took|taking|take|takes|kept|keeping)\s+(?:his|her|their)"
     r"\s+(?:last\s+|sur)?name|(?:changed|changing|change)\s+(?:his|her|their)\s+(?:last\s+|sur)?name|"
-    r"married\s+name|maiden\s+name|née|nee)\b",
+    r"married\s+name|maiden\s+name|née|nee|"
+    # "after the divorce he went back to his birth name": a name given up
+    r"(?:gone|went|going|go|goes|reverted|returned|returning)\s+back\s+to\s+(?:his|her|their|our|the)\s+"
+    r"(?:family|maiden|old|birth|own|original)\s+name)\b",
     re.I,
 )
 
 
 def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str]) -> None:
-    """"Ana married Rui Costa … she's Ana Costa now": in a message about a marriage, a new
-    "first name + the spouse's surname" is the person of that first name, not someone new."""
+    """"Ana married Rui Costa … she's Ana Costa now", "Ana went back to her maiden name, Ana Reis":
+    in a message about a marriage or a name given up, a new "first name + a surname someone of the
+    message carries" is the person of that first name, not someone new."""
     text = " ".join(s.text for s in sentences)
     if not _MARRIAGE_CUE.search(text):
         return
@@ -339,7 +358,7 @@ def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set
         for mention in sentence.mentions:
             words = mention.text.split()
             key = mention.text.lower()
-            if len(words) != 2 or mention.known or mention.honorific or canon.get(key, mention.text) != mention.text:
+            if len(words) != 2 or mention.known or canon.get(key, mention.text) != mention.text:
                 continue
             surname = words[1].lower()
             spouse = [p for p in people if _surname(p) == surname and p != mention.text]
@@ -572,7 +591,7 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     if _ORG_NAMED_BEFORE.search(before) or _OWN_ORG_BEFORE.search(before):
         entity.vote("organization", 100)
         return
-    match = _KIN_BEFORE.search(before) or _KIN_AFTER.match(after)
+    match = _KIN_BEFORE.search(before) or (not _AT_OR_IN_BEFORE.search(before) and _KIN_AFTER.match(after))
     if not match:
         if KIN_OWNER_AFTER.match(after):  # "Kasia's boss": whose boss, a person
             entity.vote("person", 90)
@@ -616,7 +635,7 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):
         entity.vote("organization", 35)
-    if _RESIDENCE_BEFORE.search(before):
+    if _RESIDENCE_BEFORE.search(before) or _MOVED_FROM_TO_BEFORE.search(before):
         entity.vote("place", 100)
     elif _PLACE_STRONG.search(before):
         entity.vote("place", 70)

@@ -22,7 +22,7 @@ from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
 from memories.extraction.offline.frames import Embed, kin_links, partner_links, pet_endings, pet_links
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
-from memories.extraction.offline.lexicon import OCCUPATIONS, word_set
+from memories.extraction.offline.lexicon import FIRST_NAMES, OCCUPATIONS, word_set
 from memories.extraction.offline.parse import (
     is_fragment,
     is_headline,
@@ -43,7 +43,7 @@ from memories.extraction.offline.patterns import (
     scan_located_in,
     scan_transfers,
 )
-from memories.extraction.offline.text import PH, SPEAKER, entity_ids, fact_key, ph, render
+from memories.extraction.offline.text import PH, PH_RE, SPEAKER, entity_ids, fact_key, ph, render
 from memories.extraction.schema import ExtractedFact, ExtractedRelation
 from memories.reconcile import CLOSING_RELATIONS
 from memories.roles import ROLE_SLOT_PREFIX, role_slot
@@ -196,6 +196,35 @@ def households(sentence: Sentence, out: Collector, before: set) -> None:
         for key in set(out.relations) - before:
             if key[0] == SPEAKER and key[1] == "lives_in":
                 out.relations[key].household = True
+
+
+# "Yours sincerely, ⟨2⟩, Practice Manager.": a letter signed with a post and no employer
+_SIGNED_WITH_POST = re.compile(
+    rf"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
+    rf"with\s+(?:thanks|best\s+wishes)|many\s+thanks|sincerely)\s*,\s*{PH}\s*,\s*"
+    r"(?P<post>(?:[A-Z][\w-]*\s+){0,3}[A-Za-z][\w-]*|\x02\d+\x03)\s*[.'’\"”]*\s*$",
+    re.I,
+)
+
+
+def signed_post(sentence: Sentence, out: Collector) -> None:
+    """A letter signed with a post ("Kind regards, ⟨2⟩, Practice Manager."): the signer holds it, a
+    fact of its own, when nothing else in the sentence said who the signer is."""
+    match = _SIGNED_WITH_POST.match(sentence.tagged.strip())
+    if match is None:
+        return
+    signer, post = int(match.group(1)), match.group("post")
+    if said := PH_RE.fullmatch(post):  # "Headteacher" read as a name of its own
+        post = out.registry.names()[int(said.group(1))]
+        if out.registry.entities[int(said.group(1))].type in ("place", "organization") or (
+                post.split()[0].lower() in FIRST_NAMES):
+            return
+    if signer == SPEAKER or not out.registry.is_person(signer) or post.split()[-1].lower() not in OCCUPATIONS:
+        return
+    if any(r[0] == signer for r in out.relations) or any(f.subject == out.registry.names()[signer]
+                                                      for f in out.facts.values()):
+        return  # "…, Claims Officer, ⟨org⟩": the rules said it
+    out.fact(signer, f"{ph(signer)} is the {post}", confidence=EXPLICIT, category="biographical_milestone")
 
 
 def _we_group(sentence: Sentence, out: Collector) -> list[int]:

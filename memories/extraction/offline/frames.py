@@ -109,6 +109,7 @@ class Frame:
     past: str  # the relation of the state said as one that was ("lived_in")
     durative: frozenset[str]  # triggers that count only said with "have" over a state's span
     habitual: frozenset[str]  # triggers that count only said as a habit ("goes to the choir every week")
+    yields_to_jobs: bool  # an occupation on the way ("a hydrologist at the X Institute") is a job, not this
 
     def admits(self, candidate: Candidate) -> bool:
         """Whether the pair's object is of a kind this frame links."""
@@ -165,7 +166,8 @@ def frames() -> Frames:
                   endings=frozenset(f.get("endings", ())),
                   ending_fact=f.get("ending_fact", ""), ending_relation=f.get("ending_relation", ""),
                   ends_from=frozenset(f.get("ends_from", ())), past=f.get("past", ""),
-                  durative=frozenset(f.get("durative", ())), habitual=frozenset(f.get("habitual", ())))
+                  durative=frozenset(f.get("durative", ())), habitual=frozenset(f.get("habitual", ())),
+                  yields_to_jobs=f.get("yields_to_jobs", False))
             for f in data["frame"]
         ),
         blocked=frozenset(data["blocked"]["lemmas"]),
@@ -267,7 +269,10 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
         subjects = [c for c in verb.children if c.dep_ in _SUBJECTS]
         if subjects:
             if subjects[0].lower_ in ("who", "that") and verb.dep_ == "relcl":
-                return _with_conjuncts(verb.head, ids)
+                head = verb.head
+                if head.i not in ids and head.dep_ == "appos" and head.head.i in ids:
+                    head = head.head  # "Dr. Arda, my neighbour, who teaches at X": the name the noun is apposed to
+                return _with_conjuncts(head, ids)
             # "My daughter Soo-ah is ...", "The twins, Hoa and Minh, share ...": the subject, or
             # the name compounded or apposed to it
             for subject in subjects:
@@ -276,6 +281,9 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
                         return _with_conjuncts(token, ids)
             return _with_conjuncts(subjects[0], ids)  # "My father and my stepmother, Ingrid, live ..."
         if verb.dep_ in _SHARES_SUBJECT and verb.head.i != verb.i:
+            if verb.head.lemma_.lower() in _NAMING_VERBS and any(
+                    c.dep_ == "oprd" or c.dep_ == "dobj" and c.pos_ == "PRON" for c in verb.head.children):
+                return []  # "Bartholomew, we all call him Barty, is a nurse": not said of "we"
             verb = verb.head
             continue
         if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS for t in verb.doc):
@@ -343,8 +351,9 @@ def _blocked(way, chain, data: Frames) -> bool:
     "think"), a modal or negation on them ("might", "not"), "until" on a verb, or a preposition of
     the way that points away ("moved from X"). `chain` is the way and the verbs above it."""
     for token in chain:
-        if token.lemma_.lower() in data.blocked or token.lower_ in data.blocked:
-            return True
+        if token.lemma_.lower() in data.blocked or token.lower_ in data.blocked or any(
+                f"{token.lemma_.lower()} {c.lower_}" in data.blocked for c in token.children if c.dep_ == "prt"):
+            return True  # "visited X", "stepped down as chair of X"
         for child in token.children:
             if child.dep_ in ("neg", "aux", "advmod", "mark", "amod") and (
                     child.lower_ in data.modifiers or child.lemma_.lower() in data.blocked):
@@ -456,20 +465,38 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     name_words = " ".join(t.lower_ for t in doc if ids.get(t.i) == target)
     # the way, and what the verb takes as its object ("signed the lease on a place in X")
     lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
-                                                          and ids.get(c.i) != target)])
+                                                          and ids.get(c.i) != target)]
+                       if not _someone_else(t, ids, subject))
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")
     settlement = (name_words in PLACES or name_words.rsplit(" ", 1)[-1] in PLACE_SUFFIXES) and not (
         set(name_words.split()) & ORG_SUFFIXES)
     below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
-    of_noun = prep == "of" and len(way) > 1 and way[1].pos_ == "NOUN"
+    # "the Madrid office of X"; "Finance Director of X", a post named in capitals
+    of_noun = prep == "of" and len(way) > 1 and (way[1].pos_ == "NOUN" or (
+        way[1].i in ids and types[ids[way[1].i]] == "concept"))
     said = _chain_words(chain)
     past = _was(verb, said, data)
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
                      " ".join(words), linked(subject, target), blocked, said, below, of_noun,
                      past, past and _job_said_with_be(verb), len(way) == 2 and _durative(verb, data),
                      _habitual(verb, data))
+
+
+def _someone_else(token, ids, subject: int) -> bool:
+    """An occupation said as the verb's object ("I met the manager at X", "spoke to a teacher at X"):
+    the one who holds it is someone other than the verb's subject, unless the subject's own
+    ("I emailed my manager at X") or said with "as" ("hired as a teacher at X")."""
+    if token.pos_ != "NOUN" or token.lemma_.lower() not in OCCUPATIONS:
+        return False
+    if token.dep_ not in ("dobj", "pobj", "dative") or (token.dep_ == "pobj" and token.head.lower_ == "as"):
+        return False
+    verb = token.head if token.dep_ != "pobj" else token.head.head
+    if token.dep_ == "dobj" and not (any(c.dep_ in _SUBJECTS for c in verb.children)
+                                     or verb.tag_ in ("VBD", "VBZ", "VBP", "VBN", "VBG")):
+        return False  # "Firmware engineer at X": a heading misread as a verb and its object
+    return not any(c.dep_ == "poss" and ids.get(c.i) == subject for c in token.children)
 
 
 def _apposed_way(doc, ids, token) -> list | None:
@@ -542,6 +569,8 @@ def frame_for(candidate: Candidate) -> Frame | None:
                     | (frame.habitual if candidate.habitual else frozenset()))
         hits = {t for t in candidate.lemmas & triggers
                 if t not in frame.trigger_preps or (candidate.below or {}).get(t) in frame.trigger_preps[t]}
+        if hits and frame.yields_to_jobs and candidate.lemmas & OCCUPATIONS and not candidate.lemmas & frame.sure:
+            continue
         if hits:
             return frame
     return None
@@ -648,7 +677,9 @@ def ending_for(candidate: Candidate) -> Frame | None:
         said = candidate.chain & ((frame.triggers - frame.weak) | frame.durative | {"part", "member"})
         # "graduated from X", "not part of X since May", "was a member of X until 2015", "retired
         # after 35 years at X"; not "left ⟨org⟩ after the ⟨other⟩ takeover", which ends nothing of the other
-        ending = candidate.chain & frame.endings
+        # an ending of two words is a verb and its particle ("step down")
+        ending = candidate.chain & frame.endings | {e for e in frame.endings if " " in e
+                                                    and set(e.split()) <= candidate.chain}
         if ending == {"lose"} and not candidate.lemmas & _LOST_STATES:
             ending = frozenset()  # "lost my job at X" ends it; "we've lost every game" does not
         ended = ending and not (

@@ -103,6 +103,9 @@ _MID_CAPITAL = re.compile(rf"(?<=[{_LO},;] )([{_UP}][^\W\d_]+)")
 _LOWER_PLACE = re.compile(
     r"\b(?:(?:live[sd]?|living|based|born|raised|grew\s+up|resides?|staying)\s+in|(?:moved|moving|move|"
     r"relocated|relocating|flew|trip|traveled|travelled|traveling|travelling|drove)\s+(?:back\s+)?to|"
+    # "moved from leeds to york": both ends of the move
+    rf"(?:moved|moving|relocated|relocating)\s+(?:away\s+|out\s+)?from(?:\s+[{_LO}][{_LO}'-]*){{1,3}}\s+to|"
+    r"(?:moved|moving|relocated|relocating)\s+(?:away\s+|out\s+)?from|"
     r"(?:am|'m|is|are|comes?|originally)\s+from|visit(?:ed|ing)?)\s+"
     rf"(?P<place>[{_LO}][{_LO}'-]*(?:\s+[{_LO}][{_LO}'-]*){{0,2}})"
 )
@@ -306,7 +309,9 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
     out = []
     for match in pattern.finditer(sentence):
         text = match.group()
-        lower_ok = text.islower() and len(text) >= 3 and (ctx.lowercase_writer or " " in text)
+        # "maya L": a known name of several words said in lower case but for an initial
+        lower_ok = (text.islower() or " " in text and text[:1].islower()) and len(text) >= 3 and (
+            ctx.lowercase_writer or " " in text)
         if (text[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end())) or (
             lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
         ):
@@ -625,11 +630,27 @@ def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]
         else:
             runs.append(current)
             current = [k] if capital else []
-        if capital and text.endswith("'s") and not (current == [k] and _common_possessive(text)):
+        if capital and text.endswith("'s") and not (current == [k] and _common_possessive(text)) and not (
+                _institution_next(sentence, tokens, k)):
             runs.append(current)
             current = []
     runs.append(current)
     return [_trim_connectors(run, tokens) for run in runs if run]
+
+
+# what a saint's or founder's possessive opens the name of ("St Mary's Hospital", "Nora's Bakery")
+_INSTITUTION_HEADS = frozenset({"school", "college", "hospital", "church", "cathedral", "chapel", "academy",
+                                "infirmary", "hospice", "bakery", "cafe", "café", "restaurant", "pub", "inn"})
+_SAINTED_HEADS = ORG_SUFFIXES | _INSTITUTION_HEADS
+
+
+def _institution_next(sentence: str, tokens: list, k: int) -> bool:
+    """A capitalized institution word right after a possessive continues the name ("St Mary's
+    Hospital", "Nora's Bakery"): the saint or founder is part of it, not its owner."""
+    if k + 1 >= len(tokens) or not _joined(sentence, tokens[k], tokens[k + 1][0]):
+        return False
+    word = tokens[k + 1][2]
+    return word[:1].isupper() and word.lower() in _INSTITUTION_HEADS
 
 
 def _common_possessive(word: str) -> bool:
@@ -727,7 +748,9 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         return Mention(start, end, words[0])  # "Ana Lima (Mum)": what the speaker calls her
     first = 0
     if full not in PLACES:
-        while first < len(run) and words[first].lower() in STOP_CAPS:
+        while first < len(run) and words[first].lower() in STOP_CAPS and not (
+                first == 0 and words[0].lower() == "st" and len(run) > 2
+                and words[-1].lower() in _SAINTED_HEADS):  # "St Anne's College"
             first += 1
         # "Left Acme last month", "Joined Vitrio": a verb opening a chat sentence is no part of the name
         if run[0] == 0 and first == 0 and len(run) > 1 and (_opening_verb(words[0])
@@ -842,6 +865,14 @@ def _parsed_as_person(sentence: str, start: int) -> bool:
     return token is not None and token.pos_ == "PROPN" and token.ent_type_ == "PERSON"
 
 
+# a kin or social word of someone's right before ", Name" at a sentence's end ("her bf of six years,")
+_OWNED_KIN_END = re.compile(
+    rf"\b(?:my|his|her|their|our|\w+'s)\s+(?:[\w-]+\s+){{0,3}}(?:{alternation(KINSHIP)})"
+    r"(?:\s+of\s+(?:[\w-]+\s+){0,3}[\w-]+)?$",
+    re.I,
+)
+
+
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
     """Is the mention the listener? "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you..."."""
     before, after = sentence[: mention.start], sentence[mention.end :]
@@ -855,6 +886,8 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
         return True
     if before.rstrip().endswith(",") and _SENTENCE_END.match(after):
         head = before.rstrip()[:-1].rstrip()
+        if _OWNED_KIN_END.search(head):
+            return False  # "engaged to her bf of six years, Ikenna": whom the kin word names
         return not any(m.end == len(head) for m in mentions if m is not mention)
     return not before.strip(" \"'(") and after.lstrip().startswith(",") and not _APPOSITION.match(after)
 

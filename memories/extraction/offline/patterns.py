@@ -533,13 +533,18 @@ _EMPLOYMENT = (
     # ⟨0⟩'s own catering company, ⟨org⟩ / ⟨0⟩'s very own bakery called ⟨org⟩
     re.compile(rf"{_E.format('s')}'s\s+(?:very\s+)?own\s+(?:[\w-]+\s+){{0,2}}?(?:{_ORG_NOUN_ALT})\s*(?:,\s*)?"
                rf"(?:called\s+|named\s+)?{_E.format('org')}", re.I),
+    # ⟨0⟩'s startup is called ⟨org⟩ / ⟨0⟩'s new company is named ⟨org⟩: what someone runs
+    re.compile(rf"{_E.format('s')}'s\s+(?:(?:new|own|little|tiny)\s+){{0,2}}(?:startup|start-up|company|business|"
+               rf"firm|agency|studio|bakery|cafe|café|restaurant|shop|label|practice)\s+(?:is|was)\s+"
+               rf"(?:called|named)\s+{_E.format('org')}", re.I),
     # ⟨2⟩, a paralegal at ⟨org⟩ / ⟨2⟩, the head nurse at ⟨org⟩: who someone is, set off after the name
     # (not a retired, former or student one: who works there now)
     re.compile(rf"{_E.format('s')}\s*,\s+(?:an?|the)\s+(?!{_FORMER})(?:(?!{_FORMER})[\w-]+\s+){{0,3}}?"
                rf"(?!student\b|pupil\b)(?:{_OCCUPATION_ALT})\s+(?:at|with)\s+(?:the\s+)?{_E.format('org')}", re.I),
     # "Kind regards, ⟨2⟩, Senior Paralegal, ⟨org⟩.": a letter signed with a post and an employer
+    # (or with a department between: "…, Lab Manager, ⟨dept⟩, ⟨org⟩.")
     re.compile(rf"{_E.format('s')}\s*,\s+(?!(?i:{_FORMER}))(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT})\s*,\s+"
-               rf"(?:the\s+)?{_E.format('org')}\s*[.'’\"]*\s*$"),
+               rf"(?:(?:the\s+)?\x02\d+\x03\s*,\s+)?(?:the\s+)?{_E.format('org')}\s*[.'’\"]*\s*$"),
     # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
     re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
@@ -642,9 +647,11 @@ _KIN_PATTERNS = (
         rf"(?:\(\s*)?(?:named\s+|called\s+)?{_HON}{_E.format('name')}",
         re.I,
     ),
-    # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend) / ⟨2⟩ — ⟨0⟩'s boyfriend of three years —
+    # ⟨2⟩, ⟨0⟩'s wife / ⟨2⟩ (⟨0⟩'s girlfriend) / ⟨2⟩ — ⟨0⟩'s boyfriend of three years — (not "years at
+    # ⟨2⟩, ⟨0⟩'s dad was ...": a place or employer before the subject)
     re.compile(
-        rf"{_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}{_KIN_OR_PET}\b(?!'s\b)", re.I
+        rf"(?<!\bat\s)(?<!\bin\s){_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}"
+        rf"{_KIN_OR_PET}\b(?!'s\b)", re.I
     ),
     # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ has been ⟨0⟩'s doctor / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is
     # ⟨0⟩'s neighbor's son")

@@ -23,6 +23,16 @@ from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph,
 _VOCATIVE_MARK = "\x04"
 _VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")
 _ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
+# "⟨1⟩, we call her ⟨1⟩, just got a job": a nickname declared between a subject and its verb is
+# an aside; what follows is said of the subject
+_NAMER = (r"(?:we|i|everyone|everybody|people|they|most\s+people|all\s+of\s+us|"
+          r"(?:his|her|my|our|their|the)\s+(?:friends|mates|family|kids|colleagues|team))")
+_NAMED = (r"(?:all\s+|just\s+|usually\s+)?(?:call|calls|called)\s+(?:him|her|them)\s+"
+          r"(?:\x02\1\x03|[\"'“]?[^\W\d_][\w'’.-]*[\"'”]?)")
+_NAMING_ASIDE = re.compile(
+    rf"{PH}\s*(?:,\s*{_NAMER}\s+{_NAMED}\s*,|\(\s*{_NAMER}\s+{_NAMED}\s*\)|[—–]\s*{_NAMER}\s+{_NAMED}\s*[—–])\s*",
+    re.I,
+)
 _FEMALE_NOUNS = FEMALE_KIN | PERSON_NOUNS["female"]
 _MALE_NOUNS = MALE_KIN | PERSON_NOUNS["male"]
 # the words for a relative: said without a name, the relative is who a later she/he means
@@ -138,6 +148,7 @@ def tag_sentence(sentence: Sentence, state: PronounState) -> str:
     pieces.append(sentence.text[pos:])
     tagged = _VOCATIVE_GAP.sub(" ", "".join(pieces))
     tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
+    tagged = _NAMING_ASIDE.sub(lambda m: ph(int(m.group(1))) + " ", tagged)
     sentence.tagged = _resolve_pronouns(tagged.strip(), state)
     return sentence.tagged
 

@@ -8,11 +8,11 @@ caring how the names are spelled; `render` turns placeholders back into canonica
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS, FIRST_NAMES, STOP_CAPS
 from memories.extraction.offline.parse import is_dictionary_word, verb_lemma
-from memories.naming import UPPER_LETTERS
+from memories.naming import UPPER_LETTERS, normalize_alias
 
 _UP = UPPER_LETTERS  # a capital letter, in a character class
 
@@ -44,10 +44,40 @@ def normalize_message(text: str) -> str:
     """Straight quotes, no emoji or control characters, single spaces (newlines kept: they end
     sentences); chat spellings in lower case read as the words they stand for ("im", "w/", "workin")."""
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
-    text = _CHAT_FORM.sub(lambda m: CHAT_FORMS[m.group()], text)
+    text = _CHAT_FORM.sub(_chat_form, text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
     return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
+
+
+# a word that cannot follow a possessive: "Jules is", "Nicholas and"
+_NOT_OWNED = frozenset({"is", "was", "are", "were", "and", "or", "but", "has", "had", "have", "will", "would",
+                        "can", "could", "did", "does", "do", "to", "of", "in", "on", "at", "for", "with", "the", "a",
+                        "an", "said", "says", "told", "asked", "went", "got", "just", "too", "also", "who"})
+_S_BEFORE_WORD = re.compile(r"(?<![\w'’])(?P<base>[^\W\d_]{3,})s(?=\s+(?P<next>[^\W\d_]+))")
+
+
+def restore_possessives(text: str, names: Iterable[str]) -> str:
+    """"betos best friend", "tomeks startup": in chat, a person's name with an "s" and no apostrophe
+    before a noun is their possessive ("beto's best friend"), when the name is a given name said in
+    the message or known and the word with its "s" is no name of its own."""
+    firsts = {w.lower() for n in names for w in n.split()[:1] if len(w) >= 3}
+    if not firsts:
+        return text
+
+    def owned(m: re.Match) -> str:
+        base = m["base"]
+        if base.lower() not in firsts or f"{base}s".lower() in firsts or m["next"].lower() in _NOT_OWNED:
+            return m.group()
+        return f"{base}'s"
+
+    return _S_BEFORE_WORD.sub(owned, text)
+
+
+def possessive_stems(text: str) -> set[str]:
+    """The words a chat possessive without its apostrophe may stand for ("radeks startup" →
+    "radek"), normalized, for looking up the names an agent knows."""
+    return {normalize_alias(m["base"]) for m in _S_BEFORE_WORD.finditer(text) if m["next"].lower() not in _NOT_OWNED}
 
 
 # "No longer at X, started at Y": a sentence that opens so is the writer's state ("I'm no longer at X")
@@ -58,6 +88,20 @@ _NICKNAME_INSIDE = re.compile(
     rf"\b(?P<given>[{_UP}][\w-]+) (?:\"(?P<q>[{_UP}][\w-]+)\"|'(?P<s>[{_UP}][\w-]+)'|\((?P<p>[{_UP}][\w-]+)\))"
     rf" (?P<family>[{_UP}][\w-]+)\b(?!')"
 )
+# after a name, "w" or "n" before a verb is the initial of a family name ("danny w broke his ankle")
+_VERB_AFTER = re.compile(
+    r"\s+(?:is|was|has|had|just|got|gets|said|says|told|went|left|joined|quit|moved|broke|came|will|and)\b|"
+    r"\s+[a-z]+ed\b")
+
+
+def _chat_form(m: re.Match) -> str:
+    word = m.group()
+    if word in ("w", "n") and _VERB_AFTER.match(m.string, m.end()) and re.search(
+            r"[^\W\d_]{2,}\s+$", m.string[: m.start()]):
+        return word
+    return CHAT_FORMS[word]
+
+
 _CHAT_FORM = re.compile(
     r"(?<![\w'/])(?:" + "|".join(re.escape(k) for k in sorted(CHAT_FORMS, key=len, reverse=True)) + r")(?![\w'/])")
 _DROPPED_G = re.compile(r"(?<![\w'])([a-z]{3,})in(?:'|(?![\w']))")

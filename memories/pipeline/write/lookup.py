@@ -21,7 +21,7 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
     if not message.recent:
         message = Message(message.agent, message.event, message.speaker, message.config, _previous_messages(message))
     known = Known()
-    grams = ngrams(message.text)
+    grams = ngrams(message.text) | mentions.possessive_stems(message.text)  # "radeks startup": radek
     matched: set[str] = set()
     for alias, entity in aliases_matching(agent=message.agent, names=grams):
         matched.add(alias)
