@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
-from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, SAME_KIN
+from memories.extraction.offline.lexicon import FEMALE_NAMES, FIRST_NAMES, KINSHIP, MALE_NAMES, SAME_KIN
 from memories.extraction.offline.parse import is_word_form
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
@@ -224,9 +224,9 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
 
 def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tuple[str, str], Entity]:
     """For each (given name, initial of a family name), the one person of the agent whose name
-    opens with that given name, or one it can be a short form of ("danny" for Dan), and ends with a
-    family name of that initial ("chloe", "b" → Chloe Bennett, even beside another Chloe). None fit
-    or several: left out."""
+    opens with that given name, or else with a name it is a short form of that shares its first three
+    letters ("danny" for Dan, not of the other sex), and ends with a family name of that initial
+    ("chloe", "b" → Chloe Bennett, even beside another Chloe). None fit or several: left out."""
     if not names:
         return {}
     keys = {(g, i): (normalize_alias(strip_accents(g)), normalize_alias(strip_accents(i))) for g, i in names}
@@ -236,16 +236,31 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
         query |= Q(aliases__alias__startswith=given[:3])  # "danny r" may be Dan Ruiz
     found: dict[tuple[str, str], set[int]] = {}
     people: dict[int, Entity] = {}
+    exact: dict[tuple[str, str], set[int]] = {}
     for entity in Entity.objects.filter(query, agent=agent, type="person", merged_into__isnull=True).defer(
             "name_embedding").distinct():
         parts = normalize_alias(strip_accents(entity.display_name)).split()
         if len(parts) < 2:
             continue
         for given, initial in wanted:
-            if initial == parts[-1][:1] and (given == parts[0] or first_names_compatible(given, parts[0])):
-                people[entity.id] = entity
+            if initial != parts[-1][:1]:
+                continue
+            if given == parts[0]:
+                exact.setdefault((given, initial), set()).add(entity.id)
+            elif not _genders_cross(given, parts[0]) and first_names_compatible(given, parts[0]):
                 found.setdefault((given, initial), set()).add(entity.id)
+            else:
+                continue
+            people[entity.id] = entity
+    found |= exact  # the name itself before any name it may be a short form of ("dan w": Dan Wu, not Daniel Wright)
     return {said: people[next(iter(found[key]))] for said, key in keys.items() if len(found.get(key, ())) == 1}
+
+
+def _genders_cross(short: str, full: str) -> bool:
+    """"max" for Maxine, "dan" for Daniela: a short form the name lists hold for one sex, of a name
+    they hold for the other."""
+    return (short in MALE_NAMES and full in FEMALE_NAMES and full not in MALE_NAMES) or (
+        short in FEMALE_NAMES and full in MALE_NAMES and full not in FEMALE_NAMES)
 
 
 def parents_of(*, agent: Agent, child: str) -> list[Entity]:

@@ -78,7 +78,9 @@ def extract_offline(
     if not text:
         return Extraction()
     known = [n.strip() for n in known_names if n and n.strip()]
-    text = restore_possessives(text, [*known, *(known_aliases or {}), *_names_said(text)])
+    people = {n for n in known if (known_types or {}).get(n, "person") == "person"}
+    text = restore_possessives(text, [*people, *(a for a, n in (known_aliases or {}).items() if n in people),
+                                      *_names_said(text)])
     registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known,
                                               dict(known_aliases or {}), dict(known_types or {}))
     state = PronounState(registry, ctx, list(recent_messages))

@@ -100,7 +100,7 @@ _RESIDENCE_BEFORE = _phrases_before(
 _PLACE_STRONG = _phrases_before(
     "lives in,live in,living in,lived in,resides in,based in,born in,raised in,grew up in,stay in,"
     "staying in,located in,moved to,move to,moving to,moved back to,relocated to,relocating to,moved from,"
-    "moved away from,moved out of,moving from,moving away from,moving out of,move out of,move from,"
+    "moved away from,moved out of,moving away from,moving out of,move out of,"
     "trip to,flew to,flight to,vacation in,vacationing in,traveled to,"
     "travelled to,traveling to,travelling to,hometown of,city of,drove to,road trip to,is from,am from,"
     "are from,'m from,comes from,come from,originally from,streets of,visited,visiting"
@@ -267,17 +267,23 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
     # no one titles themselves: "Mr. Rahman" from Nadia Rahman is someone else
     _titled_surnames(sentences, canon, people - {speaker, canon.get(speaker.lower(), speaker)})
-    _married_names(sentences, canon, people)
+    _married_names(sentences, canon, people, speaker)
     _bare_surnames(sentences, canon, speaker, [*known_people, *(
         m.text for s in sentences for m in s.mentions if _like_person_name(m.text))])
     return canon
+
+
+# institutions whose town's name said alone is still the town (not "Liverpool" for Liverpool FC, nor
+# "Cambridge" for Cambridge University)
+_TOWN_NAMED_HEADS = frozenset({"school", "academy", "hospital", "clinic", "council", "library", "museum", "station",
+                               "airport", "cathedral", "prison", "zoo"})
 
 
 def _named_after_a_place(name: str) -> bool:
     """An institution or a place named after its town ("Leeds Grammar School", "York Road"): the
     town's name said alone is the town."""
     last = name.split()[-1].lower()
-    return last in ORG_SUFFIXES or last in PLACE_SUFFIXES
+    return last in _TOWN_NAMED_HEADS or last in PLACE_SUFFIXES
 
 
 def _surname(name: str) -> str:
@@ -346,7 +352,7 @@ _MARRIAGE_CUE = re.compile(
 )
 
 
-def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str]) -> None:
+def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str], speaker: str) -> None:
     """"Ana married Rui Costa … she's Ana Costa now", "Ana went back to her maiden name, Ana Reis":
     in a message about a marriage or a name given up, a new "first name + a surname someone of the
     message carries" is the person of that first name, not someone new."""
@@ -358,7 +364,8 @@ def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set
         for mention in sentence.mentions:
             words = mention.text.split()
             key = mention.text.lower()
-            if len(words) != 2 or mention.known or canon.get(key, mention.text) != mention.text:
+            if len(words) != 2 or mention.known or canon.get(key, mention.text) != mention.text or (
+                    mention.honorific and words[1].lower() != _surname(speaker)):  # "Mr. John Costa", an in-law
                 continue
             surname = words[1].lower()
             spouse = [p for p in people if _surname(p) == surname and p != mention.text]
@@ -428,6 +435,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         entity.scores.pop("known", None)
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
+    _apply_quoted_nicknames(registry, sentences)
     return registry, sentences, ctx
 
 
@@ -517,6 +525,45 @@ def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> 
                 other.ids = [owner if i == nick else i for i in other.ids]
             # the declaration keeps the nickname as written ("… but call me Nina")
             del sentence.mentions[k], sentence.ids[k]
+
+
+_QUOTE_OPEN, _QUOTE_CLOSE = "['\"‘“]", "['\"’”]"
+# "we call Pardoe 'big gil' and Sorensen 'gilly'": who, then the nickname in quotes
+_CALLED_QUOTED = re.compile(
+    r"\b(?:we|i|everyone|everybody|they|people)\s+(?:all\s+|just\s+|usually\s+|always\s+)?"
+    r"(?:call|calls|called)\s+")
+_WHO_QUOTED = re.compile(
+    rf"(?:\s*,\s*|\s+and\s+|\s*)(?P<who>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\s+{_QUOTE_OPEN}"
+    rf"(?P<nick>[^'\"’”]{{1,24}}){_QUOTE_CLOSE}")
+# "the two Ivos are 'tall ivo' and 'wee ivo'": namesakes told apart, in the order they were named
+_NAMESAKES_QUOTED = re.compile(
+    rf"\bthe\s+(?:two|2)\s+(?P<given>[^\W\d_]+?)(?:es|s)\s+are\s+{_QUOTE_OPEN}(?P<a>[^'\"’”]{{1,24}}){_QUOTE_CLOSE}"
+    rf"\s+and\s+{_QUOTE_OPEN}(?P<b>[^'\"’”]{{1,24}}){_QUOTE_CLOSE}", re.I)
+
+
+def _apply_quoted_nicknames(registry: Registry, sentences: list[Sentence]) -> None:
+    """Nicknames a group gives in quotes: "we call Pardoe 'big gil'" (who is said by a name the
+    message or the agent holds for exactly one person), "the two Ivos are 'tall ivo' and 'wee ivo'" (the
+    two people of that given name, in the order the message named them). Each nickname becomes
+    another name of its person."""
+    people = [i for i, e in enumerate(registry.entities) if i != SPEAKER and e.type == "person"]
+    for sentence in sentences:
+        for call in _CALLED_QUOTED.finditer(sentence.text):
+            pos = call.end()
+            while (item := _WHO_QUOTED.match(sentence.text, pos)) is not None:
+                pos = item.end()
+                who = item["who"].lower()
+                owners = [i for i in people if who == registry.entities[i].name.lower()
+                          or who in (registry.entities[i].name.split()[0].lower(), _surname(registry.entities[i].name))]
+                if len(owners) == 1:
+                    registry.add_alias(owners[0], item["nick"].strip())
+        for pair in _NAMESAKES_QUOTED.finditer(sentence.text):
+            given = pair["given"].lower()
+            named = [i for i in people if registry.entities[i].name.split()[0].lower() in (given, given + "e")
+                     and " " in registry.entities[i].name]
+            if len(named) == 2:
+                registry.add_alias(named[0], pair["a"].strip())
+                registry.add_alias(named[1], pair["b"].strip())
 
 
 def _person_before(registry: Registry, sentences: list[Sentence], s: int, k: int, gender: str) -> int | None:
@@ -635,9 +682,9 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):
         entity.vote("organization", 35)
-    if _RESIDENCE_BEFORE.search(before) or _MOVED_FROM_TO_BEFORE.search(before):
+    if _RESIDENCE_BEFORE.search(before):
         entity.vote("place", 100)
-    elif _PLACE_STRONG.search(before):
+    elif _PLACE_STRONG.search(before) or _MOVED_FROM_TO_BEFORE.search(before):
         entity.vote("place", 70)
     elif _PLACE_WEAK.search(before):
         entity.vote("place", 30)

@@ -200,10 +200,9 @@ def households(sentence: Sentence, out: Collector, before: set) -> None:
 
 # "Yours sincerely, ⟨2⟩, Practice Manager.": a letter signed with a post and no employer
 _SIGNED_WITH_POST = re.compile(
-    rf"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
+    rf"^(?i:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
     rf"with\s+(?:thanks|best\s+wishes)|many\s+thanks|sincerely)\s*,\s*{PH}\s*,\s*"
-    r"(?P<post>(?:[A-Z][\w-]*\s+){0,3}[A-Za-z][\w-]*|\x02\d+\x03)\s*[.'’\"”]*\s*$",
-    re.I,
+    r"(?P<post>(?:[A-Z][\w-]*\s+){0,3}[A-Z][\w-]*|\x02\d+\x03)\s*[.'’\"”]*\s*$"  # the post in capitals
 )
 
 

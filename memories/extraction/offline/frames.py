@@ -281,14 +281,16 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
                         return _with_conjuncts(token, ids)
             return _with_conjuncts(subjects[0], ids)  # "My father and my stepmother, Ingrid, live ..."
         if verb.dep_ in _SHARES_SUBJECT and verb.head.i != verb.i:
-            if verb.head.lemma_.lower() in _NAMING_VERBS and any(
-                    c.dep_ == "oprd" or c.dep_ == "dobj" and c.pos_ == "PRON" for c in verb.head.children):
+            if verb.head.lemma_.lower() in _NAMING_VERBS and any(c.dep_ == "oprd" for c in verb.head.children):
                 return []  # "Bartholomew, we all call him Barty, is a nurse": not said of "we"
             verb = verb.head
             continue
         if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS for t in verb.doc):
             if verb.i == 1 and stray_subject(verb.doc[0]):  # "Rustam works as a driver …": said of him
                 return _with_conjuncts(verb.doc[0], ids) if verb.doc[0].i in ids else []
+            lead = {ids.get(t.i) for t in verb.doc[: verb.i]}
+            if verb.i and len(lead) == 1 and None not in lead:
+                return list(lead)  # "gilly moved to X": a name the parser did not take for one opens it
             return [elided]
         return []
     return []
@@ -484,10 +486,13 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
                      _habitual(verb, data))
 
 
+_LEARNING = frozenset({"train", "trainee", "learn", "qualify"})
+
+
 def _someone_else(token, ids, subject: int) -> bool:
     """An occupation said as the verb's object ("I met the manager at X", "spoke to a teacher at X"):
-    the one who holds it is someone other than the verb's subject, unless the subject's own
-    ("I emailed my manager at X") or said with "as" ("hired as a teacher at X")."""
+    the one who holds it is someone other than the verb's subject. Not so when said with "as"
+    ("hired as a teacher at X") or owned by the subject ("she called her manager at X")."""
     if token.pos_ != "NOUN" or token.lemma_.lower() not in OCCUPATIONS:
         return False
     if token.dep_ not in ("dobj", "pobj", "dative") or (token.dep_ == "pobj" and token.head.lower_ == "as"):
@@ -569,7 +574,8 @@ def frame_for(candidate: Candidate) -> Frame | None:
                     | (frame.habitual if candidate.habitual else frozenset()))
         hits = {t for t in candidate.lemmas & triggers
                 if t not in frame.trigger_preps or (candidate.below or {}).get(t) in frame.trigger_preps[t]}
-        if hits and frame.yields_to_jobs and candidate.lemmas & OCCUPATIONS and not candidate.lemmas & frame.sure:
+        if hits and frame.yields_to_jobs and candidate.lemmas & OCCUPATIONS and not (
+                candidate.lemmas & frame.sure or candidate.chain & _LEARNING):  # "training to be a teacher at ⟨uni⟩"
             continue
         if hits:
             return frame

@@ -302,6 +302,9 @@ def _titles(sentence: str) -> list[Mention]:
 _LOWERCASE_WRITER = re.compile(rf"(?:^|[.!?]\s+)[{_LO}]|(?<![\w'])i(?:'m|'ve|'d|'ll)?(?![\w'])")
 
 
+_LOWER_WITH_INITIAL = re.compile(rf"[{_LO}][{_LO}'-]+ [{_UP}]\.?")
+
+
 def _known(sentence: str, ctx: NameContext) -> list[Mention]:
     pattern, canonical = ctx.known
     if pattern is None:
@@ -309,8 +312,8 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
     out = []
     for match in pattern.finditer(sentence):
         text = match.group()
-        # "maya L": a known name of several words said in lower case but for an initial
-        lower_ok = (text.islower() or " " in text and text[:1].islower()) and len(text) >= 3 and (
+        # "maya L": a known name said in lower case but for the initial of a family name
+        lower_ok = (text.islower() or _LOWER_WITH_INITIAL.fullmatch(text) is not None) and len(text) >= 3 and (
             ctx.lowercase_writer or " " in text)
         if (text[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end())) or (
             lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
@@ -631,7 +634,7 @@ def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]
             runs.append(current)
             current = [k] if capital else []
         if capital and text.endswith("'s") and not (current == [k] and _common_possessive(text)) and not (
-                _institution_next(sentence, tokens, k)):
+                _institution_next(sentence, tokens, current, k)):
             runs.append(current)
             current = []
     runs.append(current)
@@ -642,15 +645,22 @@ def _capital_runs(sentence: str, tokens: list, taken: _Spans) -> list[list[int]]
 _INSTITUTION_HEADS = frozenset({"school", "college", "hospital", "church", "cathedral", "chapel", "academy",
                                 "infirmary", "hospice", "bakery", "cafe", "café", "restaurant", "pub", "inn"})
 _SAINTED_HEADS = ORG_SUFFIXES | _INSTITUTION_HEADS
+_PLACE_PREPOSITIONS = frozenset({"at", "in", "from", "to", "near", "opposite", "outside", "the"})
 
 
-def _institution_next(sentence: str, tokens: list, k: int) -> bool:
+def _institution_next(sentence: str, tokens: list, run: list[int], k: int) -> bool:
     """A capitalized institution word right after a possessive continues the name ("St Mary's
-    Hospital", "Nora's Bakery"): the saint or founder is part of it, not its owner."""
+    Hospital"; "at Guy's Hospital", "Nora's Bakery" opening a sentence): the saint or founder is
+    part of it, not its owner. Not after a kin word or "my" ("my daughter Lily's School")."""
     if k + 1 >= len(tokens) or not _joined(sentence, tokens[k], tokens[k + 1][0]):
         return False
     word = tokens[k + 1][2]
-    return word[:1].isupper() and word.lower() in _INSTITUTION_HEADS
+    if not (word[:1].isupper() and word.lower() in _INSTITUTION_HEADS):
+        return False
+    if tokens[run[0]][2].lower().rstrip(".") in ("st", "saint"):
+        return True
+    before = sentence[: tokens[run[0]][0]].rstrip().lower()
+    return not before or before.endswith((".", "!", "?", ":")) or before.rsplit(None, 1)[-1] in _PLACE_PREPOSITIONS
 
 
 def _common_possessive(word: str) -> bool:
@@ -865,9 +875,9 @@ def _parsed_as_person(sentence: str, start: int) -> bool:
     return token is not None and token.pos_ == "PROPN" and token.ent_type_ == "PERSON"
 
 
-# a kin or social word of someone's right before ", Name" at a sentence's end ("her bf of six years,")
-_OWNED_KIN_END = re.compile(
-    rf"\b(?:my|his|her|their|our|\w+'s)\s+(?:[\w-]+\s+){{0,3}}(?:{alternation(KINSHIP)})"
+# a third person's kin or social word right before ", Name" at a sentence's end ("her bf of six years,")
+_OWNED_KIN_END = re.compile(  # not "my mom, Caroline.": the writer's own kin before a name is often said to them
+    rf"\b(?:his|her|their|\w+'s)\s+(?:[\w-]+\s+){{0,3}}(?:{alternation(KINSHIP)})"
     r"(?:\s+of\s+(?:[\w-]+\s+){0,3}[\w-]+)?$",
     re.I,
 )

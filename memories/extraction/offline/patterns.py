@@ -544,7 +544,7 @@ _EMPLOYMENT = (
     # "Kind regards, ⟨2⟩, Senior Paralegal, ⟨org⟩.": a letter signed with a post and an employer
     # (or with a department between: "…, Lab Manager, ⟨dept⟩, ⟨org⟩.")
     re.compile(rf"{_E.format('s')}\s*,\s+(?!(?i:{_FORMER}))(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT})\s*,\s+"
-               rf"(?:(?:the\s+)?\x02\d+\x03\s*,\s+)?(?:the\s+)?{_E.format('org')}\s*[.'’\"]*\s*$"),
+               rf"(?:(?:the\s+)?\x02(?P<dept>\d+)\x03\s*,\s+)?(?:the\s+)?{_E.format('org')}\s*[.'’\"]*\s*$"),
     # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
     re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
@@ -620,6 +620,10 @@ def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     return out
 
 
+_DEPARTMENT = re.compile(r"(?:department|dept|school|faculty|division|office|institute|centre|center|unit|"
+                         r"college|laboratory|lab)\b", re.I)
+
+
 def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     """(person, organization) pairs of a job named around the word "job": "⟨org⟩ is my
     full-time job now", "⟨org⟩ let me keep my job", "my new job at ⟨org⟩"."""
@@ -627,6 +631,8 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     for pattern in _EMPLOYMENT:
         for match in pattern.finditer(tagged):
             person, org = int(match.group("s")), int(match.group("org"))
+            if (dept := match.groupdict().get("dept")) and not _DEPARTMENT.match(registry.names()[int(dept)]):
+                continue  # "…, Head Nurse, ⟨hospital⟩, ⟨town⟩": no department before an employer
             # what is one's job is no person, whatever a weak cue said ("⟨X⟩ is my job now")
             if (registry.entities[org].type in _NOT_PERSON or not registry.entities[org].forced
                     and registry.entities[org].scores.get("person", 0) < 50) and registry.is_person(

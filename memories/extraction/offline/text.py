@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS, FIRST_NAMES, STOP_CAPS
-from memories.extraction.offline.parse import is_dictionary_word, verb_lemma
+from memories.extraction.offline.parse import is_common_word, is_dictionary_word, is_word_form, verb_lemma
 from memories.naming import UPPER_LETTERS, normalize_alias
 
 _UP = UPPER_LETTERS  # a capital letter, in a character class
@@ -52,9 +52,18 @@ def normalize_message(text: str) -> str:
 
 # a word that cannot follow a possessive: "Jules is", "Nicholas and"
 _NOT_OWNED = frozenset({"is", "was", "are", "were", "and", "or", "but", "has", "had", "have", "will", "would",
-                        "can", "could", "did", "does", "do", "to", "of", "in", "on", "at", "for", "with", "the", "a",
-                        "an", "said", "says", "told", "asked", "went", "got", "just", "too", "also", "who"})
-_S_BEFORE_WORD = re.compile(r"(?<![\w'’])(?P<base>[^\W\d_]{3,})s(?=\s+(?P<next>[^\W\d_]+))")
+                        "can", "could", "did", "does", "do", "to", "of", "in", "on", "at", "for", "with", "from",
+                        "the", "a", "an", "this", "that", "these", "today", "tonight", "said", "says", "told",
+                        "asked", "went", "got", "just", "too", "also", "who", "moved", "started", "left"})
+_S_BEFORE_WORD = re.compile(r"(?<![\w'’])(?P<base>[^\W\d_]{3,})s(?=[ \t]+(?P<next>[^\W\d_]+))")
+
+
+def _owned_form(base: str, following: str) -> bool:
+    """"radeks startup": the word is a possessive without its apostrophe, not a word or a name of
+    its own ("roses", "bills", "lucas") nor a verb's subject ("carlos moved")."""
+    word = f"{base}s".lower()
+    return (following.lower() not in _NOT_OWNED and word not in FIRST_NAMES and not is_dictionary_word(word)
+            and not is_word_form(word) and not is_common_word(word))
 
 
 def restore_possessives(text: str, names: Iterable[str]) -> str:
@@ -67,7 +76,7 @@ def restore_possessives(text: str, names: Iterable[str]) -> str:
 
     def owned(m: re.Match) -> str:
         base = m["base"]
-        if base.lower() not in firsts or f"{base}s".lower() in firsts or m["next"].lower() in _NOT_OWNED:
+        if base.lower() not in firsts or f"{base}s".lower() in firsts or not _owned_form(base, m["next"]):
             return m.group()
         return f"{base}'s"
 
@@ -77,7 +86,7 @@ def restore_possessives(text: str, names: Iterable[str]) -> str:
 def possessive_stems(text: str) -> set[str]:
     """The words a chat possessive without its apostrophe may stand for ("radeks startup" →
     "radek"), normalized, for looking up the names an agent knows."""
-    return {normalize_alias(m["base"]) for m in _S_BEFORE_WORD.finditer(text) if m["next"].lower() not in _NOT_OWNED}
+    return {normalize_alias(m["base"]) for m in _S_BEFORE_WORD.finditer(text) if _owned_form(m["base"], m["next"])}
 
 
 # "No longer at X, started at Y": a sentence that opens so is the writer's state ("I'm no longer at X")
@@ -88,16 +97,18 @@ _NICKNAME_INSIDE = re.compile(
     rf"\b(?P<given>[{_UP}][\w-]+) (?:\"(?P<q>[{_UP}][\w-]+)\"|'(?P<s>[{_UP}][\w-]+)'|\((?P<p>[{_UP}][\w-]+)\))"
     rf" (?P<family>[{_UP}][\w-]+)\b(?!')"
 )
-# after a name, "w" or "n" before a verb is the initial of a family name ("danny w broke his ankle")
-_VERB_AFTER = re.compile(
-    r"\s+(?:is|was|has|had|just|got|gets|said|says|told|went|left|joined|quit|moved|broke|came|will|and)\b|"
-    r"\s+[a-z]+ed\b")
+# after a name (a given name, or a word no dictionary holds), "w" before a verb is the initial of a
+# family name ("danny w broke his ankle"), not "with"
+_VERB_AFTER = re.compile(r"[ \t]+(?:is|was|has|had|just|got|gets|said|says|told|went|left|joined|quit|moved|"
+                         r"broke|came|will)\b")
+_NAME_BEFORE_W = re.compile(r"(?<![\w'’])([^\W\d_]{2,})[ \t]+$")
 
 
 def _chat_form(m: re.Match) -> str:
     word = m.group()
-    if word in ("w", "n") and _VERB_AFTER.match(m.string, m.end()) and re.search(
-            r"[^\W\d_]{2,}\s+$", m.string[: m.start()]):
+    if word == "w" and _VERB_AFTER.match(m.string, m.end()) and (
+            before := _NAME_BEFORE_W.search(m.string, 0, m.start())) and (
+            before.group(1).lower() in FIRST_NAMES or not is_dictionary_word(before.group(1).lower())):
         return word
     return CHAT_FORMS[word]
 
