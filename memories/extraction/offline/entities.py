@@ -261,8 +261,9 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
             key = mention.text.lower()
             if key not in canon and " " not in key and len(by_first.get(key, ())) == 1:
                 full = next(iter(by_first[key]))
-                if key in PLACES and _named_after_a_place(full):
-                    continue  # "leeds" is the city, not "Leeds Grammar School"
+                if key in PLACES and (_named_after_a_place(full) or _RESIDENCE_BEFORE.search(
+                        sentence.text[max(0, mention.start - 48) : mention.start].lower())):
+                    continue  # "leeds" is the city, not "Leeds Grammar School"; "living in Cambridge" too
                 canon[key] = full
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
     # no one titles themselves: "Mr. Rahman" from Nadia Rahman is someone else
@@ -530,40 +531,32 @@ def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> 
 _QUOTE_OPEN, _QUOTE_CLOSE = "['\"‘“]", "['\"’”]"
 # "we call Pardoe 'big gil' and Sorensen 'gilly'": who, then the nickname in quotes
 _CALLED_QUOTED = re.compile(
-    r"\b(?:we|i|everyone|everybody|they|people)\s+(?:all\s+|just\s+|usually\s+|always\s+)?"
-    r"(?:call|calls|called)\s+")
+    r"\b(?i:we|i|everyone|everybody|they|people)\s+(?i:all\s+|just\s+|usually\s+|always\s+)?"
+    r"(?i:call|calls|called)\s+")
 _WHO_QUOTED = re.compile(
     rf"(?:\s*,\s*|\s+and\s+|\s*)(?P<who>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\s+{_QUOTE_OPEN}"
-    rf"(?P<nick>[^'\"’”]{{1,24}}){_QUOTE_CLOSE}")
-# "the two Ivos are 'tall ivo' and 'wee ivo'": namesakes told apart, in the order they were named
-_NAMESAKES_QUOTED = re.compile(
-    rf"\bthe\s+(?:two|2)\s+(?P<given>[^\W\d_]+?)(?:es|s)\s+are\s+{_QUOTE_OPEN}(?P<a>[^'\"’”]{{1,24}}){_QUOTE_CLOSE}"
-    rf"\s+and\s+{_QUOTE_OPEN}(?P<b>[^'\"’”]{{1,24}}){_QUOTE_CLOSE}", re.I)
+    rf"(?P<nick>[^'\"’”,]{{1,24}}){_QUOTE_CLOSE}(?![\w'’])")
+# a quote that opens a clipped word or a description, not a nickname ("'cause", "'til", "'a liar'")
+_NOT_A_NICKNAME = re.compile(r"(?i:cause|cos|til|bout|round|em|a|an|the\s+worst)\b")
 
 
 def _apply_quoted_nicknames(registry: Registry, sentences: list[Sentence]) -> None:
-    """Nicknames a group gives in quotes: "we call Pardoe 'big gil'" (who is said by a name the
-    message or the agent holds for exactly one person), "the two Ivos are 'tall ivo' and 'wee ivo'" (the
-    two people of that given name, in the order the message named them). Each nickname becomes
-    another name of its person."""
+    """Nicknames a group gives in quotes: "we call Pardoe 'big gil' and Sorensen 'gilly'" (who is
+    said by a name the message holds for exactly one person); each nickname becomes another name of
+    its person. Not a word of the dictionary ("they called him 'selfish'") nor a description."""
     people = [i for i, e in enumerate(registry.entities) if i != SPEAKER and e.type == "person"]
     for sentence in sentences:
         for call in _CALLED_QUOTED.finditer(sentence.text):
             pos = call.end()
             while (item := _WHO_QUOTED.match(sentence.text, pos)) is not None:
                 pos = item.end()
-                who = item["who"].lower()
+                who, nick = item["who"].lower(), item["nick"].strip()
+                if _NOT_A_NICKNAME.match(nick) or (" " not in nick and is_dictionary_word(nick.lower())):
+                    continue
                 owners = [i for i in people if who == registry.entities[i].name.lower()
                           or who in (registry.entities[i].name.split()[0].lower(), _surname(registry.entities[i].name))]
                 if len(owners) == 1:
-                    registry.add_alias(owners[0], item["nick"].strip())
-        for pair in _NAMESAKES_QUOTED.finditer(sentence.text):
-            given = pair["given"].lower()
-            named = [i for i in people if registry.entities[i].name.split()[0].lower() in (given, given + "e")
-                     and " " in registry.entities[i].name]
-            if len(named) == 2:
-                registry.add_alias(named[0], pair["a"].strip())
-                registry.add_alias(named[1], pair["b"].strip())
+                    registry.add_alias(owners[0], nick)
 
 
 def _person_before(registry: Registry, sentences: list[Sentence], s: int, k: int, gender: str) -> int | None:

@@ -290,7 +290,7 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
                 return _with_conjuncts(verb.doc[0], ids) if verb.doc[0].i in ids else []
             lead = {ids.get(t.i) for t in verb.doc[: verb.i]}
             if verb.i and len(lead) == 1 and None not in lead:
-                return list(lead)  # "gilly moved to X": a name the parser did not take for one opens it
+                return list(lead)  # "gilly moved to X": a name the parser took for no subject opens it
             return [elided]
         return []
     return []

@@ -620,8 +620,8 @@ def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     return out
 
 
-_DEPARTMENT = re.compile(r"(?:department|dept|school|faculty|division|office|institute|centre|center|unit|"
-                         r"college|laboratory|lab)\b", re.I)
+_DEPARTMENT = re.compile(r"\b(?:department|dept|school|faculty|division|office|institute|centre|center|unit|"
+                         r"college|laboratory|lab)\b", re.I)  # "Department of Botany", "Chemistry Department"
 
 
 def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
@@ -631,7 +631,7 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
     for pattern in _EMPLOYMENT:
         for match in pattern.finditer(tagged):
             person, org = int(match.group("s")), int(match.group("org"))
-            if (dept := match.groupdict().get("dept")) and not _DEPARTMENT.match(registry.names()[int(dept)]):
+            if (dept := match.groupdict().get("dept")) and not _DEPARTMENT.search(registry.names()[int(dept)]):
                 continue  # "…, Head Nurse, ⟨hospital⟩, ⟨town⟩": no department before an employer
             # what is one's job is no person, whatever a weak cue said ("⟨X⟩ is my job now")
             if (registry.entities[org].type in _NOT_PERSON or not registry.entities[org].forced
