@@ -237,7 +237,7 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
 
 
 # what a clipped family name takes to become a nickname: "Hammo" (Hammill), "Sully" (Sullivan),
-# "Doyler" (Doyle), "Robbo" (Robson), "Becks" (Beckett)
+# "Doyler" (Doyle), "Robbo" (Robson), "Becks" (Beckett), "Pikey" (Pike; but "Pikes" is the family)
 _FAMILY_NICKNAME_ENDINGS = ("y", "ie", "o", "er", "s", "sy", "za", "ers")
 
 
@@ -249,10 +249,17 @@ def clipped_family_name(word: str, family: str) -> bool:
         return False
     if len(a) >= 4 and b.startswith(a):
         return True
+    # "rourkey" for O'Rourke, "donaghy" for McDonagh: the name past its O' or Mc
+    if (bare := b[1:] if b[0] == "o" and family.strip()[1:2] in ("'", "’") else b[3:] if b.startswith("mac")
+            else b[2:] if b.startswith("mc") else "") and len(bare) >= 4 and bare != b:
+        return clipped_family_name(word, bare)
+    if a.endswith("e") and len(a) >= 5 and b.startswith(a[:-1]):
+        return True  # "darce" for Darcy
     for ending in _FAMILY_NICKNAME_ENDINGS:
         stem = a.removesuffix(ending) if a.endswith(ending) else ""
         doubled = stem[-1:] == stem[-2:-1]  # "robbo": Robson's "rob" with its consonant doubled
-        if len(stem) >= 3 and stem != b and (b.startswith(stem) or doubled and b.startswith(stem[:-1])):
+        if len(stem) >= 3 and (stem != b or ending != "s") and (
+                b.startswith(stem) or doubled and b.startswith(stem[:-1])):
             return True
     return False
 

@@ -97,6 +97,12 @@ def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozens
 
 
 
+def person_by_name_exists(*, agent: Agent, name: str) -> bool:
+    """The agent holds a person keyed by this name (one indexed lookup)."""
+    return Entity.objects.filter(agent=agent, key=entity_key("person", name)).exists()
+
+
+
 def _may_be_acronym(name: str, entity_type: str) -> bool:
     word = name.strip()
     return (normalize_type(entity_type) in ("organization", "concept", "place") and 2 <= len(word) <= 8
@@ -156,6 +162,8 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
         surnames = {surname_of(n) for n in names} - {""}
         if own_surname and surnames and own_surname not in surnames:
             continue  # "Sam Whitfield" is not the "Sam Patel" who is also called "Sam"
+        if name_of_other_sex(name, entity.display_name):
+            continue  # "gabriel" is not Gabriela, even where her short form "gabi" is his too
         if any(person_names_compatible(name, n, either_way=False) for n in names) or (
                 bare and bare == surname_of(entity.display_name)):
             found[entity.id] = entity
@@ -206,7 +214,8 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
         if parts[0] in words:
             exact.setdefault(parts[0], set()).add(entity.id)
         for word in unknown:
-            if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False) or word in joined or (
+            if word != parts[0] and (first_names_compatible(word, parts[0], either_way=False)
+                                     and not name_of_other_sex(word, parts[0]) or word in joined or (
                     (word == parts[-1] or not _given_name(word) and clipped_family_name(word, parts[-1]))
                     and parts[-1] not in own_family)):
                 other.setdefault(word, set()).add(entity.id)
@@ -254,6 +263,17 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
             people[entity.id] = entity
     found |= exact  # the name itself before any name it may be a short form of ("dan w": Dan Wu, not Daniel Wright)
     return {said: people[next(iter(found[key]))] for said, key in keys.items() if len(found.get(key, ())) == 1}
+
+
+def name_of_other_sex(said: str, known: str) -> bool:
+    """"gabriel" beside Gabriela, "paul" beside Paula: the name said is a given name of one sex that
+    the known one, of the other sex, only starts with, and no short-form table gives it for that
+    name; another person, not a short form."""
+    short, full = (person_words(strip_accents(n))[:1] for n in (said, known))
+    if not short or not full:
+        return False
+    short, full = short[0], full[0]
+    return _genders_cross(short, full) and short not in short_forms_of(full) and nickname_of(short) != full
 
 
 def _genders_cross(short: str, full: str) -> bool:

@@ -11,19 +11,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memories import prompts
+from memories.extraction.offline.entities import says_a_name_changed
 from memories.models import Agent, Entity, EntityAlias
 from memories.naming import (
     RELATIONSHIP_TERMS,
     entity_key,
+    first_names_compatible,
     is_speaker_reference,
     normalize_alias,
     normalize_type,
     person_names_compatible,
+    person_words,
     surname_of,
     titled_surname,
 )
 from memories.providers.llm import LLMClient, LLMError
-from memories.selectors.entities import resolve_exact, resolve_fuzzy
+from memories.selectors.entities import name_of_other_sex, resolve_exact, resolve_fuzzy
 from memories.services.agents import agent_graph_bump_on_commit
 from memories.services.entities import alias_register, entity_get_or_create
 
@@ -116,6 +119,9 @@ def entity_resolve(
         if entity and titled_surname(candidate_name) and not titled_surname(name) and not titled_surname(
                 entity.display_name):
             continue  # "Dr. Rahimi" of "Dr. Roxana Rahimi" finds a Dr. Rahimi of no other name, not Dariush Rahimi
+        if entity and candidate_name != name and entity.type == "person" and _other_family_name(name, entity) and (
+                not says_a_name_changed(message)):
+            continue  # "my other mate lucy (lucy patel)": her "lucy" is not the Lucy Harrington it names elsewhere
         if entity:
             alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
             _named_in_full(agent, entity, name, vector)
@@ -125,7 +131,8 @@ def entity_resolve(
     candidates = [] if titled_surname(name) else resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
     if normalize_type(entity_type) == "person":  # similar-looking names of different people
         candidates = [(e, s) for e, s in candidates
-                      if e.type != "person" or person_names_compatible(name, e.display_name)]
+                      if e.type != "person" or person_names_compatible(name, e.display_name)
+                      and not name_of_other_sex(name, e.display_name)]
     if candidates and candidates[0][1] >= config.fuzzy_threshold:
         entity, score = candidates[0]
         alias_register(agent=agent, entity=entity, names=[name, *aliases])
@@ -142,6 +149,15 @@ def entity_resolve(
     alias_register(agent=agent, entity=entity, names=_unshared_names(agent, entity, [name, *aliases]))
     return Resolution(name, entity, "created", 1.0, [e.key for e, _ in ambiguous])
 
+
+
+def _other_family_name(name: str, entity: Entity) -> bool:
+    """A full person name whose family name is not the one of the known person's full name."""
+    said, known = surname_of(name) if len(name.split()) > 1 else "", surname_of(entity.display_name)
+    if not (said and known and said != known and len(entity.display_name.split()) > 1):
+        return False
+    # the same given name ("Lucy Patel" beside Lucy Harrington), not another word before hers ("Very Kofi")
+    return first_names_compatible(person_words(name)[0], person_words(entity.display_name)[0])
 
 
 def _named_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray | None) -> None:

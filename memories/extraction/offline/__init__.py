@@ -36,7 +36,7 @@ from memories.extraction.offline.facts import (
     signed_post,
 )
 from memories.extraction.offline.frames import Embed
-from memories.extraction.offline.lexicon import FIRST_NAMES, PLACE_OTHER_NAMES
+from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, PARENT_NAMES, PLACE_OTHER_NAMES
 from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message, restore_possessives, split_sentences
@@ -114,6 +114,7 @@ def extract_offline(
         _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)
     _other_names_of_known(sentences, out)
+    _addressed_known(sentences, registry, out, {n.lower() for n in people})
     out.drop_overridden()
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=_with_city_name(e.name, e.type, e.aliases))
@@ -214,6 +215,24 @@ def _other_names_of_known(sentences, out: Collector) -> None:
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if (idx is not None and idx != SPEAKER and mention.known
                     and _INITIAL_AND_NAME.fullmatch(mention.text.strip())):
+                out.used.add(idx)
+
+
+def _addressed_known(sentences, registry, out: Collector, people: set[str]) -> None:
+    """"Congrats Han!!", "Danny!!!", "Bex, your old boss called": a known person addressed or named by a
+    short name of theirs is kept with it, though nothing is said of them: the write learns the other name."""
+    for sentence in sentences:
+        for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+            said = mention.text.strip()
+            if idx is not None and (idx in out.used or len(sentence.mentions) > 1):
+                continue  # named where something is said of them, or beside others: the message's own reading stands
+            if (mention.known and " " not in said and said.lower() != mention.known.lower()
+                    and mention.known.lower() != registry.entities[SPEAKER].name.lower()
+                    and said.lower() not in KINSHIP and said.lower() not in PARENT_NAMES
+                    and mention.known.lower() in people):
+                idx = registry.ensure(mention.known)
+                registry.entities[idx].forced = registry.entities[idx].forced or "person"
+                registry.add_alias(idx, said)
                 out.used.add(idx)
 
 

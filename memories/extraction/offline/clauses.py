@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from memories.extraction.offline.classify import addresses_listener
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT
 from memories.extraction.offline.grammar import is_adverb, is_past, third_person
-from memories.extraction.offline.lexicon import SAME_FORM_VERBS, word_set
+from memories.extraction.offline.lexicon import FIRST_NAMES, SAME_FORM_VERBS, word_set
+from memories.extraction.offline.parse import is_dictionary_word
 from memories.extraction.offline.text import PH, SPEAKER
 
 _E = r"\x02(?P<{}>\d+)\x03"
@@ -21,7 +22,10 @@ _JOINER = re.compile(
     r"\s*;\s*|(?:\s*,)?\s+(?:and|but)\s+(?:then\s+)?|,\s+(?:then|so)\s+|,\s+(?=\x02)|\s+[—–-]+\s+|:\s+|"
     r",\s+(?=(?:now|these\s+days)\s+at\s|still\s+(?:on\s+\S+\s+own|alone)\s+in\s|(?:now|these\s+days|nowadays)\s+\x02)|"
     # "left ⟨org⟩, starting at ⟨org⟩": after a leaving, a verb in -ing and where it is done open a clause
-    r"(?P<ing>,\s+)(?=[a-z]+ing\s+(?:at|for|in|to|with)\s+(?:the\s+)?\x02)"
+    r"(?P<ing>,\s+)(?=[a-z]+ing\s+(?:at|for|in|to|with)\s+(?:the\s+)?\x02)|"
+    # "moved out, got his own place in ⟨city⟩": after a move, chat runs the next clause on with a comma
+    r"(?:(?<=\bout)|(?<=\bback)|(?<=\bup)|(?<=\baway)|(?<=\bhome))"
+    r",\s+(?=(?:just\s+|finally\s+|then\s+)?(?:got|found|moved|started|joined|bought|rented)\s)"
 )
 _SUBJECT_HEAD = re.compile(rf"^{PH}(?:'s\s+[\w-]+(?:\s+{PH})?)?\s+")
 _FIRST_WORDS = re.compile(r"[A-Za-z][\w']*")
@@ -54,7 +58,9 @@ _ASIDE_SUBJECT = re.compile(rf"^{_E.format('s')}\s*\([^()]{{1,80}}\)\s+(?=[a-z])
 _OWNER = re.compile(rf"^{_E.format('s')}'s\s+")
 _DIRECT = re.compile(rf"^{_E.format('s')}\s+")
 _IMPLICIT_VERB = re.compile(
-    r"^(?:(?:just|finally|recently|also|then|totally|really|actually|always|never|still)\s+)*([A-Za-z]+)\b",
+    # chat opens with an interjection or an adverb in -ly: "ok so finally moved to …", "omg just quit …"
+    r"^(?:(?:ok|okay|omg|so|well|yeah|yay|ugh|lol|haha|wow|btw)\b[\s,!.]+)?"
+    r"(?:(?:just|finally|recently|also|then|totally|really|actually|always|never|still|[a-z]{3,}ly)\s+)*([A-Za-z]+)\b",
     re.I,
 )
 _PAST_TIME = re.compile(r"\b(?:yesterday|last\s+\w+|\w+\s+ago|earlier|this\s+morning)\b", re.I)
@@ -159,7 +165,7 @@ def analyze(text: str, inherited: list[int] | None, first: bool) -> Clause | Non
         return Clause(text, [SPEAKER], text[:1].lower() + text[1:], "implicit")
     if clause is None and first and _implicit_speaker(rest, bool(lead)):
         predicate = rest[:1].lower() + rest[1:]
-        if _IMPLICIT_VERB.match(rest).group(1).lower() == "been":  # "Always been into art" → has always been
+        if _implicit_verb(rest).group(1).lower() == "been":  # "Always been into art" → has always been
             predicate = "has " + predicate
         clause = Clause(text, [SPEAKER], predicate, "implicit")
     return clause
@@ -206,10 +212,26 @@ def _compound_subjects(text: str) -> list[int]:
     return list(dict.fromkeys(ids))
 
 
+def _implicit_verb(rest: str) -> re.Match | None:
+    """The verb a subjectless sentence opens with, past its adverbs; a word in -ly counts as one only
+    when it is an adverb ("officially", not "holly")."""
+    match = _IMPLICIT_VERB.match(rest)
+    if match and any(w.endswith("ly") and not _ly_adverb(w.lower())
+                     for w in re.findall(r"[A-Za-z]+", rest[:match.start(1)])):
+        return None
+    return match
+
+
+def _ly_adverb(word: str) -> bool:
+    """An adverb made of an adjective ("officially", "happily", "gently"), not a name ("holly", "emily")."""
+    return word not in FIRST_NAMES and (is_dictionary_word(word[:-2]) or is_dictionary_word(word[:-3] + "y")
+                                        or is_dictionary_word(word[:-1] + "e"))
+
+
 def _implicit_speaker(rest: str, lead: bool = False) -> bool:
     """Chat sentences without "I": "Talked to my friend...", "Went hiking", "Been busy", "finally
     quit ⟨1⟩" (after a word of time, only when the verb says what was done)."""
-    match = _IMPLICIT_VERB.match(rest)
+    match = _implicit_verb(rest)
     # lower case only from a writer who does not capitalize and names something ("quit ⟨1⟩ last week")
     if not match or not (rest[:1].isupper() or (rest[:1].islower() and "\x02" in rest)):
         return False

@@ -63,7 +63,11 @@ _KIN_BEFORE = re.compile(
 _PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
 # "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
 _NAME_IS_BEFORE = re.compile(
-    r"\b(?:(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|named\s+(?:him|her|it))\s+$", re.I)
+    # "Name is Pudim", "…, very shy, named Caju" right after a pet
+    r"(?:\b(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|\bnamed\s+(?:him|her|it)|^\W*name\s+is|,\s*(?:named|called))\s+$",
+    re.I)
+_PERSON_WORD = re.compile(
+    r"\b(?:neighbou?r|friend|guy|girl|man|woman|lady|boss|colleague|teacher|doctor|nurse)s?\b", re.I)
 _A_PET = re.compile(rf"\b(?:an?|another|our|my|new)\s+(?:[\w-]+\s+){{0,2}}?(?:{PET_ALT})s?\b", re.I)
 # "Bob is my neighbor's son": the last term of a possessive chain is what Bob is.
 _KIN_AFTER = re.compile(
@@ -139,6 +143,9 @@ _ORG_NAMED_BEFORE = re.compile(
 )  # "a startup called X", "a startup in Austin called X", "a team called the X", "her gym is called X"
 # "my own catering company, X": what one runs, named in apposition
 _OWN_ORG_BEFORE = re.compile(rf"\bown\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\s*,\s*$")
+# "I freelance for a translation agency, Verbalia.": a name closing the sentence after "a ⟨kind of business⟩,"
+_AN_ORG_BEFORE = re.compile(rf"\ban?\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\s*,\s*$")
+_SENTENCE_CLOSES = re.compile(r"^\s*[.!?]*\s*$")
 # What only a person does or is, said right after a one-word name: "Guili is coming to visit",
 # "Guili is an architect", "Guili got married", "Guili is 34".
 _HUMAN_AFTER = re.compile(
@@ -265,6 +272,7 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
                         sentence.text[max(0, mention.start - 48) : mention.start].lower())):
                     continue  # "leeds" is the city, not "Leeds Grammar School"; "living in Cambridge" too
                 canon[key] = full
+    _short_forms_said(sentences, canon, speaker, by_first)
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
     # no one titles themselves: "Mr. Rahman" from Nadia Rahman is someone else
     _titled_surnames(sentences, canon, people - {speaker, canon.get(speaker.lower(), speaker)})
@@ -272,6 +280,38 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
     _bare_surnames(sentences, canon, speaker, [*known_people, *(
         m.text for s in sentences for m in s.mentions if _like_person_name(m.text))])
     return canon
+
+
+_NAMING_BEFORE = re.compile(
+    r"\b(?:call(?:s|ed|ing)?|known\s+as|go(?:es)?\s+by|went\s+by|nicknamed|named|but)\s+(?:(?:him|her|them|me|us)\s+)?$",
+    re.I)
+
+
+def _short_forms_said(sentences: list[Sentence], canon: dict[str, str], speaker: str,
+                      by_first: dict[str, set[str]]) -> None:
+    """"I asked Chiamaka Obi out. Chi said yes": a one-word name that is a short form of the given name
+    of exactly one full name this message says, of the same sex, is that person (never the writer: "my
+    buddy Chris" beside a writer Christopher is someone else)."""
+    said = [(s, m.text) for s in sentences for m in s.mentions if len(m.text.split()) > 1 and not m.title
+            and not title_of(m.text) and m.text.split()[0].lower() not in HONORIFICS and _like_person_name(m.text)
+            and "'" not in m.text and "’" not in m.text]
+    for sentence in sentences:
+        for mention in sentence.mentions:
+            key = mention.text.lower()
+            if key in canon or " " in key or len(key) < 3 or key in by_first or key in PLACES or mention.title or (
+                    _NAMING_BEFORE.search(sentence.text, 0, mention.start)):
+                continue  # "everyone calls him Bill": the name given stays as said (the nickname rules keep it)
+            # in another sentence: "Maximiliano Ortiz, Max, and Leo" lists three people
+            fulls = {canon.get(n.lower(), n) for s, n in said if s is not sentence
+                     if first_names_compatible(key, n.split()[0].lower(), either_way=False)
+                     and not _sexes_differ(key, n.split()[0].lower())}
+            if len(fulls) == 1:
+                canon[key] = fulls.pop()
+
+
+def _sexes_differ(a: str, b: str) -> bool:
+    return (a in MALE_NAMES and b in FEMALE_NAMES and b not in MALE_NAMES) or (
+        a in FEMALE_NAMES and b in MALE_NAMES and b not in FEMALE_NAMES)
 
 
 # institutions whose town's name said alone is still the town (not "Liverpool" for Liverpool FC, nor
@@ -351,6 +391,12 @@ _MARRIAGE_CUE = re.compile(
     r"(?:family|maiden|old|birth|own|original)\s+name)\b",
     re.I,
 )
+
+
+def says_a_name_changed(text: str) -> bool:
+    """The text says someone took or gave up a family name ("married", "maiden name", "went back to
+    her birth name")."""
+    return bool(_MARRIAGE_CUE.search(text))
 
 
 def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str], speaker: str) -> None:
@@ -469,7 +515,12 @@ def _named_after_a_pet(sentences: list[Sentence], sentence: Sentence, mention: M
     if not _NAME_IS_BEFORE.search(before):
         return False
     k = sentences.index(sentence)
-    return bool(_A_PET.search(before) or k > 0 and _A_PET.search(sentences[k - 1].text))
+    if _A_PET.search(before) or k > 0 and _A_PET.search(sentences[k - 1].text):
+        return True
+    # "…took in a rabbit. White, very fluffy. Name is Pudim": over a short description between
+    between = sentences[k - 1] if k > 1 else None
+    return bool(between is not None and not between.mentions and len(between.text.split()) <= 5
+                and not _PERSON_WORD.search(between.text) and _A_PET.search(sentences[k - 2].text))
 
 
 def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> None:
@@ -628,7 +679,8 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     if _PET_NAMED_BEFORE.search(before):
         entity.vote("pet", 100)
         return
-    if _ORG_NAMED_BEFORE.search(before) or _OWN_ORG_BEFORE.search(before):
+    if _ORG_NAMED_BEFORE.search(before) or _OWN_ORG_BEFORE.search(before) or (
+            _AN_ORG_BEFORE.search(before) and _SENTENCE_CLOSES.match(after)):
         entity.vote("organization", 100)
         return
     match = _KIN_BEFORE.search(before) or (not _AT_OR_IN_BEFORE.search(before) and _KIN_AFTER.match(after))

@@ -305,7 +305,10 @@ def _opens_without_subject(verb) -> bool:
 def _owner(way, ids: dict[int, int]) -> int | None:
     """"my flat in X", "Kenji's job at X": whose the noun of the way is."""
     for token in way:
-        if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in KINSHIP:  # "my sister" is no thing of mine
+        # "my sister" is no thing of mine; "transferred to our Madrid office": a workplace many share is
+        # not whose the move is
+        if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in KINSHIP and (
+                token.lemma_.lower() not in _SHARED_WORKPLACES):
             for child in token.children:
                 if child.dep_ == "poss" and child.i in ids:
                     return ids[child.i]
@@ -313,6 +316,8 @@ def _owner(way, ids: dict[int, int]) -> int | None:
 
 
 _LEAVINGS = frozenset({"leave", "quit", "resign", "finish"})
+_SHARED_WORKPLACES = frozenset({"office", "department", "branch", "company", "firm", "site", "depot",
+                                "headquarters", "hq", "plant", "factory", "store", "lab"})
 
 
 def _verb_chain(verb) -> list:
@@ -331,7 +336,7 @@ def _verb_chain(verb) -> list:
             c.dep_ == "neg" or any(g.dep_ == "neg" for g in c.children) for c in verb.head.children)
             or verb.tag_ == "VBG" and verb.i > verb.head.i and verb.head.lemma_.lower() in _LEAVINGS)
         verb = verb.head
-        if not through:  # "sold the house and moved to X": the selling is another event
+        if not through:  # "sold our flat and moved to X": the selling is another event
             chain.append(verb)
     return chain
 

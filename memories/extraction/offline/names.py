@@ -17,6 +17,7 @@ from memories.extraction.offline.frames import names_a_pet
 from memories.extraction.offline.lexicon import (
     AMBIGUOUS_NAMES,
     CALENDAR_TAILS,
+    CHAT_FORMS,
     CITY_ORG_HEADS,
     ED_BASE_VERBS,
     FIRST_NAMES,
@@ -194,6 +195,8 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     if ctx.lowercase_writer:
         mentions += _lower_named_organizations(sentence, _Spans(mentions))
     mentions.sort(key=lambda m: m.start)
+    if ctx.lowercase_writer:
+        _with_lower_initials(sentence, mentions)
     for before, mention in zip(mentions, mentions[1:], strict=False):
         if mention.title and bracketed_nickname(sentence, before, mention):
             mention.title = False  # quoted as a nickname, not as the title of a work
@@ -202,10 +205,38 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     return mentions
 
 
+# "chris b, hes from cork", "chris m took us out": the initial of a family name after a given name in
+# lower case; not a letter that is a word in chat (u, n, r, y, k, x, w, c, b4) or "a" / "i"
+_LOWER_INITIAL_AFTER = re.compile(r" (?P<initial>[a-hj-mopqstvz])(?=\s*(?:$|[,.!?;:)])|\s+(?P<verb>[a-z]+))")
+
+
+def _with_lower_initials(sentence: str, mentions: list[Mention]) -> None:
+    """A one-word given name in lower case followed by the initial of a family name takes the initial
+    ("Chris B"): someone else than a known Chris of another family name. The known name stays only when
+    its family name has that initial."""
+    starts = {m.start for m in mentions}
+    for mention in mentions:
+        said = sentence[mention.start:mention.end]
+        if " " in said or not said.islower() or mention.title or mention.place or mention.organization:
+            continue
+        initial = _LOWER_INITIAL_AFTER.match(sentence, mention.end)
+        if initial is None or initial.end("initial") in starts or (
+                initial.group("verb") and not any(t.idx == initial.start("verb") and t.pos_ in ("VERB", "AUX")
+                                                  for t in parse(sentence))):
+            continue
+        letter = initial.group("initial")
+        mention.end = initial.end("initial")
+        mention.person = True
+        if mention.known and any(w.lower().startswith(letter) for w in mention.known.split()[1:]):
+            continue  # "chris m" of a known Chris Mbeki: him
+        mention.known = ""
+        mention.text = f"{said.capitalize()} {letter.upper()}"
+
+
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
 # him biscuit lol"
 _LOWER_NAMED = re.compile(
-    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it)"
+    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s|s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it)"
     r"|(?P<bare>named)\s+(?:him|her|it))\s+"
     rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
@@ -221,7 +252,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         word = token.text
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
                 or word in FOLDED_PLACES or word in KINSHIP or is_common_word(word)
-                or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start == token.idx for m in out)):
+                or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start <= token.idx < m.end for m in out)):
             continue
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
@@ -230,20 +261,47 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
             sentence, token.idx + len(word))  # where the family name ends
         placed = _in_a_persons_place(sentence, token) and (
             token.pos_ == "PROPN" and given
-            or token.pos_ in ("PROPN", "NOUN") and (unknown or word in WORLD_GIVEN_NAMES))
-        if given and not is_dictionary_word(word) or full or placed:
+            or token.pos_ in ("PROPN", "NOUN") and (
+                unknown or word in WORLD_GIVEN_NAMES or given and token.dep_ == "dobj"))
+        paired = given and _family_word_after(token)  # "christopher mbeki", "jonathan pike from work"
+        if given and not is_dictionary_word(word) or full or placed or paired:
             start, end = token.idx, token.idx + len(word)
             before = token.nbor(-1) if token.i else None
             if before is not None and before.is_lower and before.is_alpha and (
                     before.dep_ == "compound" and before.head.i == token.i
+                    or placed and before.dep_ == token.dep_ == "oprd" and before.head.i == token.head.i
                     or placed and word in WORLD_FAMILY_NAMES and _unknown_word(before.text)) and (
                     not taken.overlaps(before.idx, token.idx)):
                 start = before.idx  # "bridget oneill told me", "my manager is ngozi okafor": her given name too
-            elif (given or full or placed) and (family := full or _family_name_after(sentence, end)) and (
-                    not taken.overlaps(end, family)):
+            elif (given or full or placed) and (family := full or _family_name_after(sentence, end) or (
+                    paired and paired.idx + len(paired))) and not taken.overlaps(end, family):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
     return out
+
+
+# after a two-word name whose second word the dictionary holds, what says a person was named: "from work",
+# a comma or a closing bracket, "and i", or a verb of what people do
+_PERSON_CUE_AFTER = re.compile(
+    r"\s*(?:[,;)]|$|\s(?:from|at|and\s+i|and\s+me|is|was|says|said|told|texted|invited|asked|got|quit|left|joined|moved|"
+    r"works|lives|started|called)\b)")
+
+
+def _family_word_after(token):
+    """The next word, when the parser reads a lower-case given name as the first half of a two-word
+    name ("christopher mbeki", "jonathan pike from work invited me"): the name tagged a proper noun
+    and compounded with the next word, which is no verb, function word or kin word. None otherwise."""
+    if token.pos_ != "PROPN" or token.dep_ != "compound" or token.head.i != token.i + 1:
+        return None
+    after = token.head
+    word = after.text
+    if (not after.is_alpha or not after.is_lower or len(word) < 2 or after.pos_ in ("VERB", "AUX")
+            or is_common_word(word) or word in KINSHIP or word in STOP_CAPS
+            or word.endswith("s") and (verb_lemma(word[:-1]) or verb_lemma(word[:-2]))):  # "marek snores all night"
+        return None
+    if is_word_form(word) and not _PERSON_CUE_AFTER.match(token.doc.text, after.idx + len(word)):
+        return None  # "a victoria sponge for the party", "harry potter again": no one is said to be there
+    return after
 
 
 def _family_name_after(sentence: str, end: int) -> int | None:
@@ -268,6 +326,12 @@ def _other_family_name(sentence: str, end: int, known: str) -> bool:
 
 
 _WITH_SOMEONE = frozenset({"break", "split", "hang", "fight", "argue"})  # "broke up with jake"
+_FAMILY_RELATIONS = frozenset({"partner_of", "spouse_of", "sibling_of", "parent_of", "cousin_of", "grandparent_of",
+                               "aunt_or_uncle_of", "related_to", "friend_of", "former_partner_of"})
+_SOMEONE = frozenset({"guy", "girl", "man", "woman", "lady", "dude", "lad", "bloke", "chap", "boy", "someone",
+                      "kid", "person", "fella", "gal"})
+# what one does to a person, said of the verb's object ("met christopher", "married jordan")
+_MEET_SOMEONE = frozenset({"meet", "marry", "date", "invite", "hug", "kiss", "text", "message"})
 _HAS_VOWEL = re.compile(r"[aeiouyà-ÿ]")
 
 
@@ -278,11 +342,25 @@ def _in_a_persons_place(sentence: str, token) -> bool:
     head = token.head
     if token.dep_ == "conj" and head.lower_ in ("me", "i"):
         return True
-    if token.dep_ == "attr" and head.lemma_ == "be":  # "my boyfriend is vikram", "her manager is ngozi"
-        return any(c.dep_ == "nsubj" and c.lower_ in KINSHIP and any(p.dep_ == "poss" for p in c.children)
+    if token.dep_ == "attr" and head.lemma_ == "be":  # "my boyfriend is vikram", "new roommate is jessamyn"
+        return any(c.dep_ == "nsubj" and c.lower_ in KINSHIP and (
+            any(p.dep_ == "poss" for p in c.children) or not any(p.dep_ == "det" for p in c.children))
                    for c in head.children)
+    if token.dep_ in ("oprd", "dobj", "appos") and head.lemma_ in ("name", "call") and head.dep_ == "acl" and (
+            head.head.lower_ in _SOMEONE):  # "she's seeing a lad called rory quinn"
+        return True
     if token.dep_ == "pobj" and head.lower_ == "with":
-        return head.head.lemma_ in _WITH_SOMEONE or head.head.lemma_ in PERSON_VERBS
+        return head.head.lemma_ in _WITH_SOMEONE or head.head.lemma_ in PERSON_VERBS or (
+            head.head.lemma_ == "go" and any(c.dep_ == "prt" and c.lower_ == "out" for c in head.head.children))
+    if token.dep_ == "dobj" and head.lemma_ in _MEET_SOMEONE:  # "met christopher at the gym"
+        return True
+    if token.dep_ == "poss" and KINSHIP.get(head.lower_, ("",))[0] in _FAMILY_RELATIONS:  # "kwame's new girlfriend"
+        return True
+    if token.dep_ == "oprd" and head.lemma_ in ("call", "name") and any(  # "his girlfriend is called efua"
+            c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in KINSHIP for c in head.children):
+        return True
+    if token.dep_ == "pobj" and head.lower_ == "to" and head.head.lemma_ in ("engage", "marry", "wed"):
+        return True  # "got engaged to esi"
     return any(c.dep_ == "conj" and c.lower_ in ("me", "i") for c in token.children) and token.dep_ in (
         "nsubj", "nsubjpass") or opens_as_subject_of_a_life(sentence, token.idx)
 
@@ -357,11 +435,40 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
                 end = start + len(" ".join(words[:n]))
                 if n < len(words) and words[n] in CITY_ORG_HEADS and _compound_of_next(sentence, end):
                     break  # "nottingham uni", "leeds council": the place names an organization
+                if _OF_ORG_BEFORE.search(sentence, 0, start):
+                    break  # "uni of leeds": the organization's name
                 if sentence[start:end] == " ".join(words[:n]) and not taken.overlaps(start, end) and not any(
                         o.start < end and start < o.end for o in out):
                     out.append(Mention(start, end, _place_case(sentence[start:end]), place=match.re is _ANY_WORD))
                 break
+        else:
+            if lowercase_writer and match.re is _LOWER_PLACE and _UNLISTED_HOME.match(match.group()) and (
+                    end := _unlisted_place_end(sentence, start, words[0])) and not taken.overlaps(start, end):
+                out.append(Mention(start, end, words[0].capitalize(), place=True))  # "moving back to sopot"
     return out
+
+
+# where one lives or moves, said before a town no gazetteer holds
+_UNLISTED_HOME = re.compile(r"(?:live[sd]?\s+in|living\s+in|based\s+in|resides?\s+in|"
+                            r"(?:moved|moving|move|relocated|relocating)\s+back\s+to)\b")
+
+
+def _unlisted_place_end(sentence: str, start: int, word: str) -> int | None:
+    """The end of a one-word town no gazetteer holds, after a verb of home ("moving back to sopot
+    next week"): a word no dictionary or name list holds, ending the clause or before a word of time
+    or company; None otherwise."""
+    end = start + len(word)
+    if len(word) < 4 or not _unknown_word(word) or not _HAS_VOWEL.search(word) or word in FIRST_NAMES or (
+            word in WORLD_GIVEN_NAMES or in_nickname_table(word)):
+        return None
+    return end if _CLAUSE_END_AFTER.match(sentence, end) else None
+
+
+_CLAUSE_END_AFTER = re.compile(
+    r"\s*(?:$|[.,!?;:)(]|\s(?:now|next|last|this|in|for|with|w|and|soon|tomorrow|today|lol|haha|asap)\b)")
+
+
+_OF_ORG_BEFORE = re.compile(rf"\b(?:{alternation(ORG_PREFIXES)})\s+of\s+$")
 
 
 def _among(words: str, names: frozenset[str]) -> bool:
@@ -531,7 +638,7 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
 # of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
 # a word no dictionary has; or one such word alone right after a word of work or study.
 _JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
-_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|{alternation(_JOINED_OR_LEFT)})\b")
+_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|into|{alternation(_JOINED_OR_LEFT)})\b")
 _LOWER_ORG = re.compile(
     rf"(?P<lead>{_LEAD_WORD.pattern})\s+(?:the\s+)?"
     rf"(?P<org>[{_LO}][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[{_LO}][\wà-ÿ'&-]*){{0,3}})"
@@ -541,6 +648,23 @@ _WORK_BEFORE = re.compile(
     r"boss|manager|team|colleagues?|coworkers?|notice|promot\w*|interview\w*|offer|position|role|contract)"
     r"\s+(?:\w+\s+){0,2}$"
 )
+# "second year at", "finished at", "graduated from": a school's place, right before
+_STUDY_BEFORE = re.compile(
+    r"\b(?:yr|year|semester|term|degree|course|finish\w*|graduat\w*|enrol\w*|uni|masters?|phd|exams?|freshers|"
+    r"week)\s+(?:\w+\s+){0,1}$")
+
+
+_VOWELS = re.compile(r"[aeiouà-ÿ]")
+
+
+def _initials_word(word: str) -> bool:
+    """Two to four letters that are no word, name or chat spelling ("ucd", "lse", "ucl")."""
+    return (2 <= len(word) <= 4 and word.isalpha() and len(_VOWELS.findall(word)) <= 1
+            and not is_word_form(word) and not is_common_word(word)
+            and word not in FIRST_NAMES and word not in CHAT_FORMS and not in_nickname_table(word)
+            and word not in ORG_PREFIXES and word not in ORG_SUFFIXES)
+
+
 # "a chef at wagamama", "shes a nurse at", "junior dev for": what someone works as, right before
 _OCCUPATION_BEFORE = re.compile(rf"\b(?:{alternation(OCCUPATIONS)})s?\s+$")
 # from a writer who does not capitalize, right after a verb of work, a bare word that is a place's name
@@ -578,18 +702,27 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
             if any(w in _NOT_OF for w in phrase[1:]):
                 continue  # "unijos for law": a name holds no preposition but "of"
             named = any(w in PLACES or _unknown_word(w) for w in phrase if w != "of")
-            if n > 1 and phrase[-1] in ORG_SUFFIXES and named or (
+            lead, before = match.group("lead"), sentence[: match.start()]
+            bare = not sentence[match.end("lead"):start].strip()  # "at decathlon", not "at the clinic"
+            # "a barista at kafka coffee": right after a job, a name before the kind of business, even a word
+            employer = n == 2 and lead in ("at", "for") and bare and not is_common_word(phrase[0]) and (
+                _OCCUPATION_BEFORE.search(before) or _WORK_RIGHT_BEFORE.search(before))
+            if n > 1 and phrase[-1] in ORG_SUFFIXES and (named or employer) and not any(
+                    is_common_word(w.split("'")[0]) for w in phrase[:-1]) or (
                     n > 2 and phrase[0] in ORG_PREFIXES and phrase[1] == "of" and " ".join(phrase[2:]) in PLACES):
                 out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase)))
                 break
             # one unknown word: an employer after a word of work ("startin at mercadona"), or one
             # joined or left ("finally quit tesco")
-            lead, before = match.group("lead"), sentence[: match.start()]
-            bare = not sentence[match.end("lead"):start].strip()  # "at decathlon", not "at the clinic"
             if n == 1 and lowercase_writer and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before) and (
                     phrase[0] in PLACES and len(phrase[0]) >= 4 and any(
                         t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))):
                 out.append(Mention(start, end, phrase[0].title()))  # "i work at carrefour"
+                break
+            # "first week at ucd", "final yr at lse": a school or employer by its initials, in lower case
+            if n == 1 and lowercase_writer and lead in ("at", "from") and bare and _initials_word(phrase[0]) and (
+                    _WORK_BEFORE.search(before) or _STUDY_BEFORE.search(before)):
+                out.append(Mention(start, end, phrase[0].upper(), organization=True))
                 break
             if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
                     sentence, match.start("lead")) or lead in ("at", "for") and (
@@ -713,6 +846,10 @@ def _job_title(words: list[str]) -> bool:
 
 
 _AS_BEFORE = re.compile(r"\bas\s+(?:an?\s+|the\s+)?$", re.I)
+# a post's head and "of" right before a capitalized word: "Head of", "Director of" (not "CEO of Apple": a
+# chief executive is of a firm, not of a field)
+_POST_OF_BEFORE = re.compile(r"\b(?i:head|director|manager|dean|professor|lecturer|coordinator|lead|minister|"
+                             r"vice\s+president|vp)\s+of\s+$")
 
 
 def _post_held(sentence: str, tokens: list, run: list[int], words: list[str]) -> bool:
@@ -764,7 +901,8 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
             first += 1
         # "Left Acme last month", "Joined Vitrio": a verb opening a chat sentence is no part of the name
         if run[0] == 0 and first == 0 and len(run) > 1 and (_opening_verb(words[0])
-                                                             or _opens_as_imperative(sentence, words[0])):
+                                                             or _opens_as_imperative(sentence, words[0])) and not (
+                words[0].lower().endswith("ing") and words[-1].lower() in ORG_SUFFIXES):  # "Building Trust Inc"
             first = 1
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
@@ -773,6 +911,10 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         return None
     if last - first == 1 and _short_month(sentence, tokens[run[first]][0], tokens[run[first]][2]):
         return None  # "starting in Jan", "by Sept", "Feb 3rd": a month
+    if _POST_OF_BEFORE.search(sentence, 0, tokens[run[first]][0]) and all(
+            is_word_form(w) and w.lower() not in PLACES for w in words[first:last]) and (
+            words[last - 1].lower() not in ORG_SUFFIXES):
+        return None  # "Head of Procurement", "Director of Human Resources": the field of a post
     if _job_title(words[first:last]) or _post_held(sentence, tokens, run, words[first:last]) or (
             last - first == 1 and words[first].lower() in OCCUPATIONS and _OF_AFTER.match(
             sentence, tokens[run[first]][1])):
@@ -816,7 +958,10 @@ def _calendar_phrase(sentence: str, tokens: list, run: list[int], words: list[st
 def _opening_verb(word: str) -> bool:
     low = word.lower()
     return low not in FIRST_NAMES and low not in AMBIGUOUS_NAMES and (
-        low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 4 and low not in ED_BASE_VERBS))
+        low in IRREGULAR_PAST or (low.endswith("ed") and len(low) > 4 and low not in ED_BASE_VERBS)
+        # "Leaving Wellington, …", "Starting Monday at …": a verb in -ing opening a chat sentence
+        or low.endswith("ing") and len(low) > 5 and (verb_lemma(low[:-3]) or verb_lemma(low[:-3] + "e")
+                                                     or low[-4] == low[-5] and verb_lemma(low[:-4])))
 
 
 def _opens_as_imperative(sentence: str, word: str) -> bool:
@@ -883,6 +1028,15 @@ _OWNED_KIN_END = re.compile(  # not "my mom, Caroline.": the writer's own kin be
 )
 
 
+_A_KIN_OR_PET_END = re.compile(
+    rf"\b(?:an?)\s+(?:[\w-]+\s+){{0,2}}(?:{alternation(set(KINSHIP) | PET_TERMS)})$", re.I)
+_ORG_NOUN_END = re.compile(rf"\b(?:an?)\s+(?:[\w-]+\s+){{0,3}}(?:{alternation(ORG_NOUNS)})$", re.I)
+# what is said to someone, whose name then follows: "you're such a good friend, Maya", "congrats on the new company"
+_SAID_TO_LISTENER = re.compile(
+    r"\b(?:you|you're|youre|your|that's|thats|this\s+is|what\s+an?|such\s+an?|congrats|congratulations|thanks|thank|"
+    r"lovely|cute|gorgeous|beautiful|nice)\b", re.I)
+
+
 def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bool:
     """Is the mention the listener? "Hey Mel!", "Thanks, Mel!", "You're right, Caroline.", "Jon, you..."."""
     before, after = sentence[: mention.start], sentence[mention.end :]
@@ -898,6 +1052,8 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
         head = before.rstrip()[:-1].rstrip()
         if _OWNED_KIN_END.search(head):
             return False  # "engaged to her bf of six years, Ikenna": whom the kin word names
+        if (_ORG_NOUN_END.search(head) or _A_KIN_OR_PET_END.search(head)) and not _SAID_TO_LISTENER.search(head):
+            return False  # "I freelance for a translation agency, Verbalia.", "we adopted a dog, Rex.": its name
         return not any(m.end == len(head) for m in mentions if m is not mention)
     return not before.strip(" \"'(") and after.lstrip().startswith(",") and not _APPOSITION.match(after)
 

@@ -276,6 +276,16 @@ def stray_subject(token) -> bool:
             and token.head.i == 1 and token.head.dep_ == "ROOT")
 
 
+_DONE_TO_A_WORKER = frozenset({"fire", "sack", "lay", "let", "furlough", "transfer"})
+
+
+def _stray_in_clause(token) -> bool:
+    """A clause's first word hung on the next one as its modifier, after a comma or "and" ("lol,
+    kwame lives in kumasi" read as "kwame-lives")."""
+    return (token.i > 0 and token.dep_ in ("compound", "amod", "nmod") and token.head.i == token.i + 1
+            and (token.nbor(-1).is_punct or token.nbor(-1).lower_ in ("and", "but", "so")))
+
+
 def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     """The word at `start` is the subject of a verb only a person does with a life ("Kemi works
     at ...", "Rafał proposed last night", "Priya was hired by ..."), or of "is" / "has" / "got" said
@@ -284,13 +294,15 @@ def opens_as_subject_of_a_life(sentence: str, start: int) -> bool:
     token = next((t for t in parse(sentence) if t.idx == start), None)
     if token is None or token.pos_ not in ("PROPN", "NOUN"):
         return False
-    if stray_subject(token) and token.head.lower_.removesuffix("s") in PERSON_VERBS:
+    if (stray_subject(token) or _stray_in_clause(token)) and token.head.lower_.removesuffix("s") in PERSON_VERBS:
         return True  # "Rustam works for …" with "works" read as a noun or "Rustam" as its modifier
     while token.dep_ == "compound" and token.head.i > token.i:  # "Ji" of "Ji - hoon"
         token = token.head
     if token.dep_ not in ("nsubj", "nsubjpass"):
         return False
     verb = token.head.lemma_.lower()
+    if token.dep_ == "nsubjpass" and verb in _DONE_TO_A_WORKER:
+        return True  # "Tunde was let go", "Maya got fired"
     things = _A_PERSON_IS if verb == "be" else _A_PERSON_HAS if verb in ("have", "get") else frozenset()
     # the lemmatizer misreads a verb after an unknown word at times ("Anh hates" → "hat"): its forms count
     said = token.head.lower_

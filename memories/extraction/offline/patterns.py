@@ -163,6 +163,11 @@ RULES: tuple[Rule, ...] = (
         r"residing|(?:has|have)\s+(?:been\s+)?(?:lived|living)|based|settled|"
         # "still on her own in ⟨town⟩", "alone in ⟨town⟩"
         r"on\s+(?:\x02\d+\x03's|his|her|their|my)\s+own|alone|"
+        # "got his own place in ⟨city⟩", "found a flat in ⟨city⟩": a home of one's own there
+        r"(?:got|gets|getting|found|finds|rented|rents|renting|shar(?:e|es|ed|ing))\s+(?:an?|my|his|her|their|our|\x02\d+\x03's)\s+"
+        r"(?:(?:own|new|first|little)\s+){0,2}(?:place|flat|apartment|house|home|condo|studio|room)"
+        r"(?=\s+in\s+\x02\d+\x03(?!\s+for\s+(?:the|our|a|my|his|her|their)?\s*(?:holiday|vacation|trip|party|"
+        r"weekend|night|week|wedding|conference|festival|stag|hen|bachelor)))|"
         # "(come and) stay with us in ⟨city⟩"
         r"(?:lives?|living)\s+with\s+(?:\x02\d+\x03|us|me|him|her|them))\s+in"
         # "renting a flat share in ⟨city⟩": the dwelling, then where it is
@@ -171,9 +176,17 @@ RULES: tuple[Rule, ...] = (
         "residence",
         **_HOME,
     ),
-    _rule(  # "we're now in ⟨city⟩!" (a move said by where one is now; not "now in Paris for the week")
+    _rule(  # "we're now in ⟨city⟩!", "still in ⟨city⟩" (where one lives now; not "now in Paris for the week")
         "now_in",
-        r"(?<=\bnow\s)in(?!(?:\s+\S+){1,4}?\s+(?:for|until|on\s+(?:a|the|our|my)\s+(?:trip|vacation|holiday))\b)",
+        r"(?:(?<=\bnow\s)|(?<=\bstill\s))in(?!(?:\s+\S+){1,4}?\s+(?:for|until|on\s+(?:a|the|our|my)\s+(?:trip|vacation|holiday))\b)"
+        r"(?!(?:\s+\S+){1,2}?\s*,?\s+(?:heading|flying|going|coming|driving)\s+(?:home|back)\b)",
+        "residence",
+        **_HOME,
+    ),
+    _rule(  # "she's a vet in ⟨city⟩ now": who works there as a trade lives there
+        "trade_in",
+        r"(?:is|'s|works\s+as)\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}?(?:" + alternation(OCCUPATIONS) + r")"
+        r"(?:\s+(?:now|these\s+days))?\s+in(?!\s+(?:the|a|an)\b)",
         "residence",
         **_HOME,
     ),
@@ -192,7 +205,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "remote",
-        r"(?:works?|working|based)\s+remotely\s+(?:from|in|out\s+of)",
+        r"(?:(?:works?|working|based)\s+remotely|(?:now\s+)?freelanc(?:es?|ing)|works?\s+freelance)\s+(?:from|in|out\s+of)",
         "residence",
         slot="lives_in",
         rel="lives_in",
@@ -294,6 +307,15 @@ RULES: tuple[Rule, ...] = (
         category="biographical_milestone",
         objects=_ORG,
     ),
+    _rule(  # "Finished Leeds Uni!", "finished with the Polytechnic": done at a school, by a school's name
+        "finished_school",
+        r"finished(?:\s+(?:at|with))?",
+        "study",
+        retract="studies_at",
+        rel="graduated_from",
+        category="biographical_milestone",
+        objects=frozenset({"organization", "place", "concept"}),  # a school's initials are read as either
+    ),
     _rule(
         "born_in",
         r"born\s+in",
@@ -313,7 +335,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "married",
-        r"(?:happily\s+)?(?:married|wed)(?:\s+to)?",
+        r"(?:happily\s+)?(?:married|wed)(?:\s+(?:to|with))?",  # "got married with ⟨X⟩" in learners' English
         "marriage",
         rel="spouse_of",
         category="biographical_milestone",
@@ -330,7 +352,10 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "dating",
         # "been seeing ⟨X⟩", "started seeing a guy called ⟨X⟩" (not "seeing a therapist called ⟨X⟩")
-        r"(?:dating|started\s+dating|in\s+a\s+relationship\s+with|(?:started|been)\s+seeing(?=\s+(?:\x02|"
+        r"(?:dating|started\s+dating|in\s+a\s+relationship\s+with|"
+        # "asked ⟨X⟩ to be my girlfriend": the asking is the start, said of the one asked
+        r"(?:asked|asks)(?=\s+\x02\d+\x03\s+to\s+be\s+(?:\x02\d+\x03's|my|his|her)\s+(?:girlfriend|boyfriend|partner|gf|bf)\b)|"
+        r"(?:started|been)\s+seeing(?=\s+(?:\x02|"
         r"(?:an?|this|some)\s+(?:[\w-]+\s+)?(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass|someone)\s)))",
         "marriage",
         rel="partner_of",
@@ -464,6 +489,16 @@ _CLUB = re.compile(
 MEMBER_RULE = Rule("member_of", _CLUB, "membership", rel="member_of", category="biographical_milestone")
 
 
+_SCHOOL_NAME = re.compile(r"\b(?:university|uni|college|school|academy|institute|polytechnic|politechnika|"
+                          r"universidad|universidade|université|universität)\b", re.I)
+
+
+def _school_name(name: str) -> bool:
+    """A school by its name ("Leeds Uni", "the University of X"): initials could as well be a firm's."""
+    return bool(_SCHOOL_NAME.search(name))
+_HIRED = re.compile(r"\b(?:job|position|role|post|hired|employed)\b", re.I)
+
+
 def _is_club(said: str, name: str) -> bool:
     """The joined organization is a club: its name or the words that introduce it say so."""
     return bool(_CLUB.search(name) or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)))
@@ -493,7 +528,10 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
-        if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name):
+        if rule.name == "finished_school" and not _school_name(registry.entities[obj].name):
+            continue  # "finished at Tesco" ends a job, not a school's years
+        if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name) and not (
+                _HIRED.search(match.group())):  # "a position with ⟨X Group⟩" is a job, whatever the name
             hits.append(RuleMatch(MEMBER_RULE, obj, future))
             continue
         hits.append(RuleMatch(rule, obj, future))
@@ -520,6 +558,8 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
 _ORG_NOUN_ALT = "|".join(sorted(ORG_NOUNS, key=len, reverse=True))
 _OCCUPATION_ALT = alternation(OCCUPATIONS)
 _FORMER = r"(?:retired|former|ex-|ex\b|late(?![\w-])|old\b|previous|one-time)"
+# what a post is head of, in capitals: "Head of Procurement", "Director of Human Resources"
+_POST_FIELD = r"(?:\s+of\s+(?:[A-Z][\w-]*\s+){0,2}[A-Z][\w-]*)?"
 _EMPLOYMENT = (
     # ⟨org⟩ is ⟨0⟩'s full-time job now
     re.compile(rf"{_E.format('org')}\s+(?:is|'s)\s+(?:now\s+|still\s+)?{_E.format('s')}'s\s+(?:[\w-]+\s+){{0,2}}?"
@@ -543,8 +583,11 @@ _EMPLOYMENT = (
                rf"(?!student\b|pupil\b)(?:{_OCCUPATION_ALT})\s+(?:at|with)\s+(?:the\s+)?{_E.format('org')}", re.I),
     # "Kind regards, ⟨2⟩, Senior Paralegal, ⟨org⟩.": a letter signed with a post and an employer
     # (or with a department between: "…, Lab Manager, ⟨dept⟩, ⟨org⟩.")
-    re.compile(rf"{_E.format('s')}\s*,\s+(?!(?i:{_FORMER}))(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT})\s*,\s+"
+    re.compile(rf"{_E.format('s')}\s*,\s+(?!(?i:{_FORMER}))(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT}){_POST_FIELD}\s*,\s+"
                rf"(?:(?:the\s+)?\x02(?P<dept>\d+)\x03\s*,\s+)?(?:the\s+)?{_E.format('org')}\s*[.'’\"]*\s*$"),
+    # "⟨2⟩, Director of Operations at ⟨org⟩,": a post in capitals set off after the name
+    re.compile(rf"{_E.format('s')}\s*,\s+(?!(?i:{_FORMER}))(?:[A-Z][\w-]*\s+){{0,3}}(?i:{_OCCUPATION_ALT}){_POST_FIELD}"
+               rf"\s+(?:at|with)\s+(?:the\s+)?{_E.format('org')}"),
     # ⟨0⟩'s (new) job at ⟨org⟩ (not "lost/left/quit ⟨0⟩'s job at", not an old job)
     re.compile(rf"(?<!lost\s)(?<!left\s)(?<!quit\s)(?<!from\s){_E.format('s')}'s\s+(?:(?:new|current|full-time|"
                rf"part-time|day)\s+)?job\s+(?:at|with)\s+{_E.format('org')}", re.I),
@@ -657,7 +700,7 @@ _KIN_PATTERNS = (
     # ⟨2⟩, ⟨0⟩'s dad was ...": a place or employer before the subject)
     re.compile(
         rf"(?<!\bat\s)(?<!\bin\s){_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}"
-        rf"{_KIN_OR_PET}\b(?!'s\b)", re.I
+        rf"{_KIN_OR_PET}\b(?!'s\b)(?!\s*,?\s*\x02)", re.I  # not "⟨2⟩, my partner ⟨3⟩": the kin word names ⟨3⟩
     ),
     # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ has been ⟨0⟩'s doctor / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is
     # ⟨0⟩'s neighbor's son")
@@ -777,7 +820,8 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
             named = next(g for g in ("name", "name2", "name3") if match.groupdict().get(g))
             owner, name = int(match.group("own") or 0), int(match.group(named))
             kin = match.group("kin").lower()
-            if owner == name or (owner, name) in seen:
+            # "bought a cat, we named him …": the writer after the comma opens a clause, not an apposition
+            if owner == name or (owner, name) in seen or name == 0 and kin in PET_TERMS:
                 continue
             seen.add((owner, name))
             hits.append(kinship_match(owner, name, kin, match.group("mods").lower().split()))
@@ -788,7 +832,7 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
             kin = "colleague" if kin in _WORKPLACE else kin
             mods = [m for m in match.group("mods").lower().split() if m in KIN_MODIFIERS]
             for name in (int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("list"))):
-                if owner == name or (owner, name) in seen:
+                if owner == name or (owner, name) in seen or name == 0 and kin in PET_TERMS:
                     continue
                 seen.add((owner, name))
                 hits.append(kinship_match(owner, name, kin, mods))

@@ -45,6 +45,7 @@ def normalize_message(text: str) -> str:
     sentences); chat spellings in lower case read as the words they stand for ("im", "w/", "workin")."""
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(_chat_form, text)
+    text = _LABEL_OPENING.sub("", text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
     return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
@@ -89,6 +90,10 @@ def possessive_stems(text: str) -> set[str]:
     return {normalize_alias(m["base"]) for m in _S_BEFORE_WORD.finditer(text) if _owned_form(m["base"], m["next"])}
 
 
+# "update: quit my job", "big news - ...": a label before what a chat message says (not a note's "For the file:")
+_LABEL_OPENING = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?i:(?:(?:big|quick|small|life|little|some|good|sad)\s+)?(?:update|news|btw|fyi|psa|ps|edit))"
+    r"\s*(?::|\s[-—–])\s+")
 # "No longer at X, started at Y": a sentence that opens so is the writer's state ("I'm no longer at X")
 _NO_LONGER_OPENING = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<n>[Nn])o longer (?P<prep>at|with|in|working)\b")
 # 'Roberto "Beto" Salgado', "Roberto (Beto) Salgado": the nickname said inside the full name, read

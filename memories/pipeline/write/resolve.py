@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from memories.extraction import llm_extract
 from memories.extraction.mentions import is_unnamed_relative
+from memories.extraction.offline.lexicon import GRANDPARENT_NAMES, PARENT_NAMES
 from memories.extraction.schema import ExtractedEntity, Extraction
-from memories.naming import is_speaker_reference, normalize_alias, titled_surname
+from memories.naming import RELATIONSHIP_TERMS, is_speaker_reference, normalize_alias, titled_surname
 from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import StepRecord, Tracer
 from memories.pipeline.write.values import Decided, Extracted, Known, Message, Resolved
 from memories.providers.embeddings import EmbedderClient
 from memories.providers.llm import LLMClient
 from memories.reconcile import Candidate, decide
+from memories.selectors import entities as entity_selectors
 from memories.selectors.facts import facts_to_reconcile
 from memories.services.resolution import entity_resolve
 
@@ -27,6 +29,18 @@ def _names_to_resolve(ex: Extraction) -> list[ExtractedEntity]:
             name) else "concept"))
     # a fixed order (no lock cycles), titles with a family name last: they may not be anyone they relate to
     return sorted(by_name.values(), key=lambda e: (bool(titled_surname(e.name)), normalize_alias(e.name)))
+
+
+_GENERIC_WRITERS = frozenset({"user", "assistant", "system", "agent", "bot", "ai", "me", "human", "unknown"})
+
+
+def _named_writer(speaker: str) -> bool:
+    """A writer with a name of their own: not "User" or "assistant", a phone number ("+44 7700 900123") or a
+    kin word ("Mum", who is whoever the agent knows as the writer's mother)."""
+    name = normalize_alias(speaker or "")
+    return (bool(name) and name not in _GENERIC_WRITERS and not is_speaker_reference(speaker)
+            and not any(c.isdigit() for c in speaker) and any(c.isalpha() for c in speaker)
+            and name not in RELATIONSHIP_TERMS and name not in PARENT_NAMES and name not in GRANDPARENT_NAMES)
 
 
 def _related_ids(ex: Extraction, name: str, resolved: Resolved) -> set[int]:
@@ -59,6 +73,15 @@ def resolve_entities(message: Message, known: Known, extracted: Extracted, *, ll
         resolved.names_by_entity.setdefault(res.entity.id, set()).update([entity.name, *entity.aliases])
         if res.method == "created":
             resolved.created.add(res.entity.id)
+    if _named_writer(message.speaker) and normalize_alias(message.speaker) not in resolved.by_name and not (
+            entity_selectors.person_by_name_exists(agent=message.agent, name=message.speaker)):
+        # who writes in a group chat is someone the agent knows, though the message says nothing of them:
+        # later messages address them by a short name ("Congrats Han!!")
+        res = entity_resolve(agent=message.agent, name=message.speaker, entity_type="person", aliases=[],
+                             speaker=message.speaker, message=message.text, embed=embedder.embed, llm=llm,
+                             config=message.config, usage_sink=lambda usage: tracer.add_usage(step, usage))
+        resolutions.append(res)
+        resolved.by_name[normalize_alias(message.speaker)] = res.entity
     step.candidates_in, step.candidates_out = len(todo), len({r.entity.id for r in resolutions})
     step.data["resolutions"] = [r.as_dict() for r in resolutions]
     result.entities_resolved = [
