@@ -354,7 +354,7 @@ def _in_a_persons_place(sentence: str, token) -> bool:
             head.head.lemma_ == "go" and any(c.dep_ == "prt" and c.lower_ == "out" for c in head.head.children))
     if token.dep_ == "dobj" and head.lemma_ in _MEET_SOMEONE:  # "met christopher at the gym"
         return True
-    if token.dep_ == "poss" and KINSHIP.get(head.lower_, ("",))[0] in _FAMILY_RELATIONS:  # "kwame's new girlfriend"
+    if token.dep_ == "poss" and KINSHIP.get(head.lower_, ("",))[0] in _FAMILY_RELATIONS:  # "kwesi's new girlfriend"
         return True
     if token.dep_ == "oprd" and head.lemma_ in ("call", "name") and any(  # "his girlfriend is called efua"
             c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in KINSHIP for c in head.children):

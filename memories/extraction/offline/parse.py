@@ -281,7 +281,7 @@ _DONE_TO_A_WORKER = frozenset({"fire", "sack", "lay", "let", "furlough", "transf
 
 def _stray_in_clause(token) -> bool:
     """A clause's first word hung on the next one as its modifier, after a comma or "and" ("lol,
-    kwame lives in kumasi" read as "kwame-lives")."""
+    kwesi lives in kumasi" read as "kwesi-lives")."""
     return (token.i > 0 and token.dep_ in ("compound", "amod", "nmod") and token.head.i == token.i + 1
             and (token.nbor(-1).is_punct or token.nbor(-1).lower_ in ("and", "but", "so")))
 
