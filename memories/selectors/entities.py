@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
-from memories.extraction.offline.lexicon import FEMALE_NAMES, FIRST_NAMES, KINSHIP, MALE_NAMES, SAME_KIN
+from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, SAME_KIN, sexes_cross
 from memories.extraction.offline.parse import is_word_form
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
@@ -256,7 +256,7 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
                 continue
             if given == parts[0]:
                 exact.setdefault((given, initial), set()).add(entity.id)
-            elif not _genders_cross(given, parts[0]) and first_names_compatible(given, parts[0]):
+            elif not sexes_cross(given, parts[0]) and first_names_compatible(given, parts[0]):
                 found.setdefault((given, initial), set()).add(entity.id)
             else:
                 continue
@@ -273,14 +273,7 @@ def name_of_other_sex(said: str, known: str) -> bool:
     if not short or not full:
         return False
     short, full = short[0], full[0]
-    return _genders_cross(short, full) and short not in short_forms_of(full) and nickname_of(short) != full
-
-
-def _genders_cross(short: str, full: str) -> bool:
-    """"max" for Maxine, "dan" for Daniela: a short form the name lists hold for one sex, of a name
-    they hold for the other."""
-    return (short in MALE_NAMES and full in FEMALE_NAMES and full not in MALE_NAMES) or (
-        short in FEMALE_NAMES and full in MALE_NAMES and full not in FEMALE_NAMES)
+    return sexes_cross(short, full) and short not in short_forms_of(full) and nickname_of(short) != full
 
 
 def parents_of(*, agent: Agent, child: str) -> list[Entity]:

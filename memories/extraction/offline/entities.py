@@ -28,6 +28,7 @@ from memories.extraction.offline.lexicon import (
     PLACES,
     WORLD_GIVEN_NAMES,
     alternation,
+    sexes_cross,
 )
 from memories.extraction.offline.names import (
     KIN_OWNER_AFTER,
@@ -304,14 +305,9 @@ def _short_forms_said(sentences: list[Sentence], canon: dict[str, str], speaker:
             # in another sentence: "Maximiliano Ortiz, Max, and Leo" lists three people
             fulls = {canon.get(n.lower(), n) for s, n in said if s is not sentence
                      if first_names_compatible(key, n.split()[0].lower(), either_way=False)
-                     and not _sexes_differ(key, n.split()[0].lower())}
+                     and not sexes_cross(key, n.split()[0].lower())}
             if len(fulls) == 1:
                 canon[key] = fulls.pop()
-
-
-def _sexes_differ(a: str, b: str) -> bool:
-    return (a in MALE_NAMES and b in FEMALE_NAMES and b not in MALE_NAMES) or (
-        a in FEMALE_NAMES and b in MALE_NAMES and b not in FEMALE_NAMES)
 
 
 # institutions whose town's name said alone is still the town (not "Liverpool" for Liverpool FC, nor

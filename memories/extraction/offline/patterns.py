@@ -490,12 +490,7 @@ MEMBER_RULE = Rule("member_of", _CLUB, "membership", rel="member_of", category="
 
 
 _SCHOOL_NAME = re.compile(r"\b(?:university|uni|college|school|academy|institute|polytechnic|politechnika|"
-                          r"universidad|universidade|université|universität)\b", re.I)
-
-
-def _school_name(name: str) -> bool:
-    """A school by its name ("Leeds Uni", "the University of X"): initials could as well be a firm's."""
-    return bool(_SCHOOL_NAME.search(name))
+                          r"universidad|universidade|université|universität)\b", re.I)  # initials could be a firm's
 _HIRED = re.compile(r"\b(?:job|position|role|post|hired|employed)\b", re.I)
 
 
@@ -528,7 +523,7 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
-        if rule.name == "finished_school" and not _school_name(registry.entities[obj].name):
+        if rule.name == "finished_school" and not _SCHOOL_NAME.search(registry.entities[obj].name):
             continue  # "finished at Tesco" ends a job, not a school's years
         if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name) and not (
                 _HIRED.search(match.group())):  # "a position with ⟨X Group⟩" is a job, whatever the name

@@ -95,6 +95,13 @@ FIRST_NAMES = FEMALE_NAMES | MALE_NAMES | _W["unisex_names"]
 GIVEN_NAMES = FIRST_NAMES | WORLD_GIVEN_NAMES  # every given name known: a word is a name
 AMBIGUOUS_NAMES = _W["ambiguous_names"]
 
+
+def sexes_cross(short: str, full: str) -> bool:
+    """"max" for Maxine, "dan" for Daniela: a (short) given name the name lists hold for one sex, beside
+    a name they hold only for the other."""
+    return (short in MALE_NAMES and full in FEMALE_NAMES and full not in MALE_NAMES) or (
+        short in FEMALE_NAMES and full in MALE_NAMES and full not in FEMALE_NAMES)
+
 # Kin and social-role term → (relation, the named person is the source).
 _KIN = _toml(_HERE / "kin.toml")
 KINSHIP: dict[str, tuple[str, bool]] = {
