@@ -633,7 +633,10 @@ _RECIPROCAL = (
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"
                    r"(?:admitted|announced|said)\s+(?:that\s+)?(?:they|we)(?:'re|\s+are)\s+dating|"
-                   r"(?:moved|moving|move)\s+in\s+together"),
+                   r"(?:moved|moving|move)\s+in\s+together|"
+                   # "Ana and I are expecting!", "are having a baby": a couple's child on the way
+                   r"(?:are|'re)\s+(?:\w+\s+)?(?:expecting(?=\s*(?:[.!,;]|$)|\s+(?:a\s+(?:baby|boy|girl|child)|twins|"
+                   r"our\s+(?:first|second|third)|again)\b)|having\s+a\s+(?:baby|boy|girl|child)\b)"),
 )
 _RECIPROCAL_RE = [
     (rel, re.compile(rf"^(?:(?!not\b|never\b|n't\b)[\w']+\s+){{0,4}}?(?:{verbs})\b", re.I))

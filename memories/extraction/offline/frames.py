@@ -116,7 +116,10 @@ class Frame:
         if candidate.kind not in self.objects or (candidate.settlement and not self.settlements):
             return False
         return (not self.object_words or bool(candidate.lemmas & self.sure)
-                or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words))
+                or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words)
+                # "final year at TUM", "my 2nd yr at dcu": a school by its initials
+                or ("year_of_study" in candidate.lemmas and self.name == "studies_at"
+                    and re.fullmatch(r"[a-z]{2,5}", candidate.names) is not None))
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,7 @@ class Frames:
     frames: tuple[Frame, ...]
     blocked: frozenset[str]
     blocked_preps: frozenset[str]
+    stay_words: frozenset[str]
     modifiers: frozenset[str]
     verb_preps: frozenset[str]
     past_states: frozenset[str]
@@ -172,6 +176,7 @@ def frames() -> Frames:
         ),
         blocked=frozenset(data["blocked"]["lemmas"]),
         blocked_preps=frozenset(data["blocked"]["preps"]),
+        stay_words=frozenset(data["blocked"]["stays"]),
         modifiers=frozenset(data["blocked"]["modifiers"]),
         verb_preps=frozenset(data["blocked"]["verb_preps"]),
         past_states=frozenset(data["blocked"]["past_states"]),
@@ -285,7 +290,7 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
                 return []  # "Bartholomew, we all call him Barty, is a nurse": not said of "we"
             verb = verb.head
             continue
-        if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS for t in verb.doc):
+        if verb.dep_ == "ROOT" and not any(t.dep_ in _SUBJECTS and not _of_a_later_conjunct(t, verb) for t in verb.doc):
             if verb.i == 1 and stray_subject(verb.doc[0]):  # "Rustam works as a driver …": said of him
                 return _with_conjuncts(verb.doc[0], ids) if verb.doc[0].i in ids else []
             lead = {ids.get(t.i) for t in verb.doc[: verb.i]}
@@ -294,6 +299,13 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
             return [elided]
         return []
     return []
+
+
+def _of_a_later_conjunct(subject, root) -> bool:
+    """A subject of a verb coordinated after `root` ("Bought a flat in X, and Tom starts at Y"): it is
+    that clause's own, so `root` still has none."""
+    verb = subject.head
+    return verb.dep_ == "conj" and verb.head.i == root.i and verb.i > root.i and subject.i > root.i
 
 
 def _opens_without_subject(verb) -> bool:
@@ -367,6 +379,9 @@ def _blocked(way, chain, data: Frames) -> bool:
                 return True
             if child.dep_ == "prep" and child.lower_ in data.verb_preps:
                 return True
+            if any(c.dep_ in ("compound", "dobj") and c.lemma_.lower() in data.stay_words
+                   for c in ((child, *child.children) if child.dep_ == "dobj" else (child,))):
+                return True  # "rented a holiday flat in X", "a holiday flat in X"
     return any(t.dep_ == "prep" and t.lower_ in data.blocked_preps for t in way)
 
 
@@ -474,6 +489,8 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
                                                           and ids.get(c.i) != target)]
                        if not _someone_else(t, ids, subject))
+    if any(t.lower_ in _YEAR_OF_STUDY and t.i and _ORDINAL.fullmatch(doc[t.i - 1].lower_) for t in way):
+        lemmas |= {"year_of_study"}  # "final year at X", "my 2nd yr at X"
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")
@@ -492,6 +509,8 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
 
 
 _LEARNING = frozenset({"train", "trainee", "learn", "qualify"})
+_YEAR_OF_STUDY = frozenset({"year", "yr", "semester", "sem", "term"})
+_ORDINAL = re.compile(r"first|second|third|fourth|fifth|final|\d(?:st|nd|rd|th)")
 
 
 def _someone_else(token, ids, subject: int) -> bool:

@@ -363,6 +363,16 @@ RULES: tuple[Rule, ...] = (
         objects=_PERSON,
     ),
     _rule(
+        "moved_in_with",
+        # "has moved in with ⟨X⟩": they share a home now (a partner's own link, if any, is said elsewhere)
+        r"(?:moved|moves|moving|move)\s+in\s+with(?!\s+\x02\d+\x03's\s+(?:[\w-]+\s+)?(?:girlfriend|boyfriend|partner|"
+        r"wife|husband|fianc[ée]e?|gf|bf|spouse)\b)",
+        "household",
+        rel="roommate_of",
+        category="biographical_milestone",
+        objects=_PERSON,
+    ),
+    _rule(
         "broke_up",
         r"(?:broke\s+up|split\s+up|separated|divorced)(?:\s+(?:with|from))?",
         "marriage",

@@ -46,6 +46,8 @@ def normalize_message(text: str) -> str:
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(_chat_form, text)
     text = _LABEL_OPENING.sub("", text)
+    text = _COLON_BEFORE_VERB.sub(". ", text)
+    text = _LAST_DAY_OPENING.sub(lambda m: f"{'My' if m['l'] == 'L' else 'my'} last day at", text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
     return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
@@ -90,10 +92,21 @@ def possessive_stems(text: str) -> set[str]:
     return {normalize_alias(m["base"]) for m in _S_BEFORE_WORD.finditer(text) if _owned_form(m["base"], m["next"])}
 
 
-# "update: quit my job", "big news - ...": a label before what a chat message says (not a note's "For the file:")
+# "update: quit my job", "big news - ...", "job update for the group: ...": a label before what a chat
+# message says (not a note's "For the file:")
 _LABEL_OPENING = re.compile(
-    r"(?:^|(?<=[.!?]\s))(?i:(?:(?:big|quick|small|life|little|some|good|sad)\s+)?(?:update|news|btw|fyi|psa|ps|edit))"
+    r"(?:^|(?<=[.!?]\s))(?i:(?:(?:big|quick|small|life|little|some|good|sad|work|job|house|home|family|baby|health|"
+    r"school|uni|flat|move|moving|dating|weekly|monthly)\s+){0,2}(?:update|news|btw|fyi|psa|ps|edit)"
+    r"(?:\s+(?:for|to)\s+(?:the\s+|you\s+)?(?:group|chat|all|everyone|everybody|guys|folks|family|fam|gang|lot|team)"
+    r"(?:\s+chat)?)?)"
     r"\s*(?::|\s[-—–])\s+")
+# "I've decided: leaving the firm and moving to X": a colon before a clause that opens with a verb in
+# -ing ends what was said before; the clause is a sentence of its own, said of the writer
+_COLON_BEFORE_VERB = re.compile(
+    r"(?<=[a-z])\s*:\s+(?=[A-Za-z][a-z]+ing\s+(?:[A-Z]|(?:the|a|an|my|our|to|from|in|into|at|back|out|up|down|"
+    r"home|away|over)\b))")
+# "Last day at X is Friday": the writer's last day, as "my last day at X" says it
+_LAST_DAY_OPENING = re.compile(r"(?:^|(?<=[.!?]\s))(?P<l>[Ll])ast day at(?=\s)")
 # "No longer at X, started at Y": a sentence that opens so is the writer's state ("I'm no longer at X")
 _NO_LONGER_OPENING = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<n>[Nn])o longer (?P<prep>at|with|in|working)\b")
 # 'Roberto "Beto" Salgado', "Roberto (Beto) Salgado": the nickname said inside the full name, read
