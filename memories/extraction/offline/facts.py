@@ -635,8 +635,9 @@ _RECIPROCAL = (
                    r"(?:admitted|announced|said)\s+(?:that\s+)?(?:they|we)(?:'re|\s+are)\s+dating|"
                    r"(?:moved|moving|move)\s+in\s+together|"
                    # "Ana and I are expecting!", "are having a baby": a couple's child on the way
-                   r"(?:are|'re)\s+(?:\w+\s+)?(?:expecting(?=\s*(?:[.!,;]|$)|\s+(?:a\s+(?:baby|boy|girl|child)|twins|"
-                   r"our\s+(?:first|second|third)|again)\b)|having\s+a\s+(?:baby|boy|girl|child)\b)"),
+                   r"(?:are|'re)\s+(?:finally\s+|officially\s+)?(?:expecting(?=\s*(?:[.!,;]|$)|\s+(?:a\s+(?:baby|boy|girl|"
+                   r"child)|our\s+(?:first|second|third))\b(?![\s-]*(?:shower|sitter|delivery|monitor)))|"
+                   r"having\s+a\s+(?:baby|boy|girl|child)\b(?![\s-]*(?:shower|sitter|monitor)))"),
 )
 _RECIPROCAL_RE = [
     (rel, re.compile(rf"^(?:(?!not\b|never\b|n't\b)[\w']+\s+){{0,4}}?(?:{verbs})\b", re.I))

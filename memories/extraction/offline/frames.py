@@ -119,7 +119,7 @@ class Frame:
                 or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words)
                 # "final year at TUM", "my 2nd yr at dcu": a school by its initials
                 or ("year_of_study" in candidate.lemmas and self.name == "studies_at"
-                    and re.fullmatch(r"[a-z]{2,5}", candidate.names) is not None))
+                    and "works_at" not in candidate.linked and re.fullmatch(r"[a-z]{2,5}", candidate.names)))
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,9 @@ def _of_a_later_conjunct(subject, root) -> bool:
     """A subject of a verb coordinated after `root` ("Bought a flat in X, and Tom starts at Y"): it is
     that clause's own, so `root` still has none."""
     verb = subject.head
-    return verb.dep_ == "conj" and verb.head.i == root.i and verb.i > root.i and subject.i > root.i
+    return (verb.dep_ == "conj" and verb.head.i == root.i and verb.i > root.i and subject.i > root.i
+            # not advice: "Move to X and you'll love it", "Work at X and they give you shares"
+            and (subject.pos_ == "PROPN" or subject.lower_ in ("he", "she", "we")))
 
 
 def _opens_without_subject(verb) -> bool:
@@ -489,8 +491,8 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
                                                           and ids.get(c.i) != target)]
                        if not _someone_else(t, ids, subject))
-    if any(t.lower_ in _YEAR_OF_STUDY and t.i and _ORDINAL.fullmatch(doc[t.i - 1].lower_) for t in way):
-        lemmas |= {"year_of_study"}  # "final year at X", "my 2nd yr at X"
+    if verb.dep_ == "ROOT" and verb.lower_ in _YEAR_OF_STUDY and verb.i and _ORDINAL.fullmatch(doc[verb.i - 1].lower_):
+        lemmas |= {"year_of_study"}  # "final year at X", "my 2nd yr at X", said without a verb
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")

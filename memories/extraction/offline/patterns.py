@@ -365,8 +365,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "moved_in_with",
         # "has moved in with ⟨X⟩": they share a home now (a partner's own link, if any, is said elsewhere)
-        r"(?:moved|moves|moving|move)\s+in\s+with(?!\s+\x02\d+\x03's\s+(?:[\w-]+\s+)?(?:girlfriend|boyfriend|partner|"
-        r"wife|husband|fianc[ée]e?|gf|bf|spouse)\b)",
+        r"(?:moved|moves|moving|move)\s+in\s+with(?!\s+(?:\x02\d+\x03\s*,\s*)?(?:\x02\d+\x03's|my|his|her|their)\s+"
+        r"(?:[\w-]+\s+)?(?:girlfriend|boyfriend|partner|wife|husband|fianc[ée]e?|gf|bf|spouse)\b)",
         "household",
         rel="roommate_of",
         category="biographical_milestone",

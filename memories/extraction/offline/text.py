@@ -46,7 +46,7 @@ def normalize_message(text: str) -> str:
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(_chat_form, text)
     text = _LABEL_OPENING.sub("", text)
-    text = _COLON_BEFORE_VERB.sub(". ", text)
+    text = _COLON_BEFORE_VERB.sub(lambda m: f"{m['pre']}. ", text)
     text = _LAST_DAY_OPENING.sub(lambda m: f"{'My' if m['l'] == 'L' else 'my'} last day at", text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
@@ -100,13 +100,17 @@ _LABEL_OPENING = re.compile(
     r"(?:\s+(?:for|to)\s+(?:the\s+|you\s+)?(?:group|chat|all|everyone|everybody|guys|folks|family|fam|gang|lot|team)"
     r"(?:\s+chat)?)?)"
     r"\s*(?::|\s[-—–])\s+")
-# "I've decided: leaving the firm and moving to X": a colon before a clause that opens with a verb in
-# -ing ends what was said before; the clause is a sentence of its own, said of the writer
+# "I've decided: leaving the firm and moving to X": after a writer's decision said so, a colon before
+# a clause that opens with a verb in -ing ends the sentence; the clause is said of the writer
 _COLON_BEFORE_VERB = re.compile(
-    r"(?<=[a-z])\s*:\s+(?=[A-Za-z][a-z]+ing\s+(?:[A-Z]|(?:the|a|an|my|our|to|from|in|into|at|back|out|up|down|"
-    r"home|away|over)\b))")
+    r"(?:^|(?<=[.!?]\s))(?P<pre>(?i:(?:ok(?:ay)?|right|so|well)?[\s,]*(?:(?:team|everyone|all|guys|folks)[\s,]+)?"
+    r"(?:it'?s\s+(?:official|happening|settled|done|decided)|i'?m\s+(?:doing\s+it|going\s+for\s+it)|"
+    r"i'?ve\s+(?:decided|done\s+it|made\s+up\s+my\s+mind|made\s+(?:the|a)\s+decision)|decision\s+(?:made|taken)))"
+    r")\s*:\s+(?=[A-Za-z][a-z]+ing\s+(?:[A-Z]|(?:the|a|an|my|our|to|from|in|into|at|back|out|up|down|home|away|"
+    r"over)\b))")
 # "Last day at X is Friday": the writer's last day, as "my last day at X" says it
-_LAST_DAY_OPENING = re.compile(r"(?:^|(?<=[.!?]\s))(?P<l>[Ll])ast day at(?=\s)")
+_LAST_DAY_OPENING = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?P<l>[Ll])ast day at(?=\s)(?![^.!?]*\bfor\s+(?:my|his|her|our|their|[A-Z]))")
 # "No longer at X, started at Y": a sentence that opens so is the writer's state ("I'm no longer at X")
 _NO_LONGER_OPENING = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))(?P<n>[Nn])o longer (?P<prep>at|with|in|working)\b")
 # 'Roberto "Beto" Salgado', "Roberto (Beto) Salgado": the nickname said inside the full name, read
