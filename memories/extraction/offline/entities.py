@@ -26,6 +26,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_PREFIXES,
     PLACE_SUFFIXES,
     PLACES,
+    WORD_PLACES,
     WORLD_GIVEN_NAMES,
     alternation,
     sexes_cross,
@@ -700,6 +701,8 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None
         entity.vote("place", 70)
     if (name := " ".join(words)) in PLACES:
         entity.vote("place", 30 if name in FAMILY_NAME_PLACES else 60)
+    elif name in WORD_PLACES and text[:1].isupper() and name not in FIRST_NAMES and name not in WORLD_GIVEN_NAMES:
+        entity.vote("place", 45)  # "Bath", "Shanghai"; not "Florence", a given name first
     if words[0] in FIRST_NAMES:
         entity.vote("person", 55 if len(words) > 1 else 50)
         entity.gender = entity.gender or gender_of(words[0])

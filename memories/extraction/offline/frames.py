@@ -46,6 +46,7 @@ from memories.extraction.offline.lexicon import (
     PET_TERMS,
     PLACE_SUFFIXES,
     PLACES,
+    WORD_PLACES,
 )
 from memories.extraction.offline.parse import died, opening_verb_without_subject, parse, stray_subject
 from memories.extraction.offline.text import SPEAKER
@@ -496,7 +497,8 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")
-    settlement = (name_words in PLACES or name_words.rsplit(" ", 1)[-1] in PLACE_SUFFIXES) and not (
+    settlement = (name_words in PLACES or name_words in WORD_PLACES
+                  or name_words.rsplit(" ", 1)[-1] in PLACE_SUFFIXES) and not (
         set(name_words.split()) & ORG_SUFFIXES)
     below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
     # "the Madrid office of X"; "Finance Director of X", a post named in capitals

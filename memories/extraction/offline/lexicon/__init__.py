@@ -73,6 +73,13 @@ PLACE_OTHER_NAMES = dict(
     line.split("\t", 1) for line in (_HERE.parent / "place_names.txt").read_text(encoding="utf-8").splitlines()
     if line and not line.startswith("#")
 )
+# Capitals and larger cities whose one-word name is also an English word ("Bath", "Wellington",
+# "Shanghai"; scripts/build_places.py; no given names): not in PLACES, so never a place by the list alone in lower case;
+# capitalized, a lean to a place that the sentence's cues and a given name outweigh
+WORD_PLACES = frozenset(
+    line for line in (_HERE.parent / "word_places.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+)
 # One word of the gazetteer alone is also many a family name ("Preston", "Sheffield"): it says
 # place less firmly than a place people name in chat.
 FAMILY_NAME_PLACES = frozenset(p for p in _GAZETTEER - _WRITTEN_PLACES if " " not in p)
