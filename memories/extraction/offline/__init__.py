@@ -82,7 +82,7 @@ def extract_offline(
     text = restore_possessives(text, [*people, *(a for a, n in (known_aliases or {}).items() if n in people),
                                       *_names_said(text)])
     registry, sentences, ctx = build_registry(text, speaker, list(recent_messages), known,
-                                              dict(known_aliases or {}), dict(known_types or {}))
+                                              dict(known_aliases or {}), dict(known_types or {}), written=message)
     state = PronounState(registry, ctx, list(recent_messages))
     day = occurred_at.date() if isinstance(occurred_at, datetime) else occurred_at
     out = Collector(registry, day)

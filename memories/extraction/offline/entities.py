@@ -439,9 +439,11 @@ def _drop_family_names(sentences: list[Sentence], speaker: str, people: Sequence
 
 
 def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str],
-                   known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None) -> tuple:
-    """Split, find names, group aliases, type entities. Returns (registry, sentences, name context)."""
-    ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases, known_types)
+                   known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None,
+                   written: str | None = None) -> tuple:
+    """Split, find names, group aliases, type entities. Returns (registry, sentences, name context).
+    `written` is the message as its writer typed it, before chat spellings were read ("im" → "I'm")."""
+    ctx = NameContext(speaker, known, [message, *recent[-5:]], known_aliases, known_types, written=written)
     texts = split_sentences(message)
     parse_many(texts)  # every sentence is parsed below: together through nlp.pipe, ~1.5x faster
     sentences = [Sentence(s, find_mentions(s, ctx)) for s in texts]

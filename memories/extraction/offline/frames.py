@@ -548,13 +548,17 @@ def _apposed_way(doc, ids, token) -> list | None:
 
 def _durative(verb, data: Frames) -> bool:
     """"have been at X since May", "has been in X for two years": "have" and a state's span."""
-    if not any(c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children):
+    # "been at X 3 yrs now": chat drops the "I've" of a sentence that opens so
+    dropped = verb.i == 0 and verb.lower_ == "been" and not any(c.dep_ in _SUBJECTS for c in verb.children)
+    if not dropped and not any(c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children):
         return False
-    for prep in (c for c in verb.children if c.dep_ == "prep"):
+    for prep in (c for c in verb.children if c.dep_ in ("prep", "npadvmod", "dobj")):
         if prep.lower_ == "since":
             return True
         if prep.lower_ == "for" and any(g.lemma_.lower() in data.spans for g in prep.subtree):
             return True
+        if prep.dep_ != "prep" and any(g.lemma_.lower() in data.spans for g in prep.subtree):
+            return True  # "have been at X two years"
     return False
 
 

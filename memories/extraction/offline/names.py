@@ -134,14 +134,16 @@ class NameContext:
     mid-sentence (evidence that a sentence-initial word is a name)."""
 
     def __init__(self, speaker: str, known_names: Sequence[str], texts: Sequence[str],
-                 known_aliases: Mapping[str, str] | None = None, known_types: Mapping[str, str] | None = None):
+                 known_aliases: Mapping[str, str] | None = None, known_types: Mapping[str, str] | None = None,
+                 written: str | None = None):
         self.speaker = speaker
         self.known_types = {k.lower(): v for k, v in (known_types or {}).items()}
         self.known = _known_matcher(tuple(dict.fromkeys([speaker, *known_names])),
                                     tuple(sorted((known_aliases or {}).items())))
         self._texts = texts
         self._mid_caps: frozenset[str] | None = None
-        self.lowercase_writer = bool(texts) and bool(_LOWERCASE_WRITER.search(texts[0]))
+        # from the message as typed: "im at ucl" reads "I'm at ucl" later, still a writer in lower case
+        self.lowercase_writer = bool(texts) and bool(_LOWERCASE_WRITER.search(written or texts[0]))
 
     def seen_mid_sentence(self, word: str) -> bool:
         if self._mid_caps is None:
