@@ -62,7 +62,11 @@ _KIN_BEFORE = re.compile(
     rf"{_OWNER}\s+(?:(?:{MOD_ALT})[\s-]+)*(?P<kin>{KIN_ALT}|{PET_ALT})(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
     r"\(?\s*$"
 )
-_PET_NAMED_BEFORE = re.compile(rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$")
+_PET_NAMED_BEFORE = re.compile(
+    rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$"
+    # "adopted a shiba inu named X": an animal no list holds, adopted or rescued; not a child adopted
+    r"|\b(?:adopt|rescu)(?:ed|es|e|ing)\s+(?:an?|another)\s+(?:(?!(?:girl|boy|baby|child|kid|son|daughter|one|"
+    r"toddler|teen|teenager|orphan|sibling|brother|sister)\b)[a-z-]+\s+){1,3}(?:named|called)\s*$")
 # "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
 _NAME_IS_BEFORE = re.compile(
     # "Name is Pudim", "…, very shy, named Caju" right after a pet

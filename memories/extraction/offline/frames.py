@@ -114,7 +114,9 @@ class Frame:
 
     def admits(self, candidate: Candidate) -> bool:
         """Whether the pair's object is of a kind this frame links."""
-        if candidate.kind not in self.objects or (candidate.settlement and not self.settlements):
+        # a town's name typed an organization ("worked at Carrefour") is the organization's
+        if candidate.kind not in self.objects or (candidate.settlement and candidate.kind == "place"
+                                                  and not self.settlements):
             return False
         return (not self.object_words or bool(candidate.lemmas & self.sure)
                 or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words)
@@ -302,6 +304,14 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
     return []
 
 
+def _misread_subject(doc, ids: dict[int, int], types: Sequence[str]) -> bool:
+    """A sentence the parser gave no verb at its root, with a person named before that root: the
+    parse lost the subject, so the writer is no better a guess."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    return root is not None and root.pos_ not in ("VERB", "AUX") and any(
+        t.i in ids and types[ids[t.i]] == "person" and ids[t.i] != SPEAKER for t in doc[: root.i])
+
+
 def _of_a_later_conjunct(subject, root) -> bool:
     """A subject of a verb coordinated after `root` ("Bought a flat in X, and Tom starts at Y"): it is
     that clause's own, so `root` still has none."""
@@ -464,6 +474,8 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
         subjects = [owner] if owner is not None else _subjects(verb, ids, elided)
         if _opens_without_subject(verb) and not any(types[s] == "person" for s in subjects):
             subjects = [elided]  # "Moved back to Kumasi, London was too dear": no place moved
+        elif subjects == [elided] and _misread_subject(doc, ids, types):
+            subjects = []  # "X's brother Duc studies at Y", its verb read as a name: not the writer
     return [_candidate(doc, ids, types, linked, token, way, subject, target, data)
             for subject in subjects if subject != target and types[subject] == "person"]
 
@@ -784,6 +796,9 @@ def _pet_noun(token) -> bool:
     return token.pos_ == "NOUN" and token.lemma_.lower() in PET_TERMS
 
 
+_TAKEN_IN = frozenset({"adopt", "rescue", "foster", "get", "buy"})  # not "met a cat called X"
+
+
 def _named_pet_tokens(doc) -> list[tuple[object, object]]:
     """(name token, pet noun) pairs the parse ties: "our dog, Rex" / "Rex, our dog" / "my hamster
     Bolt" (apposed or compounded), "Rex is our dog" (said of the name, or of a pronoun), and
@@ -835,7 +850,14 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
     doc = parse(sentence.text)
     ids = _token_ids(sentence)
     out = []
-    for name, noun in _named_pet_tokens(doc):
+    pairs = _named_pet_tokens(doc)
+    paired = {name.i for name, _ in pairs}
+    # "adopted a sugar glider named X": an animal no list holds, typed a pet by its name's words
+    pairs += [(t, t.head.head) for t in doc if t.i in ids and t.i not in paired and types[ids[t.i]] == "pet"
+              and t.dep_ == "oprd" and t.head.dep_ == "acl" and t.head.lemma_.lower() in _NAMING_VERBS
+              and t.head.head.pos_ == "NOUN" and t.head.head.dep_ == "dobj"
+              and t.head.head.head.lemma_.lower() in _TAKEN_IN]
+    for name, noun in pairs:
         pet = ids.get(name.i)
         if pet is None or types[pet] != "pet":
             continue
