@@ -114,9 +114,10 @@ class Frame:
 
     def admits(self, candidate: Candidate) -> bool:
         """Whether the pair's object is of a kind this frame links."""
-        # a town's name typed an organization ("worked at Carrefour") is the organization's
-        if candidate.kind not in self.objects or (candidate.settlement and candidate.kind == "place"
-                                                  and not self.settlements):
+        # a town's name typed an organization, said of a job that was ("used to work at Carrefour"),
+        # is the organization's: the rule read that job as current
+        if candidate.kind not in self.objects or (candidate.settlement and not self.settlements and not (
+                candidate.kind == "organization" and candidate.past)):
             return False
         return (not self.object_words or bool(candidate.lemmas & self.sure)
                 or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words)
@@ -350,6 +351,8 @@ def _verb_chain(verb) -> list:
     "thinking of moving")."""
     chain = [verb]
     for _ in range(6):
+        if verb.dep_ == "xcomp" and any(c.dep_ == "dobj" for c in verb.head.children):
+            break  # "quit his job to open a cafe": the purpose is an event of its own, not the quitting
         if verb.head.i == verb.i or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj") or (
                 # a clause with a subject of its own says its own thing ("I no longer teach — I'm a
                 # designer at X"); one without shares what the verb it hangs from is said under
@@ -453,7 +456,7 @@ def _copula_noun(verb, ids: dict[int, int], data: Frames):
             owners = [ids[c.i] for c in child.children if c.dep_ == "poss" and c.i in ids]
             if owners:
                 return child, owners[0]
-            if not any(c.dep_ == "det" for c in child.children):
+            if not any(c.dep_ in ("det", "poss") for c in child.children):  # not "emre's new job", unnamed
                 return child, SPEAKER
     return None
 

@@ -266,7 +266,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
             or token.pos_ in ("PROPN", "NOUN") and (
                 unknown or word in WORLD_GIVEN_NAMES or given and token.dep_ == "dobj"))
         paired = given and _family_word_after(token)  # "christopher mbeki", "jonathan pike from work"
-        if given and not is_dictionary_word(word) or full or placed or paired:
+        if given and not is_dictionary_word(word) or full or placed or paired or _world_name_as_subject(token):
             start, end = token.idx, token.idx + len(word)
             before = token.nbor(-1) if token.i else None
             if before is not None and before.is_lower and before.is_alpha and (
@@ -280,6 +280,17 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
     return out
+
+
+def _world_name_as_subject(token) -> bool:
+    """A given name of another country that no dictionary holds, the subject of a verb, alone or
+    coordinated ("ahmet finally left the bank", "selin and burak broke up"), or whose a thing is."""
+    word = token.lower_
+    subject = token.head if token.dep_ == "conj" else token
+    verb = subject.head
+    return (word in WORLD_GIVEN_NAMES and not is_dictionary_word(word) and token.pos_ in ("PROPN", "NOUN")
+            and (subject.dep_ in ("nsubj", "nsubjpass") and verb.pos_ in ("VERB", "AUX") and verb.i > token.i
+                 or token.dep_ == "poss" and token.head.pos_ == "NOUN"))  # "emre's new job"
 
 
 # after a two-word name whose second word the dictionary holds, what says a person was named: "from work",
