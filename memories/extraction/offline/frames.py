@@ -592,11 +592,16 @@ def _job_said_with_be(verb) -> bool:
     return verb.lemma_ == "be" and any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
 
 
+_FORMERLY = frozenset({"previously", "formerly"})
+
+
 def _was(verb, said: frozenset[str], data: Frames) -> bool:
     """Whether `verb` says a state that was: a state verb in the simple past ("lived in X"), after
     "used to" or "had" ("had worked at X"), neither negated nor said with "still" / "now"."""
     near = {c.lower_ for v in {verb, verb.head if verb.dep_ == "xcomp" else verb} for c in v.children
             if c.dep_ in ("advmod", "neg")}
+    if said & _FORMERLY and verb.tag_ in ("VBD", "VBN") and not said & _NEGATIONS and not near & _STILL:
+        return True  # "previously held roles at X", "was formerly with X": whatever the verb, a state that was
     if not (_job_said_with_be(verb) or verb.lemma_.lower() in data.past_states) or said & _NEGATIONS or near & _STILL:
         return False
     auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.tag_ != "TO"]

@@ -47,6 +47,7 @@ def normalize_message(text: str) -> str:
     text = _CHAT_FORM.sub(_chat_form, text)
     text = _LABEL_OPENING.sub("", text)
     text = _COLON_BEFORE_VERB.sub(lambda m: f"{m['pre']}. ", text)
+    text = _NOTICE_OPENING.sub(lambda m: m["first"].upper(), text)
     text = _LAST_DAY_OPENING.sub(lambda m: f"{'My' if m['l'] == 'L' else 'my'} last day at", text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
@@ -108,6 +109,13 @@ _COLON_BEFORE_VERB = re.compile(
     r"i'?ve\s+(?:decided|done\s+it|made\s+up\s+my\s+mind|made\s+(?:the|a)\s+decision)|decision\s+(?:made|taken)))"
     r")\s*:\s+(?=[A-Za-z][a-z]+ing\s+(?:[A-Z]|(?:the|a|an|my|our|to|from|in|into|at|back|out|up|down|home|away|"
     r"over)\b))")
+# "Please be advised that Mr. X has resigned", "Kindly note that ...": a formal note's preamble before
+# what it says (not a request of the reader)
+_NOTICE_OPENING = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?:(?:please|kindly)\s+(?:be\s+advised|be\s+informed|be\s+aware|note)|"
+    r"(?:we|i)\s+(?:wish\s+to\s+|would\s+like\s+to\s+|are\s+pleased\s+to\s+|regret\s+to\s+)?"
+    r"(?:inform|advise|notify)\s+you|this\s+is\s+to\s+(?:inform\s+you|confirm|notify\s+you))\s+that\s+(?P<first>\w)",
+    re.I)
 # "Last day at X is Friday": the writer's last day, as "my last day at X" says it
 _LAST_DAY_OPENING = re.compile(
     r"(?:^|(?<=[.!?]\s))(?P<l>[Ll])ast day at(?=\s)(?![^.!?]*\bfor\s+(?:my|his|her|our|their|[A-Z]))")
