@@ -90,7 +90,7 @@ def _phrases_before(phrases: str) -> re.Pattern:
 _ORG_STRONG = _phrases_before(
     "offer from,job offer from,offer at,works at,work at,working at,worked at,works for,work for,working for,"
     "worked for,employed by,employed at,"
-    "hired by,job at,job with,intern at,internship at,position at,role at,interview at,interview with,"
+    "hired by,job at,job with,intern at,internship at,position at,post at,role at,interview at,interview with,"
     "studies at,study at,studying at,student at,enrolled at,graduated from,joined,join,joining,founded,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
     "employee of,started at,started working at,notice at,resignation at,engineer at,manager at,designer at,"
