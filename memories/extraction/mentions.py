@@ -18,7 +18,7 @@ from memories.extraction.offline.lexicon import (
     PLACES,
     STOP_CAPS,
 )
-from memories.extraction.offline.parse import is_common_word, parse
+from memories.extraction.offline.parse import is_common_word, opens_as_subject_of_a_life, parse
 from memories.extraction.offline.text import normalize_message, split_sentences
 from memories.extraction.offline.text import possessive_stems as possessive_stems  # for the alias lookup
 from memories.naming import HONORIFICS_AFTER_HYPHEN, LOWER_LETTERS, UPPER_LETTERS, normalize_alias
@@ -194,7 +194,8 @@ def bare_subjects(message: str) -> set[str]:
     out = set()
     for sentence in split_sentences(normalize_message(message)):
         for token in parse(sentence):
-            if (token.dep_ in ("nsubj", "nsubjpass") and token.tag_ == "NNP" and token.is_lower
+            if (token.dep_ in ("nsubj", "nsubjpass") and (token.tag_ == "NNP" or token.i == 0 and (
+                    opens_as_subject_of_a_life(sentence, token.idx))) and token.is_lower
                     and token.is_alpha and len(token) >= 3 and token.head.pos_ == "VERB"
                     and token.head.lemma_ != "be" and token.text not in KINSHIP and token.text not in PARENT_NAMES
                     and token.text not in STOP_CAPS and not any(
