@@ -206,15 +206,9 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
             .defer("name_embedding").order_by("-id")[:limit])
     for entity in rows:
         parts = normalize_alias(strip_accents(entity.display_name)).split()
-        if not parts:
+        if len(parts) < 2:
             continue
         people[entity.id] = entity
-        if len(parts) == 1:  # "my brother Bartholomew": a short form of the one name ("bart")
-            for word in (unknown | dictionary) - {parts[0]}:
-                if (first_names_compatible(word, parts[0], either_way=False) and not name_of_other_sex(word, parts[0])
-                        and (word in unknown or len(word) >= 3 and parts[0].startswith(word))):
-                    (other if word in unknown else pending).setdefault(word, set()).add(entity.id)
-            continue
         # "seojun": Park Seo-jun
         joined = {w.replace("-", "").lower() for w in strip_accents(entity.display_name).split() if "-" in w}
         if parts[0] in words:

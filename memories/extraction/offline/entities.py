@@ -64,9 +64,10 @@ _KIN_BEFORE = re.compile(
 )
 _PET_NAMED_BEFORE = re.compile(
     rf"\b(?:{PET_ALT})\s*(?:,\s*)?(?:named|called)\s*$"
-    # "adopted a shiba inu named X": an animal no list holds, adopted or rescued; not a child adopted
-    r"|\b(?:adopt|rescu)(?:ed|es|e|ing)\s+(?:an?|another)\s+(?:(?!(?:girl|boy|baby|child|kid|son|daughter|one|"
-    r"toddler|teen|teenager|orphan|sibling|brother|sister)\b)[a-z-]+\s+){1,3}(?:named|called)\s*$")
+    # "adopted a shiba inu named X": an animal no list holds, adopted; not a child adopted
+    r"|\badopt(?:ed|s|ing)?\s+(?:an?|another)\s+(?:(?!(?:girl|boy|baby|babies|child|kid|son|daughter|one|"
+    r"toddler|teen|teenager|orphan|orphaned|sibling|brother|sister|newborn|infant|refugee|old|man|woman|person|"
+    r"twins?|student|pupil|family)\b)[a-z-]+\s+){1,3}(?:named|called)\s*$")
 # "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
 _NAME_IS_BEFORE = re.compile(
     # "Name is Pudim", "…, very shy, named Caju" right after a pet
@@ -673,7 +674,7 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
     if mention.person:
         entity.vote("person", 60)
     _vote_kinship(entity, before, after)
-    _vote_name_shape(entity, words, mention.text)
+    _vote_name_shape(entity, words, mention.text, before)
     _vote_context(entity, before, after)
     if len(words) == 1 and words[0] not in PLACES and not mention.text.isupper() and _HUMAN_AFTER.match(after):
         entity.vote("person", 40)
@@ -701,15 +702,21 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
         entity.gender = "f" if term in FEMALE_KIN else "m" if term in MALE_KIN else ""
 
 
-def _vote_name_shape(entity: MessageEntity, words: list[str], text: str) -> None:
+# a word before a town named like an English word that says it is the town ("in Bath", "leaving Bath")
+_PLACE_WORD_BEFORE = re.compile(
+    r"\b(?:in|to|from|near|around|outside|leaving|leave|left|visit|visited|visiting|of)\s+$", re.I)
+
+
+def _vote_name_shape(entity: MessageEntity, words: list[str], text: str, before: str = "") -> None:
     if words[-1] in ORG_SUFFIXES or (len(words) > 1 and words[0] in ORG_PREFIXES):
         entity.vote("organization", 80)
     if len(words) > 1 and (words[-1] in PLACE_SUFFIXES or words[0] in PLACE_PREFIXES):
         entity.vote("place", 70)
     if (name := " ".join(words)) in PLACES:
         entity.vote("place", 30 if name in FAMILY_NAME_PLACES else 60)
-    elif name in WORD_PLACES and text[:1].isupper() and name not in FIRST_NAMES and name not in WORLD_GIVEN_NAMES:
-        entity.vote("place", 45)  # "Bath", "Shanghai"; not "Florence", a given name first
+    elif (name in WORD_PLACES and text[:1].isupper() and name not in FIRST_NAMES and name not in WORLD_GIVEN_NAMES
+          and _PLACE_WORD_BEFORE.search(before)):
+        entity.vote("place", 45)  # "Leaving Bath", "moved to Shanghai"; not "I work at Orange", "Reading is fun"
     if words[0] in FIRST_NAMES:
         entity.vote("person", 55 if len(words) > 1 else 50)
         entity.gender = entity.gender or gender_of(words[0])

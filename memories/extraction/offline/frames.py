@@ -46,7 +46,6 @@ from memories.extraction.offline.lexicon import (
     PET_TERMS,
     PLACE_SUFFIXES,
     PLACES,
-    WORD_PLACES,
 )
 from memories.extraction.offline.parse import died, opening_verb_without_subject, parse, stray_subject
 from memories.extraction.offline.text import SPEAKER
@@ -512,8 +511,7 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")
-    settlement = (name_words in PLACES or name_words in WORD_PLACES
-                  or name_words.rsplit(" ", 1)[-1] in PLACE_SUFFIXES) and not (
+    settlement = (name_words in PLACES or name_words.rsplit(" ", 1)[-1] in PLACE_SUFFIXES) and not (
         set(name_words.split()) & ORG_SUFFIXES)
     below = {up.lemma_.lower(): down.lower_ for down, up in zip(way, way[1:], strict=False) if down.dep_ == "prep"}
     # "the Madrid office of X"; "Finance Director of X", a post named in capitals
@@ -567,12 +565,14 @@ def _durative(verb, data: Frames) -> bool:
     dropped = verb.i == 0 and verb.lower_ == "been" and not any(c.dep_ in _SUBJECTS for c in verb.children)
     if not dropped and not any(c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children):
         return False
+    # with the "I've" dropped, only a counted span says a state ("for 4 years", not "for ages with my sister")
+    spans = data.spans & _COUNTED_SPANS if dropped else data.spans
     for prep in (c for c in verb.children if c.dep_ in ("prep", "npadvmod", "dobj")):
         if prep.lower_ == "since":
             return True
-        if prep.lower_ == "for" and any(g.lemma_.lower() in data.spans for g in prep.subtree):
+        if prep.lower_ == "for" and any(g.lemma_.lower() in spans for g in prep.subtree):
             return True
-        if prep.dep_ != "prep" and any(g.lemma_.lower() in data.spans for g in prep.subtree):
+        if prep.dep_ != "prep" and any(g.lemma_.lower() in spans for g in prep.subtree):
             return True  # "have been at X two years"
     return False
 
@@ -593,6 +593,9 @@ def _job_said_with_be(verb) -> bool:
 
 
 _FORMERLY = frozenset({"previously", "formerly"})
+# a state held, not an event ("previously joined X as an intern" says nothing of now)
+_HELD = frozenset({"hold", "have", "be", "serve", "run", "lead", "head", "manage", "teach", "work", "live", "study"})
+_COUNTED_SPANS = frozenset({"year", "yr", "yrs", "month", "decade"})
 
 
 def _was(verb, said: frozenset[str], data: Frames) -> bool:
@@ -600,7 +603,8 @@ def _was(verb, said: frozenset[str], data: Frames) -> bool:
     "used to" or "had" ("had worked at X"), neither negated nor said with "still" / "now"."""
     near = {c.lower_ for v in {verb, verb.head if verb.dep_ == "xcomp" else verb} for c in v.children
             if c.dep_ in ("advmod", "neg")}
-    if said & _FORMERLY and verb.tag_ in ("VBD", "VBN") and not said & _NEGATIONS and not near & _STILL:
+    if (said & _FORMERLY and verb.tag_ in ("VBD", "VBN") and verb.lemma_.lower() in _HELD and not said & _NEGATIONS
+            and not near & _STILL):
         return True  # "previously held roles at X", "was formerly with X": whatever the verb, a state that was
     if not (_job_said_with_be(verb) or verb.lemma_.lower() in data.past_states) or said & _NEGATIONS or near & _STILL:
         return False
@@ -804,7 +808,7 @@ def _pet_noun(token) -> bool:
     return token.pos_ == "NOUN" and token.lemma_.lower() in PET_TERMS
 
 
-_TAKEN_IN = frozenset({"adopt", "rescue", "foster", "get", "buy"})  # not "met a cat called X"
+_TAKEN_IN = frozenset({"adopt", "foster", "get", "buy"})  # not "met a cat called X", "rescued a hiker named X"
 
 
 def _named_pet_tokens(doc) -> list[tuple[object, object]]:

@@ -282,15 +282,26 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     return out
 
 
+_LIFE_EVENTS = frozenset({"leave", "break", "split", "join", "finish", "die", "retire", "resign", "graduate",
+                          "engage"})
+_A_LIFES_THINGS = frozenset({"job", "boss", "wedding", "birthday", "baby", "boyfriend", "girlfriend", "bf", "gf",
+                             "flat", "house", "place", "family", "kid", "kids", "work", "school", "uni", "degree"})
+
+
 def _world_name_as_subject(token) -> bool:
     """A given name of another country that no dictionary holds, the subject of a verb, alone or
     coordinated ("ahmet finally left the bank", "selin and burak broke up"), or whose a thing is."""
     word = token.lower_
     subject = token.head if token.dep_ == "conj" else token
     verb = subject.head
-    return (word in WORLD_GIVEN_NAMES and not is_dictionary_word(word) and token.pos_ in ("PROPN", "NOUN")
-            and (subject.dep_ in ("nsubj", "nsubjpass") and verb.pos_ in ("VERB", "AUX") and verb.i > token.i
-                 or token.dep_ == "poss" and token.head.pos_ == "NOUN"))  # "emre's new job"
+    if (word not in WORLD_GIVEN_NAMES or is_dictionary_word(word) or token.pos_ not in ("PROPN", "NOUN")
+            or word in ORG_SUFFIXES or any(c.dep_ in ("det", "poss") for c in token.children)):
+        return False  # not "my uni", "the mercedes"
+    if token.dep_ == "poss":  # "emre's new job", "ahmet's wife"; not "zara's new collection"
+        return token.head.lemma_.lower() in _A_LIFES_THINGS or token.head.lower_ in KINSHIP
+    # "ahmet finally left the bank", "selin and burak broke up"; not "siri set an alarm", "kia recalled my car"
+    return (subject.dep_ in ("nsubj", "nsubjpass") and verb.pos_ in ("VERB", "AUX") and verb.i > token.i
+            and (verb.lemma_.lower() in PERSON_VERBS or verb.lemma_.lower() in _LIFE_EVENTS))
 
 
 # after a two-word name whose second word the dictionary holds, what says a person was named: "from work",

@@ -47,7 +47,7 @@ def normalize_message(text: str) -> str:
     text = _CHAT_FORM.sub(_chat_form, text)
     text = _LABEL_OPENING.sub("", text)
     text = _COLON_BEFORE_VERB.sub(lambda m: f"{m['pre']}. ", text)
-    text = _NOTICE_OPENING.sub(lambda m: m["first"].upper(), text)
+    text = _NOTICE_OPENING.sub(lambda m: m["first"], text)
     text = _LAST_DAY_OPENING.sub(lambda m: f"{'My' if m['l'] == 'L' else 'my'} last day at", text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
@@ -114,7 +114,8 @@ _COLON_BEFORE_VERB = re.compile(
 _NOTICE_OPENING = re.compile(
     r"(?:^|(?<=[.!?]\s))(?:(?:please|kindly)\s+(?:be\s+advised|be\s+informed|be\s+aware|note)|"
     r"(?:we|i)\s+(?:wish\s+to\s+|would\s+like\s+to\s+|are\s+pleased\s+to\s+|regret\s+to\s+)?"
-    r"(?:inform|advise|notify)\s+you|this\s+is\s+to\s+(?:inform\s+you|confirm|notify\s+you))\s+that\s+(?P<first>\w)",
+    r"(?:inform|advise|notify)\s+you|this\s+is\s+to\s+(?:inform\s+you|confirm|notify\s+you))\s+that\s+"
+    r"(?!you\b|your\b)(?P<first>\w)",
     re.I)
 # "Last day at X is Friday": the writer's last day, as "my last day at X" says it
 _LAST_DAY_OPENING = re.compile(
