@@ -623,7 +623,9 @@ def _embedded_clauses(body: str, out: Collector, base: float) -> None:
 # "Sam and I broke up", "Ana and Ben got married": a couple as the subject, the verb says what
 # happened between them. Checked in this order; a negation before the verb keeps it from firing.
 _RECIPROCAL = (
-    ("former_partner_of", r"broke\s+up|split\s+up|separated|(?:decided|agreed)\s+to\s+(?:separate|split|divorce)|"
+    ("former_partner_of", r"broke\s+up|split\s+up|separated|"
+                          r"split(?=\s*(?:[.!,;]|$)|\s+(?:after|last|this|for\s+good)\b)|"
+                          r"(?:decided|agreed)\s+to\s+(?:separate|split|divorce)|"
                           r"(?:got\s+|are\s+getting\s+|were\s+)?divorced|called\s+it\s+quits|"
                           r"(?:called|broken?)\s+off\s+(?:the|our|their)\s+(?:engagement|wedding)|"
                           r"ended\s+(?:the|our|their)\s+(?:engagement|relationship|marriage)|ended\s+things|"

@@ -131,6 +131,14 @@ RULES: tuple[Rule, ...] = (
         category="relationship_change",
         objects=_ORG,
     ),
+    # "left ⟨org⟩ for a job at ⟨org⟩": the second is the new employer (the first ends by "left_job")
+    _rule(
+        "left_for_job",
+        r"(?:left|quit|leaving|quitting)\s+(?:the\s+)?\x02\d+\x03\s+for\s+(?:an?\s+)?(?:new\s+|better\s+)?"
+        r"(?:job|position|role|post|gig)\s+(?:at|with)",
+        "work_next",
+        **_JOB_CHANGE,
+    ),
     _rule(
         "moved_away",
         r"(?:moved|relocated)\s+(?:away\s+)?(?:from|out\s+of)",
