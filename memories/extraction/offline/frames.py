@@ -122,7 +122,7 @@ class Frame:
                 or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words)
                 # "final year at TUM", "my 2nd yr at dcu": a school by its initials
                 or ("year_of_study" in candidate.lemmas and self.name == "studies_at"
-                    and "works_at" not in candidate.linked and re.fullmatch(r"[a-z]{2,5}", candidate.names)))
+                    and "works_at" not in candidate.linked and bool(re.fullmatch(r"[a-z]{2,5}", candidate.names))))
 
 
 @dataclass(frozen=True)
@@ -605,7 +605,7 @@ def _was(verb, said: frozenset[str], data: Frames) -> bool:
             if c.dep_ in ("advmod", "neg")}
     if (said & _FORMERLY and verb.tag_ in ("VBD", "VBN") and verb.lemma_.lower() in _HELD and not said & _NEGATIONS
             and not near & _STILL):
-        return True  # "previously held roles at X", "was formerly with X": whatever the verb, a state that was
+        return True  # "previously held roles at X", "was formerly with X": a state held that was
     if not (_job_said_with_be(verb) or verb.lemma_.lower() in data.past_states) or said & _NEGATIONS or near & _STILL:
         return False
     auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.tag_ != "TO"]
