@@ -119,10 +119,7 @@ class Frame:
                 candidate.kind == "organization" and candidate.past)):
             return False
         return (not self.object_words or bool(candidate.lemmas & self.sure)
-                or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words)
-                # "final year at TUM", "my 2nd yr at dcu": a school by its initials
-                or ("year_of_study" in candidate.lemmas and self.name == "studies_at"
-                    and "works_at" not in candidate.linked and bool(re.fullmatch(r"[a-z]{2,5}", candidate.names))))
+                or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words))
 
 
 @dataclass(frozen=True)
@@ -506,8 +503,9 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
                                                           and ids.get(c.i) != target)]
                        if not _someone_else(t, ids, subject))
-    if verb.dep_ == "ROOT" and verb.lower_ in _YEAR_OF_STUDY and verb.i and _ORDINAL.fullmatch(doc[verb.i - 1].lower_):
-        lemmas |= {"year_of_study"}  # "final year at X", "my 2nd yr at X", said without a verb
+    if (verb.dep_ == "ROOT" and verb.lower_ in _YEAR_OF_STUDY and verb.i and _ORDINAL.fullmatch(doc[verb.i - 1].lower_)
+            and re.fullmatch(r"[a-z]{2,5}", name_words) and "works_at" not in linked(subject, target)):
+        lemmas |= {"year_of_study"}  # "final year at TUM", "my 2nd yr at dcu": said without a verb, a school's initials
     prep = way[0].lower_ if way[0].dep_ in ("prep", "agent") else ""
     # a town, a country, or a place whose last word says it is one ("Mill Street", "Riverside Park"),
     # but no organization named after one ("University of Cape Town")
