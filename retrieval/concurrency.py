@@ -1,20 +1,25 @@
 """A small thread pool for concurrent signals and off-the-hot-path side effects.
 
 Work runs inline when the caller is inside a transaction (other connections could not see its
-uncommitted rows) or when there's nothing to gain; pool threads keep their own database
-connections, closed by `shutdown()`.
+uncommitted rows) or when there's nothing to gain: a retrieval's signals run side by side only
+while it is the process's one retrieval under way. When several run at once (a loaded web
+process) the cores are busy with them already, and spreading each over threads only adds the
+threads' switching to every request's CPU. Pool threads keep their own database connections,
+closed by `shutdown()`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 
 from django.db import connection, connections
 
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+_running = 0  # retrievals under way in this process
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -29,10 +34,29 @@ def can_offload() -> bool:
     return not connection.in_atomic_block
 
 
+@contextmanager
+def retrieval_running() -> Iterator[None]:
+    """Counts a retrieval under way in this process while the block runs."""
+    global _running
+    with _lock:
+        _running += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _running -= 1
+
+
+def alone() -> bool:
+    """At most one retrieval is under way in this process (the caller's)."""
+    return _running <= 1
+
+
 def start_all(tasks: dict[str, Callable[[], object]], *, parallel: bool = True) -> dict[str, Future]:
-    """Start named callables on the pool when allowed (else run them now); collect the results
-    with `collect`. Exceptions surface there."""
-    if not parallel or not can_offload():
+    """Start named callables on the pool when allowed and the caller's retrieval is the only
+    one under way (else run them now); collect the results with `collect`. Exceptions surface
+    there."""
+    if not parallel or not can_offload() or not alone():
         return {name: _done(fn) for name, fn in tasks.items()}
     return {name: _executor().submit(fn) for name, fn in tasks.items()}
 

@@ -19,7 +19,7 @@ from memories.providers.llm import LLMClient, get_llm_client
 from memories.services.facts import facts_mark_accessed
 from memories.services.traces import retrieval_run_record, run_id_reserve
 from retrieval import pipeline
-from retrieval.concurrency import fire_and_forget
+from retrieval.concurrency import fire_and_forget, retrieval_running
 from retrieval.config import RetrievalConfig, retrieval_config
 from retrieval.keys import CandidateKey
 from retrieval.results import Citation, RetrievedEvent, RetrievedFact, RetrieveResult
@@ -49,7 +49,8 @@ def memory_retrieve(
     )
     # past the agent's LLM budget the reranker is skipped (the budget is read only if it is wanted)
     llm = llm_within_budget(agent=agent, llm=llm or get_llm_client())
-    ctx = pipeline.run(request, llm=llm, embedder=embedder or get_embedder(), tracer=Tracer())
+    with retrieval_running():
+        ctx = pipeline.run(request, llm=llm, embedder=embedder or get_embedder(), tracer=Tracer())
     result = _result(ctx)
     result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     RETRIEVE_SECONDS.observe(result.duration_ms / 1000)

@@ -35,7 +35,10 @@ class Hit:
 
     def __post_init__(self):
         # read many times by fusion: built once
-        self.key = CandidateKey(CandidateKind(self.kind), self.id)
+        self.key = CandidateKey(_KINDS[self.kind], self.id)
+
+
+_KINDS = {kind.value: kind for kind in CandidateKind}
 
 
 def _visibility(kind: str, as_of: Moment | datetime | None, min_confidence: float) -> tuple[str, list]:
@@ -248,7 +251,8 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
     while True:
         batch = order[done:]
         shown = _visible_ids(kind, agent_id, doc_ids[batch].tolist(), as_of, config, window)
-        hits += [Hit(kind, int(doc_ids[i]), float(scores[i])) for i in batch if int(doc_ids[i]) in shown]
+        hits += [Hit(kind, doc, score) for doc, score in zip(doc_ids[batch].tolist(), scores[batch].tolist(),
+                                                             strict=True) if doc in shown]
         done = len(order)
         if len(hits) >= limit or done >= len(doc_ids):
             break

@@ -4,6 +4,7 @@ and what a new statement is reconciled against; `entities.py` the reads behind e
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -56,17 +57,35 @@ def agents_with_counts() -> QuerySet[Agent]:
 
 def aliases_matching(*, agent: Agent, names) -> list[tuple[str, Entity]]:
     """(alias, entity) for each of the agent's aliases among `names` (normalized forms, e.g. a
-    message's n-grams), entities without their name vectors, in one statement. The names travel
-    as one array parameter: an IN list of ~150 n-grams took Django longer to build than Postgres
-    to run."""
+    message's n-grams), entities without their name vectors, in one statement, aliases in
+    reverse code-point order. The names travel as one array parameter (an IN list of ~150
+    n-grams took Django longer to build than Postgres to run), and the statement is written
+    out: composing it with the ORM cost more than running it, on every write and retrieval."""
     names = list(names)
     if not names:
         return []
-    rows = (EntityAlias.objects.filter(agent=agent)
-            .extra(where=[f"{EntityAlias._meta.db_table}.alias = ANY(%s)"], params=[names])
-            .select_related("entity").defer("entity__name_embedding").order_by("-alias"))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT a.alias, {_ENTITY_COLUMNS} FROM {EntityAlias._meta.db_table} a "
+            f"JOIN {Entity._meta.db_table} e ON e.id = a.entity_id "
+            f"WHERE a.agent_id = %s AND a.alias = ANY(%s) ORDER BY a.alias DESC",
+            [agent.id, names])
+        rows = cursor.fetchall()
     entities: dict[int, Entity] = {}
-    return [(row.alias, entities.setdefault(row.entity_id, row.entity)) for row in rows]
+    out = []
+    for alias, *values in rows:
+        entity = entities.get(values[_ENTITY_PK])
+        if entity is None:
+            entity = entities[values[_ENTITY_PK]] = Entity.from_db(connection.alias, _ENTITY_ATTNAMES, values)
+        out.append((alias, entity))
+    return out
+
+
+# in the model's order of fields, as Model.from_db reads them
+_ENTITY_FIELDS = [f for f in Entity._meta.concrete_fields if f.name != "name_embedding"]
+_ENTITY_PK = next(n for n, f in enumerate(_ENTITY_FIELDS) if f.primary_key)
+_ENTITY_ATTNAMES = [f.attname for f in _ENTITY_FIELDS]
+_ENTITY_COLUMNS = ", ".join(f"e.{f.column}" for f in _ENTITY_FIELDS)
 
 
 def events_list(*, agent: Agent) -> QuerySet[Event]:

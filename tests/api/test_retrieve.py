@@ -30,6 +30,20 @@ def test_retrieve_returns_a_cited_scored_context_and_its_trace(seeded, api):
     assert [t["id"] for t in retrievals] == [result["trace_id"]] and retrievals[0]["step_count"] >= 1
 
 
+def test_retrieve_returns_exactly_the_shape_its_schema_documents(seeded, api):
+    # the view returns the result's own dict; the schema's serializer must read it back unchanged
+    import json
+
+    from retrieval.api.serializers import RetrieveResultSerializer
+
+    response = api.post(url(seeded, "retrieve"), {"query": "Who prefers tea and where does Ricardo live?",
+                                                  "as_of": "2024-02-01T00:00:00Z"}, format="json")
+    result = response.json()
+    assert result["facts"] and result["events"] and result["trace"]
+    documented = json.loads(json.dumps(RetrieveResultSerializer(result).data))
+    assert documented == result
+
+
 def test_retrieve_as_of_sees_only_what_was_known_then(seeded, api):
     # Ricardo's city was said at 10:00 on 2024-01-05 (and stored today): before that, unknown
     result = api.post(url(seeded, "retrieve"), {"query": "Where does Ricardo Gomes live?",

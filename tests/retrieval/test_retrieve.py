@@ -1,5 +1,6 @@
 """The read pipeline on the real database, fed by the real write pipeline (offline extractor)."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -107,6 +108,18 @@ def test_retrieval_records_access_and_a_trace(ricardo):
     assert returned.access_count == 2 and returned.last_accessed_at is not None
     assert facts_access_fold(agent=ricardo) == 0  # counted once
     assert Fact.objects.get(pk=returned.pk).access_count == 2
+
+
+def test_a_stored_trace_holds_every_step_as_the_pipeline_recorded_it(ricardo):
+    result = memory_retrieve(agent=ricardo, query="Où habite Ricardo Gomes — São Paulo?")
+    write = say(ricardo, "Ricardo Gomes likes açaí.", MOVE + timedelta(days=1))
+    for run_id, trace in ((result.trace_id, result.trace), (write.run_id, write.trace)):
+        stored = [{"name": s.name, "order": s.order, "status": s.status, "duration_ms": s.duration_ms,
+                   "candidates_in": s.candidates_in, "candidates_out": s.candidates_out, "tokens_in": s.tokens_in,
+                   "tokens_out": s.tokens_out, "data": s.data}
+                  for s in PipelineStep.objects.filter(run_id=run_id).order_by("id")]
+        assert stored == json.loads(json.dumps(trace))  # as JSON holds it: keys are strings
+        assert any(step["data"] for step in trace)
 
 
 def test_ranking_keys_round_trip_to_the_returned_items(ricardo):
@@ -359,3 +372,33 @@ def test_a_fact_repeating_its_subjects_name_gains_nothing_from_it(ana_and_bruno)
     raw, _ = signals.keyword(agent_id=ana_and_bruno.id, kind="fact", query=query, limit=10, config=config)
     assert raw[0].id == wordy.id and capped[-1].id == wordy.id  # now the longest of equal matches
     assert f"f:{wordy.id}" not in memory_retrieve(agent=ana_and_bruno, query=query, limit=6).ranking[:3]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_signals_run_inline_while_another_retrieval_is_under_way_and_answer_the_same(agent, monkeypatch):
+    """Alone, a retrieval spreads its signals over the pool's threads; while another one is under
+    way in the process (a loaded web process) it runs them itself, with the same answer."""
+    from retrieval import concurrency
+
+    say(agent, "Ricardo Gomes lives in São Paulo.", BEFORE)
+    say(agent, "Ricardo Gomes works at Vertix as a product manager.", BEFORE + timedelta(hours=1))
+    submitted = []
+    real = concurrency._executor
+
+    class Spy:
+        def submit(self, fn, *args):
+            submitted.append(getattr(fn, "__qualname__", ""))
+            return real().submit(fn, *args)
+
+    monkeypatch.setattr(concurrency, "_executor", Spy)
+    query = "Where does Ricardo Gomes work?"
+    try:
+        alone = memory_retrieve(agent=agent, query=query)
+        on_pool = [name for name in submitted if name.startswith("_timed")]
+        submitted.clear()
+        with concurrency.retrieval_running():  # another retrieval under way
+            busy = memory_retrieve(agent=agent, query=query)
+    finally:
+        concurrency.shutdown()  # the pool threads' connections, before the tables are flushed
+    assert on_pool and not [name for name in submitted if name.startswith("_timed")]
+    assert busy.facts and busy.ranking == alone.ranking and busy.context == alone.context
