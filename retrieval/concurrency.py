@@ -36,7 +36,8 @@ def can_offload() -> bool:
 
 @contextmanager
 def retrieval_running() -> Iterator[None]:
-    """Counts a retrieval under way in this process while the block runs."""
+    """Counts a retrieval under way in this process while the block runs (the whole pipeline:
+    one waiting on an LLM reranker counts too, so others then run their signals themselves)."""
     global _running
     with _lock:
         _running += 1

@@ -18,9 +18,9 @@ from memories.pipeline.trace import StepRecord, Tracer
 def trace_steps_persist(*, run: PipelineRun, steps: Iterable[StepRecord], attempt: int = 1) -> None:
     """Store the timed steps of one attempt of `run`, in one statement: the steps travel as one
     JSON document (building a model instance per step cost more than PostgreSQL's insert)."""
-    rows = [{"order": s.order, "name": s.name, "status": s.status, "duration_ms": s.duration_ms,
-             "candidates_in": s.candidates_in, "candidates_out": s.candidates_out, "tokens_in": s.tokens_in,
-             "tokens_out": s.tokens_out, "data": s.data} for s in steps]
+    rows = [{"order": int(s.order), "name": s.name, "status": s.status, "duration_ms": float(s.duration_ms),
+             "candidates_in": _count(s.candidates_in), "candidates_out": _count(s.candidates_out),
+             "tokens_in": int(s.tokens_in), "tokens_out": int(s.tokens_out), "data": s.data} for s in steps]
     if not rows:
         return
     with connection.cursor() as cursor:
@@ -28,6 +28,10 @@ def trace_steps_persist(*, run: PipelineRun, steps: Iterable[StepRecord], attemp
             f"INSERT INTO {PipelineStep._meta.db_table} (run_id, attempt, {_STEP_COLUMNS}) "
             f"SELECT %s, %s, {_STEP_COLUMNS} FROM jsonb_to_recordset(%s::jsonb) AS s({_STEP_TYPES})",
             [run.pk, attempt, json.dumps(rows)])
+
+
+def _count(value) -> int | None:
+    return None if value is None else int(value)
 
 
 _STEP_COLUMNS = ('"order", name, status, duration_ms, candidates_in, candidates_out, tokens_in, tokens_out, '
@@ -48,29 +52,15 @@ def retrieval_run_record(
     at: datetime | None = None,
 ) -> PipelineRun:
     """A finished retrieval as a succeeded run (under the reserved `run_id`) with its steps, in
-    one transaction that does not wait for its commit to reach the disk: a trace is a record of
-    what a retrieval did, and a crash may lose the last few of them but never a memory."""
+    one transaction (one commit instead of one per statement)."""
     at = at or timezone.now()
-    outermost = not connection.in_atomic_block
     with transaction.atomic():
-        if outermost:  # inside a caller's transaction, its commit stays as it was
-            _commit_without_waiting()
-        run = _retrieval_run(agent=agent, run_id=run_id, query=query, params=params, duration_ms=duration_ms,
-                             tracer=tracer, result=result, at=at)
+        run = PipelineRun.objects.create(
+            id=run_id, agent=agent, kind=RunKind.RETRIEVE, name="retrieve", status=RunStatus.SUCCEEDED,
+            input_ref=query[:500], params=params, started_at=at, finished_at=at, duration_ms=duration_ms,
+            attempts=1, tokens_in=tracer.usage.input_tokens, tokens_out=tracer.usage.output_tokens, result=result,
+        )
         trace_steps_persist(run=run, steps=tracer.steps)
         live_notify(agent=agent, kind="run", obj_id=run.id)
     return run
 
-
-def _commit_without_waiting() -> None:
-    """This transaction's commit does not wait for the WAL to be flushed."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit TO OFF")
-
-
-def _retrieval_run(*, agent, run_id, query, params, duration_ms, tracer, result, at) -> PipelineRun:
-    return PipelineRun.objects.create(
-        id=run_id, agent=agent, kind=RunKind.RETRIEVE, name="retrieve", status=RunStatus.SUCCEEDED,
-        input_ref=query[:500], params=params, started_at=at, finished_at=at, duration_ms=duration_ms,
-        attempts=1, tokens_in=tracer.usage.input_tokens, tokens_out=tracer.usage.output_tokens, result=result,
-    )
