@@ -15,6 +15,16 @@ def write_owner_watch():
     assert not offenders, "saved outside memories/services/:\n" + "\n".join(sorted(set(offenders)))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def retrieval_pool_closed(django_db_setup):
+    """The retrieval pool's threads keep database connections; closed before the test database
+    is dropped (else dropping it fails with "being accessed by other users")."""
+    yield
+    from retrieval import concurrency
+
+    concurrency.shutdown()
+
+
 @pytest.fixture(autouse=True)
 def forget_llm_modes():
     """Each test starts with no structured-output mode learned: the LLM client keeps what a server

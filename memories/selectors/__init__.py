@@ -60,7 +60,7 @@ def aliases_matching(*, agent: Agent, names) -> list[tuple[str, Entity]]:
     message's n-grams), entities without their name vectors, in one statement, aliases in
     reverse code-point order. The names travel as one array parameter (an IN list of ~150
     n-grams took Django longer to build than Postgres to run), and the statement is written
-    out: composing it with the ORM cost more than running it, on every write and retrieval."""
+    out: composing it with the ORM cost more than running it, on every write."""
     names = list(names)
     if not names:
         return []

@@ -63,4 +63,3 @@ def retrieval_run_record(
         trace_steps_persist(run=run, steps=tracer.steps)
         live_notify(agent=agent, kind="run", obj_id=run.id)
     return run
-
