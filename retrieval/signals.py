@@ -250,9 +250,10 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
     done = 0
     while True:
         batch = order[done:]
-        shown = _visible_ids(kind, agent_id, doc_ids[batch].tolist(), as_of, config, window)
-        hits += [Hit(kind, doc, score) for doc, score in zip(doc_ids[batch].tolist(), scores[batch].tolist(),
-                                                             strict=True) if doc in shown]
+        ids = doc_ids[batch].tolist()
+        shown = _visible_ids(kind, agent_id, ids, as_of, config, window)
+        hits += [Hit(kind, doc, score) for doc, score in zip(ids, scores[batch].tolist(), strict=True)
+                 if doc in shown]
         done = len(order)
         if len(hits) >= limit or done >= len(doc_ids):
             break
