@@ -190,6 +190,10 @@ CLOSING_RELATIONS: dict[str, str] = {
     "former_owner_of": "has_pet",
     "former_member_of": "member_of",
 }
+# a cessation that does not say which state ended ("done with ⟨X⟩", "finished at ⟨X⟩"): it ends
+# whichever of these states the subject holds toward the other end, and adds no edge of its own
+STATE_ENDINGS: dict[str, tuple[str, ...]] = {"finished_with": ("works_at", "studies_at", "member_of")}
+ENDABLE_STATES = tuple(dict.fromkeys(r for rels in STATE_ENDINGS.values() for r in rels))
 
 
 @dataclass(frozen=True)
@@ -217,8 +221,12 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
 
     A closing relation ("former_employee_of") ends the same-group edges between the two
     entities; a single-valued relation ends the holder's same-group edges to any other value
-    (for partners, on both sides).
+    (for partners, on both sides); a cessation of no named state ("finished_with") ends the
+    subject's edges of `STATE_ENDINGS` to that very entity.
     """
+    if rel_type in STATE_ENDINGS:
+        return [e.id for e in current
+                if (e.source_id, e.target_id) == (source_id, target_id) and e.rel_type in STATE_ENDINGS[rel_type]]
     closing = rel_type in CLOSING_RELATIONS
     ended = CLOSING_RELATIONS.get(rel_type, rel_type)
     if closing and ended not in SINGLE_VALUED_RELATIONS:  # one edge of many ends: that very edge
@@ -234,7 +242,7 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
 
 
 def is_closing_relation(rel_type: str) -> bool:
-    return rel_type in CLOSING_RELATIONS
+    return rel_type in CLOSING_RELATIONS or rel_type in STATE_ENDINGS
 
 
 def group_relations(group: str) -> tuple[str, ...]:

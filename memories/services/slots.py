@@ -15,6 +15,7 @@ from datetime import datetime
 from memories.models import Agent, Entity, Event, Fact, Relationship
 from memories.reconcile import (
     CLOSING_RELATIONS,
+    ENDABLE_STATES,
     SINGLE_VALUED_RELATIONS,
     CurrentEdge,
     edges_to_close,
@@ -91,7 +92,7 @@ def slot_value_replace(*, agent: Agent, source: Entity, rel_type: str, target: E
     new one began), and a cessation ("left Acme", "broke up with Sam") ends the edge it names.
     The holder's facts that state the old value end at `facts_valid_to`."""
     edges = relationships_current_of(agent=agent, entity_ids=[source.id, target.id],
-                                     rel_types=[*SINGLE_VALUED_RELATIONS, *CLOSING_RELATIONS.values()])
+                                     rel_types=[*SINGLE_VALUED_RELATIONS, *CLOSING_RELATIONS.values(), *ENDABLE_STATES])
     ids = edges_to_close(rel_type, source.id, target.id,
                          [CurrentEdge(e.id, e.source_id, e.rel_type, e.target_id) for e in edges])
     closing = [e for e in edges if e.id in ids]

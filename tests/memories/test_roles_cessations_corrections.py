@@ -38,6 +38,16 @@ def test_a_new_holder_of_a_role_replaces_the_old_one_and_only_that_role():
     assert edges_to_close("dentist_of", 51, 11, current) == []
 
 
+def test_an_ending_that_names_no_state_ends_the_subjects_states_toward_that_one_entity():
+    # "done with X": the job, the studies or the membership at X end; a home in X, the same states
+    # toward another entity, and someone else's job at X stay
+    current = [CurrentEdge(1, 50, "studies_at", 10), CurrentEdge(2, 50, "works_at", 10),
+               CurrentEdge(3, 50, "lives_in", 10), CurrentEdge(4, 50, "works_at", 11),
+               CurrentEdge(5, 60, "works_at", 10), CurrentEdge(6, 50, "member_of", 10)]
+    assert sorted(edges_to_close("finished_with", 50, 10, current)) == [1, 2, 6]
+    assert edges_to_close("finished_with", 50, 12, current) == []
+
+
 def test_facts_that_state_an_ended_value_are_found_by_name_and_slot_word():
     existing = [(1, "Irene Vos is Wren's boss"), (2, "Irene Vos got promoted"), (3, "Wren reports to Irene Vos"),
                 (4, "Wren's girlfriend Irene Vos plays chess")]

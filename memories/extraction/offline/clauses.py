@@ -63,6 +63,10 @@ _IMPLICIT_VERB = re.compile(
     r"(?:(?:just|finally|recently|also|then|totally|really|actually|always|never|still|[a-z]{3,}ly)\s+)*([A-Za-z]+)\b",
     re.I,
 )
+_DONE_WITH = re.compile(r"(?:done|through)\s+(?:with|w/?)\s+(?:the\s+)?\x02", re.I)
+# a chat sentence opening with a departure in -ing, the writer's: "Leaving ⟨1⟩ after forty years."
+_LEAVING_OPENS = re.compile(r"(?:leaving|quitting|moving\s+(?:away\s+)?(?:to|from|out\s+of)|relocating\s+to)\s+"
+                            r"(?:the\s+)?\x02\d+\x03(?!\s+(?:is|was|has|will|would)\b)", re.I)
 _PAST_TIME = re.compile(r"\b(?:yesterday|last\s+\w+|\w+\s+ago|earlier|this\s+morning)\b", re.I)
 _NOT_IMPLICIT = frozenset({"was", "were", "did", "said", "thought", "felt", "seemed", "sounded", "looked"})
 _AUX_WORDS = word_set("""
@@ -236,6 +240,10 @@ def _implicit_speaker(rest: str, lead: bool = False) -> bool:
     if not match or not (rest[:1].isupper() or (rest[:1].islower() and "\x02" in rest)):
         return False
     low = match.group(1).lower()
+    if low in ("done", "through") and _DONE_WITH.match(rest, match.start(1)):  # "Done with ⟨1⟩!"
+        return True
+    if low.endswith("ing") and _LEAVING_OPENS.match(rest, match.start(1)):  # "Leaving ⟨1⟩ after ten years."
+        return True
     if low in SAME_FORM_VERBS:  # "quit ⟨1⟩ last week", "finally quit ⟨1⟩" are past; "Quit smoking!" is not
         return bool(_PAST_TIME.search(rest) or lead)
     return (is_past(low) or low == "been") and low not in _NOT_IMPLICIT

@@ -588,7 +588,7 @@ _QUOTE_OPEN, _QUOTE_CLOSE = "['\"‘“]", "['\"’”]"
 # "we call Pardoe 'big gil' and Sorensen 'gilly'": who, then the nickname in quotes
 _CALLED_QUOTED = re.compile(
     r"\b(?i:we|i|everyone|everybody|they|people)\s+(?i:all\s+|just\s+|usually\s+|always\s+)?"
-    r"(?i:call|calls|called)\s+")
+    r"(?i:call|calls|called|(?:started|start)\s+calling)\s+")
 _WHO_QUOTED = re.compile(
     rf"(?:\s*,\s*|\s+and\s+|\s*)(?P<who>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\s+{_QUOTE_OPEN}"
     rf"(?P<nick>[^'\"’”,]{{1,24}}){_QUOTE_CLOSE}(?![\w'’])")
@@ -680,6 +680,10 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 40)
 
 
+_AND_I = re.compile(r"(?:\s+\w+){0,3}?\s+(?:and|&)\s+(?:i|me)\b", re.I)
+_VERB_ING_OR_ED_BEFORE = re.compile(r"\b[A-Za-z]{2,}(?:ing|ed)\s*$")
+
+
 def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     if _PET_NAMED_BEFORE.search(before):
         entity.vote("pet", 100)
@@ -688,7 +692,10 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
             _AN_ORG_BEFORE.search(before) and _SENTENCE_CLOSES.match(after)):
         entity.vote("organization", 100)
         return
-    match = _KIN_BEFORE.search(before) or (not _AT_OR_IN_BEFORE.search(before) and _KIN_AFTER.match(after))
+    kin_after = _KIN_AFTER.match(after)
+    if kin_after and _AND_I.match(after, kin_after.end()) and _VERB_ING_OR_ED_BEFORE.search(before):
+        kin_after = None  # "Leaving Gisborne, my sister and I drove north": the writer's company, a subject
+    match = _KIN_BEFORE.search(before) or (not _AT_OR_IN_BEFORE.search(before) and kin_after)
     if not match:
         if KIN_OWNER_AFTER.match(after):  # "Kasia's boss": whose boss, a person
             entity.vote("person", 90)
@@ -707,13 +714,19 @@ _PLACE_WORD_BEFORE = re.compile(
     r"\b(?:in|to|from|near|around|outside|leaving|leave|left|visit|visited|visiting|of)\s+$", re.I)
 
 
+# not "from", "to", "of" or "visiting": "a text from Preston", "talked to Preston" are as often a person
+_TOWN_BEFORE = re.compile(r"\b(?:in|near|around|outside|leaving|leave|left|(?:move[sd]?|moving|relocat\w+)\s+to)\s+$",
+                          re.I)
+
+
 def _vote_name_shape(entity: MessageEntity, words: list[str], text: str, before: str = "") -> None:
     if words[-1] in ORG_SUFFIXES or (len(words) > 1 and words[0] in ORG_PREFIXES):
         entity.vote("organization", 80)
     if len(words) > 1 and (words[-1] in PLACE_SUFFIXES or words[0] in PLACE_PREFIXES):
         entity.vote("place", 70)
     if (name := " ".join(words)) in PLACES:
-        entity.vote("place", 30 if name in FAMILY_NAME_PLACES else 60)
+        # a town that is also a family name ("Dunedin", "Preston") is the town after "leaving", "in", "to"
+        entity.vote("place", 30 if name in FAMILY_NAME_PLACES and not _TOWN_BEFORE.search(before) else 60)
     elif (name in WORD_PLACES and text[:1].isupper() and name not in FIRST_NAMES and name not in WORLD_GIVEN_NAMES
           and _PLACE_WORD_BEFORE.search(before)):
         entity.vote("place", 45)  # "Leaving Bath", "moved to Shanghai"; not "I work at Orange", "Reading is fun"

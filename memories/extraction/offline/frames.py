@@ -974,8 +974,14 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
                 c.dep_ == "poss" for c in head.children):
             add(SPEAKER, ids[head.i], token)  # "Grandpa Vikram tells the best stories"
         elif token.dep_ in ("compound", "appos") and head.i in ids:  # "my wife Ana", "Ana, my wife"
+            after_verb = head.i > 0 and doc[head.i - 1].pos_ in ("VERB", "ADP")
+            if after_verb and any(c.dep_ == "conj" and c.lower_ in ("i", "me") for c in token.children):
+                continue  # "Leaving Dunedin, my sister and I drove north": a subject, misread as apposed
             owner = _kin_owner(token, ids)  # the writer is entity 0: None, not falsy, is "no owner"
-            add(owner if owner is not None else _kin_owner(head, ids), ids[head.i], token)
+            # "Leaving Dunedin, my partner Ana Lopes": the noun apposed to a name has its own
+            own = next((ids[c.i] for c in token.children
+                        if c.dep_ == "appos" and ids.get(c.i) not in (None, ids[head.i])), None) if after_verb else None
+            add(owner if owner is not None else _kin_owner(head, ids), ids[head.i] if own is None else own, token)
         else:  # "my wife, Ana"; "my cousin from Tripoli, Nour" (the name read as apposed to the place)
             for name in (c for c in token.subtree if c.dep_ == "appos" and c.i in ids and (
                     c.head.i == token.i or c.head.dep_ == "pobj" and c.head.head.head.i == token.i

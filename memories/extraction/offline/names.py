@@ -238,7 +238,8 @@ def _with_lower_initials(sentence: str, mentions: list[Mention]) -> None:
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
 # him biscuit lol"
 _LOWER_NAMED = re.compile(
-    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s|s)|(?:we|i)\s+(?:named|called)\s+(?:him|her|it)"
+    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s|s)|(?:we|i)\s+(?:(?:all|just|always|usually)\s+)?"
+    r"(?:named|called|call|(?:started|start)\s+calling)\s+(?:him|her|it)"
     r"|(?P<bare>named)\s+(?:him|her|it))\s+"
     rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
@@ -1022,7 +1023,8 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
                  or KIN_OWNER_AFTER.match(sentence[end:]))
             or ctx.seen_mid_sentence(word) and not _parsed_as_modifier(sentence, tokens[k][0])
             or low not in KIN_TITLES and low not in KINSHIP and low not in HONORIFICS
-            and (_parsed_as_person(sentence, tokens[k][0])
+            # not a verb opening a chat sentence the parser reads as a name with the next one ("Finished KUL!")
+            and (_parsed_as_person(sentence, tokens[k][0]) and not (_opening_verb(word) and is_dictionary_word(low))
                  or not is_dictionary_word(word) and opens_as_subject_of_a_life(sentence, tokens[k][0]))
             or names_a_pet(sentence, tokens[k][0], end))  # "Biscuit, our old beagle, ..."
 

@@ -290,7 +290,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "role_at",  # "a ⟨QA⟩ tester at ⟨org⟩": a name may be a word of the role; "doing a PhD at" is none
-        r"(?![a-z]+ing\s)(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
+        r"(?![a-z]+ing\s|(?:done|through)\s+w)(?:an?\s+|the\s+)?(?:[\w-]+\s+|\x02\d+\x03\s+(?=[a-z])){1,4}?(?:at|for|with)",
         "work",
         **_JOB,
     ),
@@ -323,6 +323,14 @@ RULES: tuple[Rule, ...] = (
         rel="graduated_from",
         category="biographical_milestone",
         objects=frozenset({"organization", "place", "concept"}),  # a school's initials are read as either
+    ),
+    _rule(  # "done with ⟨X⟩", "through with ⟨X⟩": a state toward X is over, which one unsaid
+        "done_with",
+        r"(?:done|through)\s+(?:with|w/?)",
+        "study",
+        rel="finished_with",
+        category="biographical_milestone",
+        objects=frozenset({"organization", "place", "concept"}),
     ),
     _rule(
         "born_in",
@@ -491,6 +499,7 @@ WORKPLACE_RULE = Rule(
 
 _JOB_RULES = frozenset({"works_at", "role_at", "with_org", "joined", "at_org_now", "left_for", "appointed"})
 _JOINED_RULE = next(rule for rule in RULES if rule.name == "joined")
+_DONE_WITH_RULE = next(rule for rule in RULES if rule.name == "done_with")
 _FOR_A_JOB = re.compile(
     r"^\s*(?:,\s*)?(?:for|to\s+(?:take|start)|to\s+start)\s+(?:a|an|the|\x02\d+\x03's)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:job|position|role|post)\s+(?:at|with)\s+\x02(?P<obj>\d+)\x03"
@@ -542,7 +551,10 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
         if rule.name == "finished_school" and not _SCHOOL_NAME.search(registry.entities[obj].name):
-            continue  # "finished at Tesco" ends a job, not a school's years
+            # "finished at ⟨shop⟩", "Finished ⟨initials⟩!": whatever the writer was doing there is over
+            # (the write ends the job, the studies or the membership it finds), no school's years
+            hits.append(RuleMatch(_DONE_WITH_RULE, obj, future))
+            continue
         if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name) and not (
                 _HIRED.search(match.group())):  # "a position with ⟨X Group⟩" is a job, whatever the name
             hits.append(RuleMatch(MEMBER_RULE, obj, future))
@@ -713,7 +725,8 @@ _KIN_PATTERNS = (
     # ⟨2⟩, ⟨0⟩'s dad was ...": a place or employer before the subject)
     re.compile(
         rf"(?<!\bat\s)(?<!\bin\s){_E.format('name')}\s*(?:,|\(|[—–]|\s-)\s*{_E.format('own')}'s\s+{_MODS}"
-        rf"{_KIN_OR_PET}\b(?!'s\b)(?!\s*,?\s*\x02)", re.I  # not "⟨2⟩, my partner ⟨3⟩": the kin word names ⟨3⟩
+        # not "⟨2⟩, my partner ⟨3⟩": the kin word names ⟨3⟩; not "Leaving ⟨2⟩, my sister and I drove": a subject
+        rf"{_KIN_OR_PET}\b(?!'s\b)(?!\s*,?\s*\x02)(?!\s+(?:and|&)\s+\x020\x03)", re.I
     ),
     # ⟨2⟩ is ⟨0⟩'s wife / ⟨2⟩ has been ⟨0⟩'s doctor / ⟨2⟩ is ⟨0⟩'s downstairs neighbour (but not "⟨2⟩ is
     # ⟨0⟩'s neighbor's son")
