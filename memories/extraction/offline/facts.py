@@ -556,7 +556,7 @@ def _new_doctor(sentence: Sentence, text: str, out: Collector) -> None:
 _DISMISSED = re.compile(
     rf"{PH}\s+(?:(?:just|finally|recently|also|then)\s+)?(?:laid\s+off|lays\s+off|fired|fires|let\s+go(?:\s+of)?|"
     rf"made\s+redundant|dismissed|sacked|cut)\s+(?:(?:[^.;!?\x02]{{0,60}}?\b(?:including|among\s+them|"
-    rf"and|as\s+well\s+as)\s+)?{PH}|{PH}\s+(?:off|go)\b)",
+    rf"and|as\s+well\s+as)\s+)?{PH}(?!'s\b)|{PH}\s+(?:off|go)\b)",  # not "fired ⟨0⟩'s brother ⟨2⟩": the brother
     re.I,
 )
 _DISMISSED_NOUNS = frozenset({"organization", "concept"})

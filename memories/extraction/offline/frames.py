@@ -729,7 +729,9 @@ def ending_for(candidate: Candidate) -> Frame | None:
     for frame in data.frames:
         if not frame.endings or not frame.admits(candidate):
             continue
-        if candidate.chain & (data.blocked - frame.endings - _PAST_WORDS):
+        # an ending of two words is a verb and its particle ("step down", "lay off")
+        phrasal = {e for e in frame.endings if " " in e and set(e.split()) <= candidate.chain}
+        if candidate.chain & (data.blocked - frame.endings - {w for e in phrasal for w in e.split()} - _PAST_WORDS):
             continue  # "left ⟨city⟩ for a work trip", "thinking of quitting ⟨club⟩"
         if candidate.prep in ("from", "out") and candidate.lemmas & frame.ends_from:
             return frame  # "moved from ⟨city⟩ to ...", "moved out of ⟨city⟩"
@@ -737,9 +739,7 @@ def ending_for(candidate: Candidate) -> Frame | None:
         said = candidate.chain & ((frame.triggers - frame.weak) | frame.durative | {"part", "member"})
         # "graduated from X", "not part of X since May", "was a member of X until 2015", "retired
         # after 35 years at X"; not "left ⟨org⟩ after the ⟨other⟩ takeover", which ends nothing of the other
-        # an ending of two words is a verb and its particle ("step down")
-        ending = candidate.chain & frame.endings | {e for e in frame.endings if " " in e
-                                                    and set(e.split()) <= candidate.chain}
+        ending = candidate.chain & frame.endings | phrasal
         if ending == {"lose"} and not candidate.lemmas & _LOST_STATES:
             ending = frozenset()  # "lost my job at X" ends it; "we've lost every game" does not
         ended = ending and not (
@@ -890,20 +890,34 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
     doc = parse(sentence.text)
     ids = _token_ids(sentence)
     out = []
+    def done_to(verb) -> bool:  # rehomed, put down, put to sleep, given away
+        said = {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod")} | {
+            g.lower_ for c in verb.children if c.dep_ in ("prep", "advcl") for g in (c, *c.children)}
+        return verb.lemma_.lower() in data["lemmas"] or bool(said & set(data["particles"].get(verb.lemma_.lower(), ())))
+
     for token in doc:
         pet = ids.get(token.i)
-        if pet is None or types[pet] != "pet" or token.dep_ not in (*_SUBJECTS, "dobj"):
+        if pet is None or types[pet] != "pet":
             continue
-        verb, lemma = token.head, token.head.lemma_.lower()
-        if token.dep_ == "nsubj":  # what the pet did: died ("Rex passed away"; not "Rex gave up the ball")
-            if not died(verb, list(verb.children)):
+        role = token  # "our dog Bruno had to be put to sleep", "rehomed our cat Figa": what the kind noun is
+        if token.dep_ in ("appos", "compound") and _pet_noun(token.head):
+            role = token.head
+        elif token.dep_ == "npadvmod":
+            role = next((c for c in token.head.children if c.dep_ == "dobj" and _pet_noun(c)), token)
+        if role.dep_ not in (*_SUBJECTS, "dobj"):
+            continue
+        verb = role.head
+        if role.dep_ == "nsubj":  # what the pet did: died ("Rex passed away"; not "Rex gave up the ball")
+            if not (died(verb, list(verb.children)) or any(  # "Rex had to be put down"
+                    c.dep_ == "xcomp" and any(a.dep_ == "auxpass" for a in c.children) and done_to(c)
+                    for c in verb.children)):
                 continue
-        elif not (lemma in data["lemmas"] or {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod")}
-                  & set(data["particles"].get(lemma, ()))):
-            continue  # what was done to it: rehomed, put down, given away
-        kinds = [c for c in token.children if c.dep_ in ("compound", "appos") or _pet_noun(c)]
+        elif not done_to(verb):
+            continue
+        kinds = [role] * (role is not token) + [c for c in token.children if c.dep_ in ("compound", "appos")
+                                                 or _pet_noun(c)]
         owners = [ids[c.i] for t in (token, *kinds) for c in t.children if c.dep_ == "poss" and c.i in ids]
-        if not owners and token.dep_ == "dobj":
+        if not owners and role.dep_ == "dobj":
             owners = [ids[c.i] for c in verb.children if c.dep_ == "nsubj" and c.i in ids]
         owner = owners[0] if owners and types[owners[0]] == "person" else None
         if (owner, pet) not in out:

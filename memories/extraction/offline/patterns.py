@@ -109,8 +109,9 @@ _WORK_VERBS = (
 )
 # "handed in my notice", "gave notice", "put in her resignation": a job is ending
 _NOTICE = (
-    r"(?:hand(?:ed|s|ing)?\s+in|g[ai]ve[ns]?|giving|put(?:s|ting)?\s+in|tender(?:ed|s|ing)?|submit(?:ted|s|ting)?)"
+    r"(?:hand(?:ed|s|ing)?(?:\s+in)?|g[ai]ve[ns]?|giving|put(?:s|ting)?\s+in|tender(?:ed|s|ing)?|submit(?:ted|s|ting)?)"
     r"\s+(?:\x02\d+\x03's\s+|(?:his|her|their|a|the)\s+)?(?:(?:two|four|\w+)\s+weeks'?\s+)?(?:notice|resignation)"
+    r"(?:\s+in(?=\s+at\b))?"  # "handed my notice in at ⟨org⟩"
 )
 _WORK_NEG = dict(
     slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
@@ -324,9 +325,9 @@ RULES: tuple[Rule, ...] = (
         category="biographical_milestone",
         objects=frozenset({"organization", "place", "concept"}),  # a school's initials are read as either
     ),
-    _rule(  # "done with ⟨X⟩", "through with ⟨X⟩": a state toward X is over, which one unsaid
+    _rule(  # "done with ⟨X⟩", "dropped out of ⟨X⟩", "stopped going to ⟨X⟩": a state toward X is over, which one unsaid
         "done_with",
-        r"(?:done|through)\s+(?:with|w/?)",
+        r"(?:(?:done|through)\s+(?:with|w/?)|dropped\s+out\s+of|(?:stopped|quit)\s+going\s+to)",
         "study",
         rel="finished_with",
         category="biographical_milestone",
