@@ -211,7 +211,7 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     a, b = _fold(short), _fold(full)
     if not a or not b:
         return False
-    if a == b:
+    if a == b or _diminutive_of(a, b) or either_way and _diminutive_of(b, a):
         return True
     if len(a) > len(b):
         if not either_way:
@@ -234,6 +234,31 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     # a clipped end or middle of a longer name: "Tina" for Valentina, "Seun" for Oluwaseun, "Funmi"
     # for Olufunmilayo
     return len(a) >= 4 and (b.endswith(a) or len(a) >= 5 and 2 <= b.find(a) <= len(b) - len(a) - 2)
+
+
+# Portuguese, Spanish and Italian diminutive endings: "Aninha" (Ana), "Pedrinho" (Pedro), "Juanito"
+# (Juan), "Lupita" (Guadalupe, by its clipped end "Lupe")
+_DIMINUTIVE_SUFFIXES = ("zinha", "zinho", "inha", "inho", "cita", "cito", "ita", "ito", "illa", "illo")
+
+
+def diminutive_stems(name: str) -> set[str]:
+    """The stems a diminutive's name may be read from ("Lupita" → "lup"; "Aninha" → "an"), folded."""
+    word = _fold(name)
+    return {stem for suffix in _DIMINUTIVE_SUFFIXES if (stem := word.removesuffix(suffix)) != word and len(stem) >= 2}
+
+
+def _diminutive_of(short: str, full: str) -> bool:
+    """Is `short` (folded) `full`'s name, or its clipped end, with a diminutive ending: the name
+    itself, or the name without its last vowel, before the ending?"""
+    for suffix in _DIMINUTIVE_SUFFIXES:
+        stem = short.removesuffix(suffix)
+        if stem == short or len(stem) < 2:
+            continue
+        if full == stem or full[:-1] == stem and full[-1] in "aeiou":
+            return True
+        if len(stem) >= 3 and len(full) > len(stem) + 2 and full[-1] in "aeiou" and full[:-1].endswith(stem):
+            return True
+    return False
 
 
 # what a clipped family name takes to become a nickname: "Hammo" (Hammill), "Sully" (Sullivan),

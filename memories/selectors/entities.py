@@ -19,6 +19,7 @@ from memories.extraction.offline.parse import is_word_form
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
     clipped_family_name,
+    diminutive_stems,
     entity_key,
     first_names_compatible,
     genders_differ,
@@ -146,6 +147,8 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
     starts = Q()
     for initial in initials:
         starts |= Q(display_name__istartswith=initial) | Q(aliases__alias__startswith=initial.lower())
+    for stem in diminutive_stems(first):  # "Lupita" for Guadalupe: its clipped end before the ending
+        starts |= Q(aliases__alias__contains=stem) if len(stem) >= 3 else Q(aliases__alias__startswith=stem)
     rows = (
         Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
         .filter(starts | Q(display_name__icontains=first) | Q(aliases__alias__contains=normalize_alias(first))

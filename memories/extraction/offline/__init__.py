@@ -32,10 +32,12 @@ from memories.extraction.offline.facts import (
     adopted_pets,
     households,
     linked_by_frames,
+    pet_kind_facts,
     process_sentence,
     signed_post,
 )
 from memories.extraction.offline.frames import Embed
+from memories.extraction.offline.grammar import rewrite_second_person
 from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, PARENT_NAMES, PLACE_OTHER_NAMES
 from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
@@ -88,10 +90,13 @@ def extract_offline(
     out = Collector(registry, day)
     corrections: list[ExtractedCorrection] = []
     denials: set[int] = set()
+    listener = _addressee(sentences, registry)
     for k, sentence in enumerate(sentences):
         if k in denials:
             continue  # the "Not Braga." of "It's Porto. Not Braga."
         tag_sentence(sentence, state)
+        if listener is not None:
+            sentence.tagged = rewrite_second_person(sentence.tagged, listener)
         carry_subject(sentence, sentences[k - 1] if k else None, registry)
         pair = correction_in(sentence.tagged)
         if pair is None and k + 1 < len(sentences):
@@ -113,6 +118,7 @@ def extract_offline(
         _attach_cessations(sentence.text, registry, out)
         _attach_deaths(sentence.text, registry, out)
     adopted_pets(sentences, out)
+    pet_kind_facts(out, " ".join(s.tagged for s in sentences))
     _other_names_of_known(sentences, out)
     _addressed_known(sentences, registry, out, {n.lower() for n in people})
     out.drop_overridden()
@@ -125,6 +131,31 @@ def extract_offline(
         entities=entities, facts=list(out.facts.values()), relations=list(out.relations.values()),
         corrections=corrections,
     )
+
+
+_GREETED = re.compile(r"^\W*(?:dear|hi|hey|hello|hiya|congrats|congratulations)\W*$", re.I)
+_LETTER_OR_NEWS = re.compile(r"^\W*dear\b|\bcongrat", re.I)
+
+
+def _addressee(sentences, registry) -> int | None:
+    """The one person a letter ("Dear Ms. Abbott, your lease …") or a message of congratulations
+    ("Hi Tom, congrats on your new job at …") is addressed to by name: "you" and "your" in it are
+    theirs. None for several ("Dear Ana and Rui"), or for a greeting that brings no news of them
+    ("Hey Mel! Good to see you")."""
+    if not sentences or not _LETTER_OR_NEWS.search(" ".join(s.text for s in sentences[:2])):
+        return None
+    first = sentences[0]
+    greeted = [m for m, idx in zip(first.mentions, first.ids, strict=True)
+               if idx is None and m.vocative and _GREETED.match(first.text[:m.start])]
+    if len(greeted) != 1 or re.match(r"\s*(?:and|&)\s", first.text[greeted[0].end:]):
+        return None
+    mention = greeted[0]
+    name = mention.known or mention.text.strip()
+    idx = registry.lookup(name)
+    if idx is None:
+        idx = registry.ensure(name)
+        registry.entities[idx].forced = "person"
+    return idx if idx != SPEAKER and registry.is_person(idx) else None
 
 
 _CAPITALIZED = re.compile(rf"(?<![\w'’])[{UPPER_LETTERS}][^\W\d_]{{2,}}(?![\w'’])")

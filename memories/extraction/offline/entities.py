@@ -402,6 +402,11 @@ def says_a_name_changed(text: str) -> bool:
     return bool(_MARRIAGE_CUE.search(text))
 
 
+_NEW_NAME_BEFORE = re.compile(
+    r"(?:\bi\s+am|\bi'm|\b(?:she|he)\s+is|\b(?:she|he)'s|\bknown\s+as|\bin\s+the\s+name\s+of|\bbec[ao]me|"
+    r"\bnow\s+called|\bname\s+is\s+now)\s+(?:now\s+)?(?:(?:mrs|ms|mr|miss|dr)\.?\s+)?$", re.I)
+
+
 def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str], speaker: str) -> None:
     """"Ana married Rui Costa … she's Ana Costa now", "Ana went back to her maiden name, Ana Reis":
     in a message about a marriage or a name given up, a new "first name + a surname someone of the
@@ -414,14 +419,16 @@ def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set
         for mention in sentence.mentions:
             words = mention.text.split()
             key = mention.text.lower()
+            # "I am Zofia Lis now", "will now be known as Mrs. Hannah Oduya": a name said to be someone's new one
+            renamed = bool(_NEW_NAME_BEFORE.search(sentence.text, 0, mention.start))
             if len(words) != 2 or mention.known or canon.get(key, mention.text) != mention.text or (
-                    mention.honorific and words[1].lower() != _surname(speaker)):  # "Mr. John Costa", an in-law
-                continue
+                    mention.honorific and words[1].lower() != _surname(speaker) and not renamed):
+                continue  # "Mr. John Costa", an in-law
             surname = words[1].lower()
             spouse = [p for p in people if _surname(p) == surname and p != mention.text]
             same_first = [p for p in people if p != mention.text and _surname(p) != surname and _surname(p)
                           and first_names_compatible(words[0], p.split()[0])]
-            if spouse and len(same_first) == 1 and surname in surnames:
+            if (spouse and surname in surnames or renamed) and len(same_first) == 1:
                 canon[key] = same_first[0]
 
 

@@ -303,7 +303,9 @@ _ACQUIRED_PET = re.compile(
     # the owners said, or none at the start of a chat sentence ("adopted a kitten!!"): the writer
     rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
     rf"(?:adopted|adopt|got|have|has|"
-    rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+(?:[\w-]+\s+){{0,2}}?"
+    # not "that stuffed animal dog you gave me": a toy
+    rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
+    rf"(?:(?!(?:stuffed|toy|plush|soft|cuddly|robot|robotic|fake|ceramic|wooden|inflatable)\b)[\w-]+\s+){{0,2}}?"
     rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b(?!\s+(?:him|her|it)\b))",
     re.I,
 )
@@ -311,7 +313,9 @@ _ACQUIRED_PET = re.compile(
 
 def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
     """"Dan and I got a dog! He's a brown terrier called Pip": the pet the message names
-    afterwards belongs to whoever adopted it (each of a couple), when no one else owns it."""
+    afterwards belongs to whoever adopted it (each of a couple), when no one else owns it. A name
+    given right after the adoption ("Meet Bobby", "her name is Pickles", "named him Spike") is the
+    pet's, whatever else the name could be."""
     owners: list[int] = []
     owned = {target for (_, rel, target) in out.relations if rel == "has_pet"}
     for sentence in sentences:
@@ -320,12 +324,54 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
         if not owners and (match := _ACQUIRED_PET.search(text)):
             owners = [int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("owners") or ph(SPEAKER))]
             after = [int(i) for i in re.findall(r"\x02(\d+)\x03", text[match.end():])]  # "..., her name is X"
+            _pets_named(text, match.end(), owners, out)
+        elif owners:
+            _pets_named(text, 0, owners, out)  # "We adopted a terrier! Meet Bobby."
         if owners:
             for idx in after:
                 if idx is not None and idx not in owned and out.registry.entities[idx].type == "pet":
                     for owner in owners:
                         out.relation(owner, "has_pet", idx)
                     owned.add(idx)
+
+
+def _pets_named(text: str, start: int, owners: list[int], out: Collector) -> None:
+    """The names given from `start` on to the animal just adopted are a pet's (not a name the
+    sentence already settled, as "my sister Ana")."""
+    for named in _PET_NAMED.finditer(text, start):
+        idx = int(named.group("pet"))
+        entity = out.registry.entities[idx]
+        if not entity.forced and entity.type in ("person", "concept") and idx not in owners:
+            entity.forced = "pet"
+
+
+# a name given to the animal just adopted: "Meet ⟨1⟩", "her name is ⟨1⟩", "named him ⟨1⟩", "called ⟨1⟩"
+_PET_NAMED = re.compile(
+    r"(?:^\W*meet|\b(?:his|her|its)\s+name(?:\s+is|'s)|^\W*name\s+is|\bnamed(?:\s+(?:him|her|it))?|"
+    r"\bcalled(?:\s+(?:him|her|it))?)\s+\x02(?P<pet>\d+)\x03", re.I)
+
+
+def pet_kind_facts(out: Collector, text: str) -> None:
+    """A pet the message links to its owner, with no fact of its own saying what animal it is
+    ("adopted a cat!! her name is biscuit"), gets one: the kind the message names nearest before
+    the pet's name ("⟨1⟩ is ⟨0⟩'s cat")."""
+    names = out.registry.names()
+    for owner, rel, pet in list(out.relations):
+        if rel != "has_pet":
+            continue
+        said = [f for f in out.facts.values() if f.subject == names[pet]]
+        if any(_PET_WORD.search(f.text) for f in said):
+            continue
+        at = text.find(f"\x02{pet}\x03")
+        kinds = [m for m in _PET_WORD.finditer(text) if at < 0 or m.start() < at] or list(_PET_WORD.finditer(text))
+        if kinds:
+            kind = kinds[-1].group().lower()
+            if kind == "pig" and text[:kinds[-1].start()].lower().endswith("guinea "):
+                kind = "guinea pig"
+            out.fact(pet, f"{ph(pet)} is {ph(owner)}'s {kind}", confidence=EXPLICIT, category="biographical_milestone")
+
+
+_PET_WORD = re.compile(rf"(?<![\w'-])(?:{PET_ALT})(?![\w'-])", re.I)
 
 
 # "⟨0⟩ is 66, a reference librarian at ⟨org⟩", or a fragment that opens with the writer's age: "27,
@@ -747,7 +793,13 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
     _kin_hits([kinship_match(owner, name, kin, mods) for owner, name, kin, mods in kin_links(sentence, types)
                if not out.linked(owner, name)], out)
     for person, rel_type, partner in partner_links(sentence, types):
-        if not out.linked(person, partner):
+        linked = out.linked(person, partner)
+        if linked == {"partner_of"} and rel_type in ("engaged_to", "spouse_of"):
+            # "got engaged to her boyfriend of six years, X": the engagement says more than the boyfriend
+            for source, target in ((person, partner), (partner, person)):
+                out.unlink(source, "partner_of", target)
+            linked = frozenset()
+        if not linked:
             out.relation(person, rel_type, partner, method="frame")
     for link in frame_links(sentence, types, out.linked, embed):
         frame = link.frame

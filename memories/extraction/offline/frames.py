@@ -216,7 +216,9 @@ def _read_token_ids(text: str, tagged: str, spans: tuple[tuple[int, int, int], .
         words = [m.group() for m in _WORD.finditer(tagged)]
         matcher = difflib.SequenceMatcher(a=[w for w, _ in said], b=words, autojunk=False)
         for op, a0, a1, b0, b1 in matcher.get_opcodes():
-            if op == "replace" and a1 - a0 == 1 and b1 - b0 == 1 and words[b0].startswith("\x02"):
+            # "her" → "⟨1⟩", or a possessive "your" → "⟨1⟩" "'s"
+            if op == "replace" and a1 - a0 == 1 and words[b0].startswith("\x02") and (
+                    b1 - b0 == 1 or b1 - b0 == 2 and words[b0 + 1].lower() == "'s"):
                 token = doc.char_span(said[a0][1], said[a0][1] + len(said[a0][0]), alignment_mode="expand")
                 if token is not None and token.root.pos_ == "PRON":
                     ids.setdefault(token.root.i, int(words[b0][1:-1]))
@@ -329,8 +331,9 @@ def _owner(way, ids: dict[int, int]) -> int | None:
     for token in way:
         # "my sister" is no thing of mine; "transferred to our Madrid office": a workplace many share is
         # not whose the move is
+        # "his cardiologist at X": whose doctor, not who works there
         if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in KINSHIP and (
-                token.lemma_.lower() not in _SHARED_WORKPLACES):
+                token.lemma_.lower() not in _SHARED_WORKPLACES) and token.lemma_.lower() not in OCCUPATIONS:
             for child in token.children:
                 if child.dep_ == "poss" and child.i in ids:
                     return ids[child.i]
@@ -448,7 +451,9 @@ def _copula_noun(verb, ids: dict[int, int], data: Frames):
     # "My husband Ahmed's new employer is X": the parser may hang the noun apposed to the subject
     said = [n for c in verb.children if c.dep_ in _SUBJECTS for n in (c, *(a for a in c.children if a.dep_ == "appos"))]
     for child in said:
-        if child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns:
+        # not "his cardiologist at X is Dr. Y": whose doctor, not who works there
+        if child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns and (
+                child.lemma_.lower() not in OCCUPATIONS):
             owners = [ids[c.i] for c in child.children if c.dep_ == "poss" and c.i in ids]
             if owners:
                 return child, owners[0]
@@ -470,7 +475,9 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
     if verb.lemma_.lower() in MOVED_BY and moved:
         subjects = moved  # "the bank transferred Ana to Porto": Ana moves
     else:
-        subjects = [owner] if owner is not None else _subjects(verb, ids, elided)
+        subjects = _subjects(verb, ids, elided)
+        if owner is not None and owner not in subjects:  # "Ben and I are moving in, his place in X": both
+            subjects = [owner]
         if _opens_without_subject(verb) and not any(types[s] == "person" for s in subjects):
             subjects = [elided]  # "Moved back to Kumasi, London was too dear": no place moved
         elif subjects == [elided] and _misread_subject(doc, ids, types):

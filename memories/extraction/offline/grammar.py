@@ -243,3 +243,45 @@ def rewrite_first_person(tagged: str) -> tuple[str, bool]:
     whether "we/our/us" was used (a weaker, inferred attribution)."""
     rewriter = _Rewriter(tagged)
     return rewriter.run(), rewriter.used_we
+
+
+_YOU_SUBJECT_AFTER = frozenset({",", ";", ":", "(", "-", "—", "and", "but", "so", "that", "when", "if", "because",
+                                "since", "as", "now", "then", "once", "while", "hope", "heard", "hear", "know"})
+_PLURAL_YOU = frozenset({"guys", "all", "both", "two", "lot", "folks", "people"})
+
+
+def rewrite_second_person(tagged: str, listener: int) -> str:
+    """you/your → the listener the message is addressed to ("Dear ⟨5⟩, your lease begins…" →
+    "⟨5⟩'s lease begins…"), with verb agreement ("you are" → "⟨5⟩ is", "you've" → "⟨5⟩ has").
+    Not "you guys", "you all": more than one listener."""
+    tokens = _TOKEN.findall(tagged)
+    words = [i for i, t in enumerate(tokens) if not t.isspace()]
+    if any(tokens[j].lower() in _PLURAL_YOU for i, j in zip(words, words[1:], strict=False)
+           if tokens[i].lower() == "you"):
+        return tagged
+    out = list(tokens)
+    for n, i in enumerate(words):
+        low = tokens[i].lower()
+        base, _, contraction = low.partition("'")
+        if low in ("your", "yours"):
+            out[i] = ph(listener) + "'s"
+        elif low == "yourself":
+            out[i] = "themself"
+        elif base == "you":
+            before = tokens[words[n - 1]].lower() if n else ""
+            nxt = words[n + 1] if n + 1 < len(words) else None
+            subject = (not before or before in _YOU_SUBJECT_AFTER or before in MODALS) and (
+                nxt is not None and tokens[nxt][:1].isalpha() and tokens[nxt][:1].islower())
+            if contraction:
+                if contraction == "d":
+                    verb = tokens[nxt].lower() if nxt is not None else ""
+                    out[i] = ph(listener) + (" had" if verb in PAST_PARTICIPLES or is_past(verb) else " would")
+                else:
+                    out[i] = ph(listener) + " " + _CONTRACTIONS_3SG.get(contraction, contraction)
+            else:
+                out[i] = ph(listener)
+                if subject and before not in MODALS:
+                    j = next((w for w in words[n + 1:] if not is_adverb(tokens[w].lower())), None)
+                    if j is not None and tokens[j][:1].isalpha() and tokens[j][:1].islower():
+                        out[j] = third_person(tokens[j])
+    return "".join(out)

@@ -102,7 +102,8 @@ _MID_CAPITAL = re.compile(rf"(?<=[{_LO},;] )([{_UP}][^\W\d_]+)")
 # Residence and travel phrases after which a lower-case gazetteer place is still a name
 # ("i live in curitiba").
 _LOWER_PLACE = re.compile(
-    r"\b(?:(?:live[sd]?|living|based|born|raised|grew\s+up|resides?|staying)\s+in|(?:moved|moving|move|"
+    r"\b(?:(?:live[sd]?|living|based|born|raised|grew\s+up|resides?|staying|flat|apartment|house|condo)\s+in|"
+    r"(?:moved|moving|move|"
     r"relocated|relocating|flew|trip|traveled|travelled|traveling|travelling|drove)\s+(?:back\s+)?to|"
     # "moved from leeds to york": both ends of the move
     rf"(?:moved|moving|relocated|relocating)\s+(?:away\s+|out\s+)?from(?:\s+[{_LO}][{_LO}'-]*){{1,3}}\s+to|"
@@ -238,8 +239,9 @@ def _with_lower_initials(sentence: str, mentions: list[Mention]) -> None:
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
 # him biscuit lol"
 _LOWER_NAMED = re.compile(
-    r"\b(?:(?:his|her|its|their)\s+name(?:\s+is|'s|s)|(?:we|i)\s+(?:(?:all|just|always|usually)\s+)?"
-    r"(?:named|called|call|(?:started|start)\s+calling)\s+(?:him|her|it)"
+    r"\b(?:(?P<stated>(?:his|her|its|their)\s+name(?:\s+is|'s|s))|(?:we|i|everyone|everybody|people|ppl|they)"
+    r"\s+(?:(?:all|just|always|usually|there|here)\s+)?"
+    r"(?:named|called|call|calls|(?:started|start)\s+calling)\s+(?:him|her|it)"
     r"|(?P<bare>named)\s+(?:him|her|it))\s+"
     rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
@@ -249,7 +251,8 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))
-           and _parsed_as_noun(sentence, m.start("name"))  # "named her pickle", not "called her back"
+           # "named her pickle", not "called her back"; "her name is biscuit" whatever the parse
+           and (m.group("stated") or _parsed_as_noun(sentence, m.start("name")))
            and (not m.group("bare") or _PET_BEFORE.search(sentence, 0, m.start()))]  # "got a cat, named her …"
     for token in parse(sentence):
         word = token.text
@@ -475,7 +478,8 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
 
 # where one lives or moves, said before a town no gazetteer holds
 _UNLISTED_HOME = re.compile(r"(?:live[sd]?\s+in|living\s+in|based\s+in|resides?\s+in|"
-                            r"(?:moved|moving|move|relocated|relocating)\s+back\s+to)\b")
+                            r"(?:moved|moving|move|relocated|relocating)\s+back\s+to|"
+                            r"(?:flat|apartment|house|condo)\s+in)\b")  # "our new flat in shoreditch"
 
 
 def _unlisted_place_end(sentence: str, start: int, word: str) -> int | None:
@@ -1110,7 +1114,8 @@ _SHORT_FIRST = re.compile(
 )
 _FULL_FIRST = re.compile(
     rf"^\s*[,(—–-]?\s*(?:who|whom)\s+{_CALLERS}\s+calls?\s+$"
-    r"|^\s*[,(]?\s*(?:a\.?k\.?a\.?|also\s+known\s+as|better\s+known\s+as|known\s+as|nicknamed|"
+    r"|^\s*[,(]?\s*(?:a\.?k\.?a\.?|also\s+known\s+as|better\s+known\s+as|"
+    r"known(?:\s+to\s+(?:the\s+|his\s+|her\s+|their\s+)?\w+)?\s+as|nicknamed|"  # "(known to the family as Jo)"
     r"who\s+goes\s+by|goes\s+by|or\s+as\s+\w+\s+calls?\s+(?:him|her|them))\s+$",
     re.I,
 )
@@ -1121,8 +1126,11 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
     Alexander" → (Sasha, Alexander); "Alexander, who everyone calls Sasha" → (Sasha, Alexander);
     "Teresa Vidal (Tess to everyone)" → (Tess, Teresa Vidal)."""
     pairs = []
-    for first, second in zip(mentions, mentions[1:], strict=False):
+    for k, (first, second) in enumerate(zip(mentions, mentions[1:], strict=False)):
         gap = sentence[first.end : second.start]
+        if k and _FULL_FIRST.match(gap) and _OF_TOWN.fullmatch(sentence[mentions[k - 1].end : first.start]) and (
+                first.text.lower() in PLACES):
+            first = mentions[k - 1]  # "Patrick Doyle of Galway (known to the family as Paddy)": his, not the town's
         if _SHORT_FIRST.match(gap):
             pairs.append((first, second))
         elif _FULL_FIRST.match(gap) or (_SHORT_AFTER_GAP.match(gap) and (
@@ -1130,6 +1138,9 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
                 and len(second.text.split()) < len(first.text.split())) or bracketed_nickname(sentence, first, second):
             pairs.append((second, first))
     return pairs
+
+
+_OF_TOWN = re.compile(r"\s+of\s+")
 
 
 # "Maximiliano Ortiz, Maxi, moved to Rosario": a short form of the given name set off by commas; not a

@@ -22,6 +22,8 @@ from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph,
 
 _VOCATIVE_MARK = "\x04"
 _VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")
+# a letter's "Dear ⟨listener⟩," before what it says: the salutation goes with the name
+_SALUTATION_GAP = re.compile(r"^\W*dear\s*\x04\s*[,:]?\s*", re.I)
 _ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
 # "⟨1⟩, we call her ⟨1⟩, just got a job": a nickname declared between a subject and its verb is
 # an aside; what follows is said of the subject
@@ -146,7 +148,7 @@ def tag_sentence(sentence: Sentence, state: PronounState) -> str:
         pieces.append(_VOCATIVE_MARK if idx is None else ph(idx))
         pos = mention.end
     pieces.append(sentence.text[pos:])
-    tagged = _VOCATIVE_GAP.sub(" ", "".join(pieces))
+    tagged = _VOCATIVE_GAP.sub(" ", _SALUTATION_GAP.sub("", "".join(pieces)))
     tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
     tagged = _NAMING_ASIDE.sub(lambda m: ph(int(m.group(1))) + " ", tagged)
     sentence.tagged = _resolve_pronouns(tagged.strip(), state)
