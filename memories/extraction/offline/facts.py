@@ -246,6 +246,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
     _taken_up(sentence.text, text, out, base)
     _dismissals(text, out, base)
     _job_endings(text, out, base)
+    _behind(text, out)
     for inner, outer in scan_located_in(text, out.registry):
         out.relation(inner, "located_in", outer)
     for person, org in scan_employment(text, out.registry):
@@ -608,6 +609,18 @@ _DISMISSED = re.compile(
 _DISMISSED_NOUNS = frozenset({"organization", "concept"})
 
 
+# "⟨Hafen Academy⟩ is behind ⟨0⟩ now", "⟨X⟩ is officially done with ⟨0⟩": whatever the person held there is over
+_BEHIND = re.compile(rf"{PH}\s+(?:is|'s)\s+(?:(?:now|officially|finally|all)\s+)*(?:behind|done\s+with)\s+{PH}", re.I)
+
+
+def _behind(text: str, out: Collector) -> None:
+    for match in _BEHIND.finditer(text):
+        place, person = int(match.group(1)), int(match.group(2))
+        if out.registry.entities[place].type in ("organization", "place", "concept") and (
+                person == SPEAKER or out.registry.is_person(person)):
+            out.relation(person, "finished_with", place)
+
+
 def _dismissals(text: str, out: Collector, base: float) -> None:
     for match in _DISMISSED.finditer(text):
         org, person = int(match.group(1)), int(match.group(2) or match.group(3))
@@ -673,10 +686,13 @@ _RECIPROCAL = (
                           r"split(?=\s*(?:[.!,;]|$)|\s+(?:after|last|this|for\s+good)\b)|"
                           r"(?:decided|agreed)\s+to\s+(?:separate|split|divorce)|"
                           r"(?:got\s+|are\s+getting\s+|were\s+)?divorced|called\s+it\s+quits|"
-                          r"(?:called|broken?)\s+off\s+(?:the|our|their)\s+(?:engagement|wedding)|"
-                          r"ended\s+(?:the|our|their)\s+(?:engagement|relationship|marriage)|ended\s+things|"
+                          # "our" is the writer's placeholder by now: "ended ⟨0⟩'s relationship"
+                          r"(?:called|broken?)\s+off\s+(?:the|our|their|\x02\d+\x03's)\s+(?:engagement|wedding)|"
+                          r"end(?:ed|s)?\s+(?:the|our|their|\x02\d+\x03's)\s+(?:engagement|relationship|marriage)|"
+                          r"ended\s+things|"
                           r"(?:are|were|'re)(?:n't|\s+not|\s+no\s+longer)\s+together|"
-                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?done(?:\s+for\s+good)?(?=\s*(?:[.!,;]|$))"),
+                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?(?:done|finished|over|through)"
+                          r"(?:\s+for\s+good)?(?=\s*(?:[.!,;]|$))"),
     ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot|eloped"),
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"

@@ -495,7 +495,9 @@ def cessations(text: str) -> list[tuple[str, list[str]]]:
             terms = _terms([c for c in inner.children if c.dep_ == "dobj"]) or _terms([inner])
         elif finished := _finished_studies(tok, kids):
             said = any(c.dep_ in ("nsubj", "nsubjpass") for c in finished)  # "MBA done.": the writer's
-            out.append((_parent(finished[0]) if said else _subject(tok), _study_terms(finished)))
+            # the course and studying itself: "finished my master's" ends "studies at X" too
+            out.append((_parent(finished[0]) if said else _subject(tok),
+                        list(dict.fromkeys([*_study_terms(finished), *STUDY_WORDS]))))
             continue
         elif _graduated(tok, kids):
             out.append((_subject(tok), list(STUDY_WORDS)))
@@ -523,6 +525,8 @@ def _finished_studies(verb, kids) -> list:
     lemma = verb.lemma_.lower()
     if lemma not in _FINISH_VERBS or _negated(verb, kids) or any(c.lemma_ in ("will", "gonna") for c in kids):
         return []
+    if verb.tag_ not in ("VBD", "VBN"):
+        return []  # "staying to finish his degree", "finishing her master's": under way, not over
     if lemma == "do":
         if verb.lower_ != "done":
             return []
