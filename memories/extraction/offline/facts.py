@@ -303,7 +303,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
 _ACQUIRED_PET = re.compile(
     # the owners said, or none at the start of a chat sentence ("adopted a kitten!!"): the writer
     rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
-    rf"(?:adopted|adopt|got|have|has|"
+    rf"(?:adopted|adopts?|adopting|got|have|has|"
     # not "that stuffed animal dog you gave me": a toy
     rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
     rf"(?:(?!(?:stuffed|toy|plush|soft|cuddly|robot|robotic|fake|ceramic|wooden|inflatable)\b)[\w-]+\s+){{0,2}}?"

@@ -223,12 +223,17 @@ def _pronoun(match: re.Match, tagged: str, subject: int | None, state: PronounSt
     own subject ("Thiago hired her" is not Thiago)."""
     word = match.group(2).lower()
     possessive = word in ("his", "hers") or (word == "her" and _her_is_possessive(tagged, match.end()))
+    if possessive and _NAME_GIVEN_AFTER.match(tagged, match.end()):
+        return match.group()  # "adopted a cat! her name is ⟨1⟩": whose name is the one it gives
     is_object = word == "him" or (word == "her" and not possessive)
     idx = state.antecedent("m" if word in ("he", "him", "his") else "f", subject if is_object else None)
     if idx is None:
         return match.group()
     state.history.append(idx)
     return ph(idx) + ("'s" if possessive else "")
+
+
+_NAME_GIVEN_AFTER = re.compile(r"\s+name(?:\s+is|'s|\s+was)\s+\x02", re.I)
 
 
 def _her_is_possessive(tagged: str, end: int) -> bool:
