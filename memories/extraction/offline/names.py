@@ -698,7 +698,7 @@ def _initials_word(word: str) -> bool:
 _OCCUPATION_BEFORE = re.compile(rf"\b(?:{alternation(OCCUPATIONS)})s?\s+$")
 # from a writer who does not capitalize, right after a verb of work, a bare word that is a place's name
 # is the employer ("i work at carrefour")
-_WORK_RIGHT_BEFORE = re.compile(r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing)?|intern(?:s|ed|ing)?|notice)\s+$")
+_WORK_RIGHT_BEFORE = re.compile(r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing|in')?|intern(?:s|ed|ing)?|notice)\s+$")
 
 
 
@@ -714,6 +714,11 @@ def _unknown_word(word: str) -> bool:
 
 
 _NOT_OF = frozenset({"for", "in", "at", "to", "with", "from", "on", "into", "by"})
+
+
+_NOT_A_NAMES_START = frozenset({"local", "new", "old", "big", "small", "nearby", "same", "other", "another", "my",
+                                "his", "her", "our", "their", "your", "a", "an", "this", "that", "some", "private",
+                                "public", "main", "central", "city", "uni", "university"})
 
 
 def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = False) -> list[Mention]:
@@ -736,8 +741,12 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
             # "a barista at kafka coffee": right after a job, a name before the kind of business, even a word
             employer = n == 2 and lead in ("at", "for") and bare and not is_common_word(phrase[0]) and (
                 _OCCUPATION_BEFORE.search(before) or _WORK_RIGHT_BEFORE.search(before))
-            if n > 1 and phrase[-1] in ORG_SUFFIXES and (named or employer) and not any(
-                    is_common_word(w.split("'")[0]) for w in phrase[:-1]) or (
+            # "started at maple grove vet hospital": after a word of work, with no article, words of any kind
+            # before the kind of business name one ("local", "new" are no name's)
+            hired_at = (n > 1 and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before)
+                        and phrase[0] not in _NOT_A_NAMES_START)
+            if n > 1 and phrase[-1] in ORG_SUFFIXES and (named or employer or hired_at) and (hired_at or not any(
+                    is_common_word(w.split("'")[0]) for w in phrase[:-1])) or (
                     n > 2 and phrase[0] in ORG_PREFIXES and phrase[1] == "of" and " ".join(phrase[2:]) in PLACES):
                 out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase)))
                 break
