@@ -252,7 +252,8 @@ def _diminutive_of(short: str, full: str) -> bool:
     itself, or the name without its last vowel, before the ending?"""
     for suffix in _DIMINUTIVE_SUFFIXES:
         stem = short.removesuffix(suffix)
-        if stem == short or len(stem) < 2:
+        # a stem of two letters only before Portuguese -inha/-inho ("Aninha"): "Anita", "Rita" are names of their own
+        if stem == short or len(stem) < (2 if suffix.endswith(("inha", "inho")) else 3):
             continue
         if full == stem or full[:-1] == stem and full[-1] in "aeiou":
             return True

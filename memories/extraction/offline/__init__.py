@@ -135,6 +135,8 @@ def extract_offline(
 
 _GREETED = re.compile(r"^\W*(?:dear|hi|hey|hello|hiya|congrats|congratulations)\W*$", re.I)
 _LETTER_OR_NEWS = re.compile(r"^\W*dear\b|\bcongrat", re.I)
+_YOU = re.compile(r"\b(?:you|your|yours)\b", re.I)
+_ANOTHER_AFTER = re.compile(r"\s*(?:and|&|,\s*[A-Z])")
 
 
 def _addressee(sentences, registry) -> int | None:
@@ -142,12 +144,16 @@ def _addressee(sentences, registry) -> int | None:
     ("Hi Tom, congrats on your new job at …") is addressed to by name: "you" and "your" in it are
     theirs. None for several ("Dear Ana and Rui"), or for a greeting that brings no news of them
     ("Hey Mel! Good to see you")."""
-    if not sentences or not _LETTER_OR_NEWS.search(" ".join(s.text for s in sentences[:2])):
+    text = " ".join(s.text for s in sentences)
+    if not sentences or not _LETTER_OR_NEWS.search(" ".join(s.text for s in sentences[:2])) or not _YOU.search(text):
         return None
     first = sentences[0]
     greeted = [m for m, idx in zip(first.mentions, first.ids, strict=True)
                if idx is None and m.vocative and _GREETED.match(first.text[:m.start])]
-    if len(greeted) != 1 or re.match(r"\s*(?:and|&)\s", first.text[greeted[0].end:]):
+    # one person, by a given name or a title ("Dear Team", "Dear Customer" are no one; "Hi Tom, Ana," two)
+    if len(greeted) != 1 or _ANOTHER_AFTER.match(first.text, greeted[0].end) or not (
+            greeted[0].honorific or " " in greeted[0].text.strip() or greeted[0].text.lower() in FIRST_NAMES
+            or greeted[0].known or not is_dictionary_word(greeted[0].text.lower())):
         return None
     mention = greeted[0]
     name = mention.known or mention.text.strip()

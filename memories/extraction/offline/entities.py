@@ -402,9 +402,14 @@ def says_a_name_changed(text: str) -> bool:
     return bool(_MARRIAGE_CUE.search(text))
 
 
+# "will now be known as Mrs. X", "in the name of Mrs. X": a new name outright; "I am X", "she's X" only
+# said with "now" ("Now on my passport I am Zofia Lis"; not "Hi, I'm Ana Costa, Ana Reis's cousin")
+_RENAMED_BEFORE = re.compile(
+    r"(?:\bknown\s+as|\bin\s+the\s+name\s+of|\bbec[ao]me|\bnow\s+called|\bname\s+is\s+now)\s+(?:now\s+)?"
+    r"(?:(?:mrs|ms|mr|miss|dr)\.?\s+)?$", re.I)
 _NEW_NAME_BEFORE = re.compile(
-    r"(?:\bi\s+am|\bi'm|\b(?:she|he)\s+is|\b(?:she|he)'s|\bknown\s+as|\bin\s+the\s+name\s+of|\bbec[ao]me|"
-    r"\bnow\s+called|\bname\s+is\s+now)\s+(?:now\s+)?(?:(?:mrs|ms|mr|miss|dr)\.?\s+)?$", re.I)
+    r"(?:\bi\s+am|\bi'm|\b(?:she|he)\s+is|\b(?:she|he)'s)\s+(?:now\s+)?(?:(?:mrs|ms|mr|miss|dr)\.?\s+)?$", re.I)
+_NOW = re.compile(r"\bnow\b", re.I)
 
 
 def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set[str], speaker: str) -> None:
@@ -420,7 +425,8 @@ def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set
             words = mention.text.split()
             key = mention.text.lower()
             # "I am Zofia Lis now", "will now be known as Mrs. Hannah Oduya": a name said to be someone's new one
-            renamed = bool(_NEW_NAME_BEFORE.search(sentence.text, 0, mention.start))
+            renamed = bool(_RENAMED_BEFORE.search(sentence.text, 0, mention.start) or (
+                _NEW_NAME_BEFORE.search(sentence.text, 0, mention.start) and _NOW.search(sentence.text)))
             if len(words) != 2 or mention.known or canon.get(key, mention.text) != mention.text or (
                     mention.honorific and words[1].lower() != _surname(speaker) and not renamed):
                 continue  # "Mr. John Costa", an in-law

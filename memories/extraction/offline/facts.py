@@ -319,14 +319,17 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
     pet's, whatever else the name could be."""
     owners: list[int] = []
     owned = {target for (_, rel, target) in out.relations if rel == "has_pet"}
+    since = 0  # sentences since the adoption
     for sentence in sentences:
         text, _ = rewrite_first_person(sentence.tagged)
         after = list(sentence.ids)
+        since += 1
         if not owners and (match := _ACQUIRED_PET.search(text)):
             owners = [int(i) for i in re.findall(r"\x02(\d+)\x03", match.group("owners") or ph(SPEAKER))]
             after = [int(i) for i in re.findall(r"\x02(\d+)\x03", text[match.end():])]  # "..., her name is X"
             _pets_named(text, match.end(), owners, out)
-        elif owners:
+            since = 0
+        elif owners and since == 1:
             _pets_named(text, 0, owners, out)  # "We adopted a terrier! Meet Bobby."
         if owners:
             for idx in after:
@@ -349,7 +352,7 @@ def _pets_named(text: str, start: int, owners: list[int], out: Collector) -> Non
 # a name given to the animal just adopted: "Meet ⟨1⟩", "her name is ⟨1⟩", "named him ⟨1⟩", "called ⟨1⟩"
 _PET_NAMED = re.compile(
     r"(?:^\W*meet|\b(?:his|her|its)\s+name(?:\s+is|'s)|^\W*name\s+is|\bnamed(?:\s+(?:him|her|it))?|"
-    r"\bcalled(?:\s+(?:him|her|it))?)\s+\x02(?P<pet>\d+)\x03", re.I)
+    r"\bcalled\s+(?:him|her|it))\s+\x02(?P<pet>\d+)\x03", re.I)  # not "Tom called ⟨Priya⟩"
 
 
 def pet_kind_facts(out: Collector, text: str) -> None:
@@ -691,8 +694,10 @@ _RECIPROCAL = (
                           r"end(?:ed|s)?\s+(?:the|our|their|\x02\d+\x03's)\s+(?:engagement|relationship|marriage)|"
                           r"ended\s+things|"
                           r"(?:are|were|'re)(?:n't|\s+not|\s+no\s+longer)\s+together|"
-                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?(?:done|finished|over|through)"
-                          r"(?:\s+for\s+good)?(?=\s*(?:[.!,;]|$))"),
+                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?done(?:\s+for\s+good)?(?=\s*(?:[.!,;]|$))|"
+                          # not "are finished, we can start dessert"; not "over" ("Tom and Ana are over": visiting)
+                          r"(?:are|were|'re)\s+(?:so\s+|officially\s+|really\s+)?(?:finished|through)"
+                          r"(?:\s+for\s+good)?(?=\s*(?:[.!;]|$))"),
     ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot|eloped"),
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"

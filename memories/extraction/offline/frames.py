@@ -49,6 +49,7 @@ from memories.extraction.offline.lexicon import (
 )
 from memories.extraction.offline.parse import died, opening_verb_without_subject, parse, stray_subject
 from memories.extraction.offline.text import SPEAKER
+from memories.roles import role_of_term
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 
@@ -331,13 +332,21 @@ def _owner(way, ids: dict[int, int]) -> int | None:
     for token in way:
         # "my sister" is no thing of mine; "transferred to our Madrid office": a workplace many share is
         # not whose the move is
-        # "his cardiologist at X": whose doctor, not who works there
+        # "his cardiologist at X": whose doctor, not who works there ("my manager at X" still says mine)
         if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in KINSHIP and (
-                token.lemma_.lower() not in _SHARED_WORKPLACES) and token.lemma_.lower() not in OCCUPATIONS:
+                token.lemma_.lower() not in _SHARED_WORKPLACES) and not _serves_a_client(token):
             for child in token.children:
                 if child.dep_ == "poss" and child.i in ids:
                     return ids[child.i]
     return None
+
+
+_DONE_BY_AN_EMPLOYER = frozenset({"lay", "dismiss", "terminate", "fire", "sack"})
+
+
+def _serves_a_client(token) -> bool:
+    """A role someone holds for another ("his cardiologist", "my lawyer"), not a colleague's ("my manager")."""
+    return role_of_term(token.lemma_.lower()) not in ("", "manager", "advisor")
 
 
 _LEAVINGS = frozenset({"leave", "quit", "resign", "finish"})
@@ -452,8 +461,8 @@ def _copula_noun(verb, ids: dict[int, int], data: Frames):
     said = [n for c in verb.children if c.dep_ in _SUBJECTS for n in (c, *(a for a in c.children if a.dep_ == "appos"))]
     for child in said:
         # not "his cardiologist at X is Dr. Y": whose doctor, not who works there
-        if child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns and (
-                child.lemma_.lower() not in OCCUPATIONS):
+        if (child.pos_ == "NOUN" and child.i not in ids and child.lemma_.lower() in nouns
+                and not _serves_a_client(child)):
             owners = [ids[c.i] for c in child.children if c.dep_ == "poss" and c.i in ids]
             if owners:
                 return child, owners[0]
@@ -472,6 +481,9 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
     moved = [ids[t.i] for c in verb.children if c.dep_ == "dobj"
              for t in (c, *(g for g in c.children if g.dep_ in ("compound", "appos")))
              if t.i in ids and types[ids[t.i]] == "person"][:1]
+    if verb.lemma_.lower() in _DONE_BY_AN_EMPLOYER and not moved and not any(
+            c.dep_ == "nsubjpass" for c in verb.children):
+        return []  # "our manager Tom laid off two people at X": the one who lays off keeps the job
     if verb.lemma_.lower() in MOVED_BY and moved:
         subjects = moved  # "the bank transferred Ana to Porto": Ana moves
     else:

@@ -248,6 +248,7 @@ def rewrite_first_person(tagged: str) -> tuple[str, bool]:
 _YOU_SUBJECT_AFTER = frozenset({",", ";", ":", "(", "-", "—", "and", "but", "so", "that", "when", "if", "because",
                                 "since", "as", "now", "then", "once", "while", "hope", "heard", "hear", "know"})
 _PLURAL_YOU = frozenset({"guys", "all", "both", "two", "lot", "folks", "people"})
+_NOT_VERBS = frozenset({"and", "or", "nor", "but", "too", "also", "who", "that", "the", "a", "an", "to", "in", "at"})
 
 
 def rewrite_second_person(tagged: str, listener: int) -> str:
@@ -256,9 +257,9 @@ def rewrite_second_person(tagged: str, listener: int) -> str:
     Not "you guys", "you all": more than one listener."""
     tokens = _TOKEN.findall(tagged)
     words = [i for i, t in enumerate(tokens) if not t.isspace()]
-    if any(tokens[j].lower() in _PLURAL_YOU for i, j in zip(words, words[1:], strict=False)
-           if tokens[i].lower() == "you"):
-        return tagged
+    if any(tokens[j].lower() in _PLURAL_YOU or tokens[j].lower() in _COMPOUND
+           for i, j in zip(words, words[1:], strict=False) if tokens[i].lower() == "you"):
+        return tagged  # "you guys", "you and Yumi": more than the one listener
     out = list(tokens)
     for n, i in enumerate(words):
         low = tokens[i].lower()
@@ -282,6 +283,7 @@ def rewrite_second_person(tagged: str, listener: int) -> str:
                 out[i] = ph(listener)
                 if subject and before not in MODALS:
                     j = next((w for w in words[n + 1:] if not is_adverb(tokens[w].lower())), None)
-                    if j is not None and tokens[j][:1].isalpha() and tokens[j][:1].islower():
+                    if j is not None and tokens[j][:1].isalpha() and tokens[j][:1].islower() and (
+                            tokens[j].lower() not in _NOT_VERBS):
                         out[j] = third_person(tokens[j])
     return "".join(out)

@@ -239,20 +239,33 @@ def _with_lower_initials(sentence: str, mentions: list[Mention]) -> None:
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
 # him biscuit lol"
 _LOWER_NAMED = re.compile(
-    r"\b(?:(?P<stated>(?:his|her|its|their)\s+name(?:\s+is|'s|s))|(?:we|i|everyone|everybody|people|ppl|they)"
-    r"\s+(?:(?:all|just|always|usually|there|here)\s+)?"
-    r"(?:named|called|call|calls|(?:started|start)\s+calling)\s+(?:him|her|it)"
+    r"\b(?:(?P<stated>(?:his|her|its|their)\s+name(?:\s+is|'s|s))|(?:we|i)\s+(?:(?:all|just|always|usually)\s+)?"
+    r"(?:named|called|call|(?:started|start)\s+calling)\s+(?:him|her|it)|"
+    # others' name for someone, not for a thing ("people call it hell")
+    r"(?:everyone|everybody|people|ppl|they)\s+(?:(?:all|just|always|usually|there|here)\s+)?(?:call|calls|called)"
+    r"\s+(?:him|her)"
     r"|(?P<bare>named)\s+(?:him|her|it))\s+"
     rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
+
+
+# what "her name is" is said to be, when it gives none
+_SAID_OF_A_NAME = frozenset({
+    "unknown", "irrelevant", "secret", "unclear", "long", "short", "weird", "funny", "hard", "difficult", "easy",
+    "common", "rare", "different", "same", "ridiculous", "cute", "perfect", "private", "confidential",
+    "forgotten", "missing", "wrong", "right", "fine", "great", "beautiful", "lovely", "terrible", "unusual",
+    "familiar", "everywhere", "mud", "mentioned", "listed", "there", "gone", "too", "not", "also", "still",
+})
 
 
 def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))
-           # "named her pickle", not "called her back"; "her name is biscuit" whatever the parse
-           and (m.group("stated") or _parsed_as_noun(sentence, m.start("name")))
+           # "named her pickle", not "called her back"; "her name is biscuit" whatever the parse, but not
+           # "her name is unknown"
+           and (m.group("stated") and m.group("name") not in _SAID_OF_A_NAME
+                or _parsed_as_noun(sentence, m.start("name")))
            and (not m.group("bare") or _PET_BEFORE.search(sentence, 0, m.start()))]  # "got a cat, named her …"
     for token in parse(sentence):
         word = token.text
@@ -718,7 +731,9 @@ _NOT_OF = frozenset({"for", "in", "at", "to", "with", "from", "on", "into", "by"
 
 _NOT_A_NAMES_START = frozenset({"local", "new", "old", "big", "small", "nearby", "same", "other", "another", "my",
                                 "his", "her", "our", "their", "your", "a", "an", "this", "that", "some", "private",
-                                "public", "main", "central", "city", "uni", "university"})
+                                "public", "main", "central", "city", "uni", "university", "two", "three", "four",
+                                "five", "every", "each", "all", "both", "several", "many", "few", "any", "no",
+                                "corner", "family", "friends", "mates"})
 
 
 def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = False) -> list[Mention]:

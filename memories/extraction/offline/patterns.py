@@ -109,9 +109,10 @@ _WORK_VERBS = (
 )
 # "handed in my notice", "gave notice", "put in her resignation": a job is ending
 _NOTICE = (
-    r"(?:hand(?:ed|s|ing)?(?:\s+in)?|g[ai]ve[ns]?|giving|put(?:s|ting)?\s+in|tender(?:ed|s|ing)?|submit(?:ted|s|ting)?)"
-    r"\s+(?:\x02\d+\x03's\s+|(?:his|her|their|a|the)\s+)?(?:(?:two|four|\w+)\s+weeks'?\s+)?(?:notice|resignation)"
-    r"(?:\s+in(?=\s+at\b))?"  # "handed my notice in at ⟨org⟩"
+    r"(?:(?:hand(?:ed|s|ing)?\s+in|g[ai]ve[ns]?|giving|put(?:s|ting)?\s+in|tender(?:ed|s|ing)?|submit(?:ted|s|ting)?)"
+    r"\s+(?:\x02\d+\x03's\s+|(?:his|her|their|a|the)\s+)?(?:(?:two|four|\w+)\s+weeks'?\s+)?(?:notice|resignation)|"
+    # "handed my notice in at ⟨org⟩"
+    r"hand(?:ed|s|ing)?\s+(?:\x02\d+\x03's\s+|(?:his|her|their|a|the)\s+)?notice\s+in(?=\s+at\b))"
 )
 _WORK_NEG = dict(
     slot="works_at", negated=True, rel="former_employee_of", category="relationship_change", objects=_ORG
@@ -500,6 +501,11 @@ WORKPLACE_RULE = Rule(
 
 _JOB_RULES = frozenset({"works_at", "role_at", "with_org", "joined", "at_org_now", "left_for", "appointed"})
 _JOINED_RULE = next(rule for rule in RULES if rule.name == "joined")
+# what may follow the place a state ended at: the clause's end, or a word of time or reason ("finished
+# at ⟨X⟩ last week", "done with ⟨X⟩ forever"); not a noun of its own, nor "early" or "today" alone
+_OVER_AFTER = re.compile(
+    r"(?:'s)?(?=\s*(?:[.!,;:?)]|$)|\s+(?:in|after|last|this|on|for|and|but|so|because|since|when|yesterday|"
+    r"forever|finally|officially|now|at\s+last|for\s+good)\b)", re.I)
 _DONE_WITH_RULE = next(rule for rule in RULES if rule.name == "done_with")
 _FOR_A_JOB = re.compile(
     r"^\s*(?:,\s*)?(?:for|to\s+(?:take|start)|to\s+start)\s+(?:a|an|the|\x02\d+\x03's)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?"
@@ -553,9 +559,13 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
         if rule.name == "finished_school" and not _SCHOOL_NAME.search(registry.entities[obj].name):
             # "finished at ⟨shop⟩", "Finished ⟨initials⟩!": whatever the writer was doing there is over
-            # (the write ends the job, the studies or the membership it finds), no school's years
-            hits.append(RuleMatch(_DONE_WITH_RULE, obj, future))
+            # (the write ends the job, the studies or the membership it finds), no school's years; not
+            # "finished at ⟨X⟩ early today": a day's work
+            if _OVER_AFTER.match(text, match.end()):
+                hits.append(RuleMatch(_DONE_WITH_RULE, obj, future))
             continue
+        if rule.name == "done_with" and not _OVER_AFTER.match(text, match.end()):
+            continue  # "dropped out of the ⟨club⟩ half marathon": the race, not the club
         if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name) and not (
                 _HIRED.search(match.group())):  # "a position with ⟨X Group⟩" is a job, whatever the name
             hits.append(RuleMatch(MEMBER_RULE, obj, future))
