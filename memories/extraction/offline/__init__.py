@@ -18,6 +18,7 @@ and small word lists, fast enough to run on every message of a large import. The
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,9 +95,9 @@ def extract_offline(
     for k, sentence in enumerate(sentences):
         if k in denials:
             continue  # the "Not Braga." of "It's Porto. Not Braga."
-        tag_sentence(sentence, state)
-        if listener is not None:
-            sentence.tagged = rewrite_second_person(sentence.tagged, listener)
+        plain = tag_sentence(sentence, state)
+        addressed = rewrite_second_person(plain, listener) if listener is not None else plain
+        sentence.tagged = addressed
         carry_subject(sentence, sentences[k - 1] if k else None, registry)
         pair = correction_in(sentence.tagged)
         if pair is None and k + 1 < len(sentences):
@@ -110,13 +111,15 @@ def extract_offline(
             corrections.append(ExtractedCorrection(wrong=registry.names()[wrong], right=registry.names()[right]))
             out.used.update((right, wrong))
             continue  # "Sorry, I meant Oak Lawn, not Elmhurst" states nothing new of its own
-        before = set(out.relations)
-        process_sentence(sentence, out)
-        linked_by_frames(sentence, out, embed)
-        households(sentence, out, before)
-        signed_post(sentence, out)
-        _attach_cessations(sentence.text, registry, out)
-        _attach_deaths(sentence.text, registry, out)
+        kept = copy.deepcopy((out.facts, out.relations, out.used, out.implied, out.people_before, out.engaged)) if (
+            addressed != plain) else None
+        _read_sentence(sentence, out, embed)
+        if kept is not None and not _said_of(out, listener, kept[0], kept[1]):
+            # the listener's "you" gave no state of theirs ("Good to see you"): read as it was said
+            out.facts, out.relations, out.used, out.implied, out.people_before, out.engaged = kept
+            sentence.tagged = plain
+            carry_subject(sentence, sentences[k - 1] if k else None, registry)
+            _read_sentence(sentence, out, embed)
     adopted_pets(sentences, out)
     pet_kind_facts(out, " ".join(s.tagged for s in sentences))
     _other_names_of_known(sentences, out)
@@ -162,6 +165,26 @@ def _addressee(sentences, registry) -> int | None:
         idx = registry.ensure(name)
         registry.entities[idx].forced = "person"
     return idx if idx != SPEAKER and registry.is_person(idx) else None
+
+
+def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:
+    """What one tagged sentence says, into `out`."""
+    before = set(out.relations)
+    process_sentence(sentence, out)
+    linked_by_frames(sentence, out, embed)
+    households(sentence, out, before)
+    signed_post(sentence, out)
+    _attach_cessations(sentence.text, out.registry, out)
+    _attach_deaths(sentence.text, out.registry, out)
+
+
+def _said_of(out: Collector, listener: int, facts_before, relations_before) -> bool:
+    """Whether the sentence just read gave the listener a state: a relation, or a fact with a slot or
+    an ending."""
+    name = out.registry.names()[listener]
+    new_facts = [f for key, f in out.facts.items() if key not in facts_before]
+    return any(listener in (s, t) for (s, _, t) in set(out.relations) - set(relations_before)) or any(
+        f.subject == name and (f.slot or f.negated or f.ends) for f in new_facts)
 
 
 _CAPITALIZED = re.compile(rf"(?<![\w'’])[{UPPER_LETTERS}][^\W\d_]{{2,}}(?![\w'’])")
