@@ -146,7 +146,7 @@ def _addressee(sentences, registry) -> int | None:
     """The one person a letter ("Dear Ms. Abbott, your lease …") or a message of congratulations
     ("Hi Tom, congrats on your new job at …") is addressed to by name: "you" and "your" in it are
     theirs. None for several ("Dear Ana and Rui"), or for a greeting that brings no news of them
-    ("Hey Mel! Good to see you")."""
+    ("Hi Lou! So nice to catch up")."""
     text = " ".join(s.text for s in sentences)
     if not sentences or not _LETTER_OR_NEWS.search(" ".join(s.text for s in sentences[:2])) or not _YOU.search(text):
         return None

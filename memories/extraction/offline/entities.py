@@ -402,7 +402,7 @@ def says_a_name_changed(text: str) -> bool:
     return bool(_MARRIAGE_CUE.search(text))
 
 
-# "will now be known as Mrs. X", "in the name of Mrs. X": a new name outright; "I am X", "she's X" only
+# "is to be known as Mrs. X from now on", "in the name of Mrs. X": a new name outright; "I am X", "she's X" only
 # said with "now" ("Now on my passport I am Zofia Lis"; not "Hi, I'm Ana Costa, Ana Reis's cousin")
 _RENAMED_BEFORE = re.compile(
     r"(?:\bknown\s+as|\bin\s+the\s+name\s+of|\bbec[ao]me|\bnow\s+called|\bname\s+is\s+now)\s+(?:now\s+)?"
@@ -424,7 +424,7 @@ def _married_names(sentences: list[Sentence], canon: dict[str, str], people: set
         for mention in sentence.mentions:
             words = mention.text.split()
             key = mention.text.lower()
-            # "I am Zofia Lis now", "will now be known as Mrs. Hannah Oduya": a name said to be someone's new one
+            # "I am Zofia Lis now", "is now known as Mrs. Oduya": a name said to be someone's new one
             renamed = bool(_RENAMED_BEFORE.search(sentence.text, 0, mention.start) or (
                 _NEW_NAME_BEFORE.search(sentence.text, 0, mention.start) and _NOW.search(sentence.text)))
             if len(words) != 2 or mention.known or canon.get(key, mention.text) != mention.text or (

@@ -304,7 +304,7 @@ _ACQUIRED_PET = re.compile(
     # the owners said, or none at the start of a chat sentence ("adopted a kitten!!"): the writer
     rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
     rf"(?:adopted|adopts?|adopting|got|have|has|"
-    # not "that stuffed animal dog you gave me": a toy
+    # not "still got the plush toy rabbit from grandma": a toy
     rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
     rf"(?:(?!(?:stuffed|toy|plush|soft|cuddly|robot|robotic|fake|ceramic|wooden|inflatable)\b)[\w-]+\s+){{0,2}}?"
     rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b(?!\s+(?:him|her|it)\b))",
@@ -357,7 +357,7 @@ _PET_NAMED = re.compile(
 
 def pet_kind_facts(out: Collector, text: str) -> None:
     """A pet the message links to its owner, with no fact of its own saying what animal it is
-    ("adopted a cat!! her name is biscuit"), gets one: the kind the message names nearest before
+    ("we took in a kitten, her name is pumpkin"), gets one: the kind the message names nearest before
     the pet's name ("⟨1⟩ is ⟨0⟩'s cat")."""
     names = out.registry.names()
     for owner, rel, pet in list(out.relations):

@@ -1139,7 +1139,7 @@ _SHORT_FIRST = re.compile(
 _FULL_FIRST = re.compile(
     rf"^\s*[,(—–-]?\s*(?:who|whom)\s+{_CALLERS}\s+calls?\s+$"
     r"|^\s*[,(]?\s*(?:a\.?k\.?a\.?|also\s+known\s+as|better\s+known\s+as|"
-    r"known(?:\s+to\s+(?:the\s+|his\s+|her\s+|their\s+)?\w+)?\s+as|nicknamed|"  # "(known to the family as Jo)"
+    r"known(?:\s+to\s+(?:the\s+|his\s+|her\s+|their\s+)?\w+)?\s+as|nicknamed|"  # "(known to his mates as Baz)"
     r"who\s+goes\s+by|goes\s+by|or\s+as\s+\w+\s+calls?\s+(?:him|her|them))\s+$",
     re.I,
 )

@@ -224,7 +224,7 @@ def _pronoun(match: re.Match, tagged: str, subject: int | None, state: PronounSt
     word = match.group(2).lower()
     possessive = word in ("his", "hers") or (word == "her" and _her_is_possessive(tagged, match.end()))
     if possessive and _NAME_GIVEN_AFTER.match(tagged, match.end()):
-        return match.group()  # "adopted a cat! her name is ⟨1⟩": whose name is the one it gives
+        return match.group()  # "we took in a kitten, her name is ⟨1⟩": whose name is the one it gives
     is_object = word == "him" or (word == "her" and not possessive)
     idx = state.antecedent("m" if word in ("he", "him", "his") else "f", subject if is_object else None)
     if idx is None:
