@@ -613,7 +613,9 @@ _DISMISSED_NOUNS = frozenset({"organization", "concept"})
 
 
 # "⟨Hafen Academy⟩ is behind ⟨0⟩ now", "⟨X⟩ is officially done with ⟨0⟩": whatever the person held there is over
-_BEHIND = re.compile(rf"{PH}\s+(?:is|'s)\s+(?:(?:now|officially|finally|all)\s+)*(?:behind|done\s+with)\s+{PH}", re.I)
+# (not "⟨club⟩ is behind ⟨0⟩ on this": support)
+_BEHIND = re.compile(rf"{PH}\s+(?:is|'s)\s+(?:(?:now|officially|finally|all)\s+)*(?:behind|done\s+with)\s+{PH}"
+                     r"(?=\s*(?:now|at\s+last|for\s+good|forever)?\s*(?:[.!,;]|$))", re.I)
 
 
 def _behind(text: str, out: Collector) -> None:
