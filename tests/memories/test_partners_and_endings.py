@@ -80,7 +80,10 @@ def test_what_stopped_what_finished_and_who_died_from_the_parse():
     assert "violin" in cessations("I haven't touched the violin in months, honestly.")[0][1]
     assert cessations("I haven't seen Leo in years.") == []
     assert "mba" in cessations("I graduated!")[0][1]
-    assert cessations("PhD done.") == [("", ["phd"])]
+    # a course done ends it and studying with it ("studies at X" too)
+    (subject, terms), = cessations("PhD done.")
+    assert subject == "" and terms[0] == "phd" and "studying" in terms
+    assert cessations("She is finishing her PhD this year.") == []
     assert cessations("I will graduate next year.") == []
     assert deaths("Hugo passed away in his sleep.") == ["Hugo"]
     assert deaths("My wife died in March.") == [""]
