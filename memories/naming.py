@@ -241,20 +241,22 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
 _DIMINUTIVE_SUFFIXES = ("zinha", "zinho", "inha", "inho", "cita", "cito", "ita", "ito", "illa", "illo")
 
 
+def _stems(short: str) -> list[str]:
+    """What a folded name may be a diminutive of, before its ending ("lupita" → "lup"). A stem of two
+    letters only before Portuguese -inha/-inho ("aninha"): "Anita", "Rita" are names of their own."""
+    return [stem for suffix in _DIMINUTIVE_SUFFIXES if (stem := short.removesuffix(suffix)) != short
+            and len(stem) >= (2 if suffix.endswith(("inha", "inho")) else 3)]
+
+
 def diminutive_stems(name: str) -> set[str]:
     """The stems a diminutive's name may be read from ("Lupita" → "lup"; "Aninha" → "an"), folded."""
-    word = _fold(name)
-    return {stem for suffix in _DIMINUTIVE_SUFFIXES if (stem := word.removesuffix(suffix)) != word and len(stem) >= 2}
+    return set(_stems(_fold(name)))
 
 
 def _diminutive_of(short: str, full: str) -> bool:
     """Is `short` (folded) `full`'s name, or its clipped end, with a diminutive ending: the name
     itself, or the name without its last vowel, before the ending?"""
-    for suffix in _DIMINUTIVE_SUFFIXES:
-        stem = short.removesuffix(suffix)
-        # a stem of two letters only before Portuguese -inha/-inho ("Aninha"): "Anita", "Rita" are names of their own
-        if stem == short or len(stem) < (2 if suffix.endswith(("inha", "inho")) else 3):
-            continue
+    for stem in _stems(short):
         if full == stem or full[:-1] == stem and full[-1] in "aeiou":
             return True
         if len(stem) >= 3 and len(full) > len(stem) + 2 and full[-1] in "aeiou" and full[:-1].endswith(stem):

@@ -179,8 +179,7 @@ class _Rewriter:
     def _expand(self, i: int, contraction: str, compound: bool) -> str:
         if contraction == "d":  # "I'd been" → had; "I'd love" → would
             nxt = self._next_word(i)
-            verb = self.tokens[nxt].lower() if nxt is not None else ""
-            return "had" if verb in PAST_PARTICIPLES or is_past(verb) else "would"
+            return _had_or_would(self.tokens[nxt] if nxt is not None else "")
         table = _CONTRACTIONS_PLURAL if compound else _CONTRACTIONS_3SG
         return table.get(contraction, contraction)
 
@@ -238,6 +237,12 @@ class _Rewriter:
         return None
 
 
+def _had_or_would(verb: str) -> str:
+    """What "'d" stands for before `verb`: "had" before a participle ("I'd been"), else "would"."""
+    low = verb.lower()
+    return "had" if low in PAST_PARTICIPLES or is_past(low) else "would"
+
+
 def rewrite_first_person(tagged: str) -> tuple[str, bool]:
     """I/me/my/we/our → the speaker placeholder, with verb agreement. Returns the new text and
     whether "we/our/us" was used (a weaker, inferred attribution)."""
@@ -275,8 +280,7 @@ def rewrite_second_person(tagged: str, listener: int) -> str:
                 nxt is not None and tokens[nxt][:1].isalpha() and tokens[nxt][:1].islower())
             if contraction:
                 if contraction == "d":
-                    verb = tokens[nxt].lower() if nxt is not None else ""
-                    out[i] = ph(listener) + (" had" if verb in PAST_PARTICIPLES or is_past(verb) else " would")
+                    out[i] = ph(listener) + " " + _had_or_would(tokens[nxt] if nxt is not None else "")
                 else:
                     out[i] = ph(listener) + " " + _CONTRACTIONS_3SG.get(contraction, contraction)
             else:

@@ -1152,9 +1152,9 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
     pairs = []
     for k, (first, second) in enumerate(zip(mentions, mentions[1:], strict=False)):
         gap = sentence[first.end : second.start]
-        if k and _FULL_FIRST.match(gap) and _OF_TOWN.fullmatch(sentence[mentions[k - 1].end : first.start]) and (
+        if k and _FULL_FIRST.match(gap) and sentence[mentions[k - 1].end : first.start] == " of " and (
                 first.text.lower() in PLACES):
-            first = mentions[k - 1]  # "Patrick Doyle of Galway (known to the family as Paddy)": his, not the town's
+            first = mentions[k - 1]  # "Liam Burke of Sligo (known to his mates as Baz)": his, not the town's
         if _SHORT_FIRST.match(gap):
             pairs.append((first, second))
         elif _FULL_FIRST.match(gap) or (_SHORT_AFTER_GAP.match(gap) and (
@@ -1162,9 +1162,6 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
                 and len(second.text.split()) < len(first.text.split())) or bracketed_nickname(sentence, first, second):
             pairs.append((second, first))
     return pairs
-
-
-_OF_TOWN = re.compile(r"\s+of\s+")
 
 
 # "Maximiliano Ortiz, Maxi, moved to Rosario": a short form of the given name set off by commas; not a
