@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
-from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, SAME_KIN, sexes_cross
+from memories.extraction.offline.lexicon import CHAT_FORMS, CHAT_WORDS, FIRST_NAMES, KINSHIP, SAME_KIN, sexes_cross
 from memories.extraction.offline.parse import is_word_form
 from memories.models import Agent, Entity, EntityAlias, Relationship
 from memories.naming import (
@@ -23,6 +23,7 @@ from memories.naming import (
     entity_key,
     first_names_compatible,
     genders_differ,
+    in_nickname_table,
     is_acronym_of,
     nickname_of,
     normalize_alias,
@@ -209,7 +210,13 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
             .defer("name_embedding").order_by("-id")[:limit])
     for entity in rows:
         parts = normalize_alias(strip_accents(entity.display_name)).split()
-        if len(parts) < 2:
+        if len(parts) == 1:  # "my brother Bartholomew": "bart", "cesca" for Francesca, "emeka" for Chukwuemeka
+            for word in words - {parts[0]}:
+                if _other_form_of_one_name(word, parts[0]):
+                    people[entity.id] = entity
+                    (other if word in unknown else pending).setdefault(word, set()).add(entity.id)
+            continue
+        if not parts:
             continue
         people[entity.id] = entity
         # "seojun": Park Seo-jun
@@ -232,6 +239,19 @@ def people_by_lower_name(*, agent: Agent, words: set[str], writer: str = "", lim
         other |= {word: ids for word, ids in pending.items() if word in said_as_names}
     found = {word: exact.get(word) or ids for word, ids in other.items()} | exact  # her own first name first
     return {word: people[next(iter(ids))] for word, ids in found.items() if len(ids) == 1}
+
+
+def _other_form_of_one_name(word: str, name: str) -> bool:
+    """A lower-case word that may stand for a person known by one name only: a short form,
+    diminutive or clipped part of it of four letters or more or a nickname the tables give for it
+    ("cesca" for Francesca, "emeka" for Chukwuemeka), or the given name it is a short form of
+    ("jessica" for Jess); never a word of chat ("lil" is no Lily, "ima" no Imani) nor one of the
+    other sex. (A word a dictionary holds must also be said as a name: `bare_subjects`.)"""
+    if word in CHAT_WORDS or word in CHAT_FORMS or name_of_other_sex(word, name):
+        return False
+    if len(word) > len(name):
+        return (word in FIRST_NAMES or in_nickname_table(word)) and first_names_compatible(name, word, either_way=False)
+    return (len(word) >= 4 or in_nickname_table(word)) and first_names_compatible(word, name, either_way=False)
 
 
 def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tuple[str, str], Entity]:

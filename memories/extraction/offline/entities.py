@@ -71,7 +71,8 @@ _PET_NAMED_BEFORE = re.compile(
 # "We adopted a kitten. Her name is Mochi.": a name given right after the message brought up a pet
 _NAME_IS_BEFORE = re.compile(
     # "Name is Pudim", "…, very shy, named Caju" right after a pet
-    r"(?:\b(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|\bnamed\s+(?:him|her|it)|^\W*name\s+is|,\s*(?:named|called))\s+$",
+    r"(?:\b(?:his|her|its)\s+name(?:\s+is|'s|\s+was)|\bnamed\s+(?:him|her|it)|^\W*name\s+is|,\s*(?:named|called)"
+    r"|\b(?:he|she|it)(?:'s|\s+is)\s+called)\s+$",  # "we got a puppy, she's called Biscuit"
     re.I)
 _PERSON_WORD = re.compile(
     r"\b(?:neighbou?r|friend|guy|girl|man|woman|lady|boss|colleague|teacher|doctor|nurse)s?\b", re.I)
@@ -146,9 +147,11 @@ _ROLE_AT_BEFORE = re.compile(
     rf"\b(?:{alternation(OCCUPATIONS)}|lead|head|director|engineer|analyst)s?\s+(?:at|with)\s*$"
 )
 _ORG_NAMED_BEFORE = re.compile(
-    rf"\b(?:{alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?)?\s*(?:,\s*)?"
+    rf"\b(?:{alternation(ORG_NOUNS)})(?:\s+(?:in|from|based\s+in|out\s+of)\s+[\w'. -]{{1,30}}?"
+    r"|\s+(?:there|here|nearby|downtown|in\s+town))?\s*(?:,\s*)?"
     r"(?:(?:is|was|'s)\s+)?(?:called|named)(?:\s+the)?\s*$"
-)  # "a startup called X", "a startup in Austin called X", "a team called the X", "her gym is called X"
+)  # "a startup called X", "a startup in Austin called X", "a team called the X", "her gym is called X",
+# "a studio there called X"
 # "my own catering company, X": what one runs, named in apposition
 _OWN_ORG_BEFORE = re.compile(rf"\bown\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\s*,\s*$")
 # "I freelance for a translation agency, Verbalia.": a name closing the sentence after "a ⟨kind of business⟩,"
@@ -457,6 +460,9 @@ def _drop_family_names(sentences: list[Sentence], speaker: str, people: Sequence
         sentence.mentions = keep
 
 
+_OWN_SHORT_NAME = re.compile(r"\s+(?:here|again)\b")
+
+
 def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str],
                    known_aliases: dict[str, str] | None = None, known_types: dict[str, str] | None = None,
                    written: str | None = None) -> tuple:
@@ -472,6 +478,9 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     for sentence in sentences:
         for mention in sentence.mentions:
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))
+            if mention.vocative and _OWN_SHORT_NAME.match(sentence.text, mention.end) and first_names_compatible(
+                    mention.text, speaker.split()[0], either_way=False) and " " in speaker.strip():
+                registry.add_alias(SPEAKER, mention.text)  # Katherine Moore's "Hi, Kate here": her short name
     stored = {k.lower(): v for k, v in (known_types or {}).items() if v in KNOWN_TYPE_VOTES}
     titled_aliases = _titled_aliases(sentences, registry)
     for sentence in sentences:
@@ -549,13 +558,20 @@ def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> Non
         entity.vote("person", 45)
 
 
+_OWNS_A_HOME_AFTER = re.compile(
+    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared)\s+)?(?:flat|apartment|house|home|bedsit|condo|"
+    r"address|tenancy|lease|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner)\b", re.I)
+
+
 def _vote_life_subject(entity: MessageEntity, text: str, mention: Mention) -> None:
     """"Tendai works at Econet": a one-word name that no dictionary or gazetteer holds, the subject
     of a verb only a person does with a life, is a person, whatever the parser labelled it."""
-    word = mention.text
-    if (" " not in word and word.lower() not in PLACES and not is_dictionary_word(word)
-            and opens_as_subject_of_a_life(text, mention.start)):
-        entity.vote("person", 45)
+    words = mention.text.split()
+    # "Tunde Adeyemi moved to X": every word of a longer name is no word, town or kind of business either
+    if (len(words) <= 3 and all(w.lower() not in PLACES and not is_dictionary_word(w) and w.lower() not in ORG_SUFFIXES
+                                for w in words)
+            and (opens_as_subject_of_a_life(text, mention.start) or _OWNS_A_HOME_AFTER.match(text, mention.end))):
+        entity.vote("person", 45)  # "Kasia's new flat in X": whose home it is
 
 
 def _vote_been_at(entity: MessageEntity, text: str, mention: Mention) -> None:

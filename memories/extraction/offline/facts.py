@@ -352,7 +352,8 @@ def _pets_named(text: str, start: int, owners: list[int], out: Collector) -> Non
 # a name given to the animal just adopted: "Meet ⟨1⟩", "her name is ⟨1⟩", "named him ⟨1⟩", "called ⟨1⟩"
 _PET_NAMED = re.compile(
     r"(?:^\W*meet|\b(?:his|her|its)\s+name(?:\s+is|'s)|^\W*name\s+is|\bnamed(?:\s+(?:him|her|it))?|"
-    r"\bcalled\s+(?:him|her|it))\s+\x02(?P<pet>\d+)\x03", re.I)  # not "Tom called ⟨Priya⟩"
+    r"\bcalled\s+(?:him|her|it)|\b(?:he|she|it)(?:'s|\s+is)\s+called)\s+\x02(?P<pet>\d+)\x03",
+    re.I)  # not "Tom called ⟨Priya⟩"
 
 
 def pet_kind_facts(out: Collector, text: str) -> None:

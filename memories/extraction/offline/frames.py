@@ -85,6 +85,7 @@ class Candidate:
     past_job: bool = False  # that state is a job said with "be" ("was a nurse at X")
     durative: bool = False  # "have been at X since May": the object right under the verb, over a span
     habitual: bool = False  # "goes to X every week", "have been going to X": the verb says a habit
+    purpose: bool = False  # the way's verb is what one leaves to do ("left to join X in Y"): no ending of it
 
 
 @dataclass(frozen=True, eq=False)  # one object per frame: compared and hashed as itself
@@ -217,9 +218,11 @@ def _read_token_ids(text: str, tagged: str, spans: tuple[tuple[int, int, int], .
         words = [m.group() for m in _WORD.finditer(tagged)]
         matcher = difflib.SequenceMatcher(a=[w for w, _ in said], b=words, autojunk=False)
         for op, a0, a1, b0, b1 in matcher.get_opcodes():
-            # "her" → "⟨1⟩", or a possessive "your" → "⟨1⟩" "'s"
-            if op == "replace" and a1 - a0 == 1 and words[b0].startswith("\x02") and (
+            # "her" → "⟨1⟩", or a possessive "your" → "⟨1⟩" "'s"; the last of several words when the
+            # words before it were left out of the tagged sentence ("Dear Mr. X, your" → "⟨1⟩" "'s")
+            if op == "replace" and words[b0].startswith("\x02") and (
                     b1 - b0 == 1 or b1 - b0 == 2 and words[b0 + 1].lower() == "'s"):
+                a0 = a1 - 1
                 token = doc.char_span(said[a0][1], said[a0][1] + len(said[a0][0]), alignment_mode="expand")
                 if token is not None and token.root.pos_ == "PRON":
                     ids.setdefault(token.root.i, int(words[b0][1:-1]))
@@ -488,7 +491,9 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
         subjects = moved  # "the bank transferred Ana to Porto": Ana moves
     else:
         subjects = _subjects(verb, ids, elided)
-        if owner is not None and owner not in subjects:  # "Ben and I are moving in, his place in X": both
+        shared = any(verb.lemma_.lower() in f.triggers for f in data.frames)
+        if owner is not None and (owner not in subjects or not shared):
+            # "Ben and I are moving in, his place in X": both; "me and Jo went to see his flat in X": his
             subjects = [owner]
         if _opens_without_subject(verb) and not any(types[s] == "person" for s in subjects):
             subjects = [elided]  # "Moved back to Kumasi, London was too dear": no place moved
@@ -539,7 +544,14 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
                      " ".join(words), linked(subject, target), blocked, said, below, of_noun,
                      past, past and _job_said_with_be(verb), len(way) == 2 and _durative(verb, data),
-                     _habitual(verb, data))
+                     _habitual(verb, data), _left_to_do(verb))
+
+
+def _left_to_do(verb) -> bool:
+    """"she left to join X in Y", "I'm quitting to start at X": the verb is what the leaving
+    is for, so the leaving ends nothing under it."""
+    return (verb.dep_ in ("xcomp", "advcl") and verb.head.lemma_.lower() in _LEAVINGS
+            and any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children))
 
 
 _LEARNING = frozenset({"train", "trainee", "learn", "qualify"})
@@ -740,7 +752,7 @@ def ending_for(candidate: Candidate) -> Frame | None:
     stopped = candidate.chain & _NEGATIONS and candidate.chain & _NO_MORE
     towards = candidate.prep in ("to", "into", "towards", "toward") or (
         candidate.prep in ("for", "with") and "leave" in candidate.chain)
-    if towards and not stopped:
+    if towards and not stopped or candidate.purpose:
         return None  # "left for ⟨X⟩" goes to it; "stopped working for ⟨X⟩", "no longer with ⟨X⟩" are over
     data = frames()
     if "works_at" in candidate.linked:

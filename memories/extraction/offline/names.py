@@ -237,14 +237,14 @@ def _with_lower_initials(sentence: str, mentions: list[Mention]) -> None:
 
 
 # A name given outright, from a writer who does not capitalize: "her name is mochi", "we called
-# him biscuit lol"
+# him biscuit lol", "got a puppy, she's called biscuit"
 _LOWER_NAMED = re.compile(
     r"\b(?:(?P<stated>(?:his|her|its|their)\s+name(?:\s+is|'s|s))|(?:we|i)\s+(?:(?:all|just|always|usually)\s+)?"
     r"(?:named|called|call|(?:started|start)\s+calling)\s+(?:him|her|it)|"
     # others' name for someone, not for a thing ("people call it hell")
     r"(?:everyone|everybody|people|ppl|they)\s+(?:(?:all|just|always|usually|there|here)\s+)?(?:call|calls|called)"
     r"\s+(?:him|her)"
-    r"|(?P<bare>named)\s+(?:him|her|it))\s+"
+    r"|(?P<bare>named)\s+(?:him|her|it)|(?P<called>(?:he|she|it)(?:'s|\s+is)\s+called))\s+"
     rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
 )
 
@@ -266,7 +266,9 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
            # "her name is unknown"
            and (m.group("stated") and m.group("name") not in _SAID_OF_A_NAME
                 or _parsed_as_noun(sentence, m.start("name")))
-           and (not m.group("bare") or _PET_BEFORE.search(sentence, 0, m.start()))]  # "got a cat, named her …"
+           # "got a cat, named her …", "a kitten, he's called …"
+           and (not (m.group("bare") or (m.group("called") or "").startswith("it"))
+                or _PET_BEFORE.search(sentence, 0, m.start()))]
     for token in parse(sentence):
         word = token.text
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
@@ -580,7 +582,7 @@ _LOWER_PET_NAME = re.compile(
 # named in lower case after the noun that says what it is, up to three words
 _LOWER_ORG_NAMED = re.compile(
     rf"\b(?:a|an|my|his|her|their|our|[{_LO}]+['’]s)\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(ORG_NOUNS)})\b"
-    r"(?:\s*,?\s*(?:called|named)\s+(?:the\s+)?|[^.!?;]{0,40}?\b(?:it'?s|it\s+is|is|was)\s+(?:called|named)\s+(?:the\s+)?"
+    r"(?:(?:\s+(?:there|here|nearby|downtown|in\s+town))?\s*,?\s*(?:called|named)\s+(?:the\s+)?|[^.!?;]{0,40}?\b(?:it'?s|it\s+is|is|was)\s+(?:called|named)\s+(?:the\s+)?"
     rf"|\s*,\s*the\s+)(?P<name>[{_LO}][\wà-ÿ'&-]*(?:\s+[{_LO}][\wà-ÿ'&-]*){{0,2}})"
 )
 _NOT_IN_A_NAME = frozenset({"and", "but", "lol", "which", "who", "that", "in", "at", "on", "for", "with", "so", "its",
@@ -643,11 +645,24 @@ def _parsed_as_name(sentence: str, start: int) -> bool:
     return any(t.idx == start and t.pos_ == "PROPN" for t in parse(sentence))
 
 
+def _names_whom(sentence: str, start: int) -> bool:
+    """The word at `start`, right after a kin word, names the relative though a town has its name
+    too: a verb or the clause's end follows it ("my neighbour guadalupe moved in"; not "my cousin
+    lima trip")."""
+    tokens = list(parse(sentence))
+    for k, token in enumerate(tokens):
+        if token.idx == start:
+            after = tokens[k + 1] if k + 1 < len(tokens) else None
+            return token.dep_ != "compound" and (after is None or after.pos_ in ("VERB", "AUX", "PUNCT", "CCONJ"))
+    return False
+
+
 def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = []
     for match in _LOWER_KIN_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
-        if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or word in PLACES:
+        if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or (
+                word in PLACES and not _names_whom(sentence, start)):
             continue
         if word in FIRST_NAMES or in_nickname_table(word) or not (is_common_word(word) or is_word_form(word)) or (
                 _parsed_as_name(sentence, start)):
@@ -1031,6 +1046,14 @@ def _strip_possessive(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word
 
 
+# after a possessive "'s": a thing owned ("Kasia's new flat"), not a verb's "is" / "has" ("Gardening's
+# such fun", "Lena's been away")
+_OWNED_AFTER = re.compile(
+    r"'s\s+(?!(?:a|an|the|such|so|very|really|too|also|still|just|always|never|not|been|got|gone|going|gonna|"
+    r"getting|being|had|on|in|at|up|over|off|back|here|there|about|my|your|his|her|our|their|all|what|how|why|"
+    r"where|when|who|that|this|it|fine|great|good|ok|okay)\b)[a-z]", re.I)
+
+
 def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx: NameContext) -> bool:
     """A lone capitalized word is a name mid-sentence; at the start of a sentence (possibly after
     a stripped "Yesterday"/"So") it needs evidence."""
@@ -1054,7 +1077,10 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
             # not a verb opening a chat sentence the parser reads as a name with the next one ("Finished KUL!")
             and (_parsed_as_person(sentence, tokens[k][0]) and not (_opening_verb(word) and is_dictionary_word(low))
                  or not is_dictionary_word(word) and opens_as_subject_of_a_life(sentence, tokens[k][0]))
-            or names_a_pet(sentence, tokens[k][0], end))  # "Biscuit, our old beagle, ..."
+            or names_a_pet(sentence, tokens[k][0], end)  # "Biscuit, our old beagle, ..."
+            # "Kasia's new flat is in X": a word no dictionary holds, owning something, names someone
+            or tokens[k][2].endswith("'s") and not is_word_form(low) and low not in KIN_TITLES
+            and low not in KINSHIP and low not in STOP_CAPS and _OWNED_AFTER.match(sentence, end))
 
 
 _MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memories.extraction import mentions
 from memories.models import Event
-from memories.naming import ngrams, normalize_alias
+from memories.naming import first_names_compatible, ngrams, normalize_alias
 from memories.pipeline.trace import StepRecord
 from memories.pipeline.write.values import Known, Message
 from memories.selectors import aliases_matching
@@ -153,6 +153,9 @@ def _writer(message: Message, known: Known) -> str | None:
     name = mentions.self_introduction(message.text)
     if not name or normalize_alias(name) in {speaker, *speaker.split()[:1]}:
         return None
+    if " " not in name.strip() and speaker.split()[1:] and name not in known.aliases and first_names_compatible(
+            name, speaker.split()[0], either_way=False):
+        return None  # Katherine Moore's "Hi, Kate here": her own short name
     canonical = known.aliases.get(name) or next(
         (e.display_name for e in known.entities.values() if e.type == "person"
          and normalize_alias(e.display_name) == normalize_alias(name)), None)

@@ -147,6 +147,7 @@ ADVERBS = _W["adverbs"]
 LY_VERBS = _W["ly_verbs"]
 COLLOQUIAL_VERBS: dict[str, str] = dict(_WORDS["colloquial_verbs"])
 CHAT_FORMS: dict[str, str] = dict(_WORDS["chat_forms"])
+CHAT_WORDS = _W["chat_words"]
 
 ABBREVIATIONS = _W["abbreviations"]
 CORP_ABBREVIATIONS = _W["corp_abbreviations"]
