@@ -227,6 +227,21 @@ def relative_introduction(message: str) -> tuple[str, str] | None:
     return (match.group("name"), match.group("owner")) if match else None
 
 
+# "Congrats Mags!!", "Tomi noooo", "Thanks Ade, see you Friday": a message that opens by calling
+# someone by one name
+_CALLED_BY_NAME = re.compile(
+    rf"^\W*(?:(?i:hi|hey|hello|hiya|congrats|congratulations|thanks|thank\s+you|thx|ty|well\s+done|aw+|omg|yay)"
+    rf"[\s,!.]+)?(?P<name>[{_UP}][{_LO}]+)(?=\s*(?:[!,?]|(?i:no+|yay|you|u)\b))")
+
+
+def name_called(message: str) -> str | None:
+    """The one name a message opens by calling someone ("Congrats Mags!!" → "Mags"), if any."""
+    match = _CALLED_BY_NAME.match(message)
+    if not match or match.group("name").lower() in STOP_CAPS or is_common_word(match.group("name").lower()):
+        return None
+    return match.group("name")
+
+
 def self_introduction(message: str) -> str | None:
     """The name a message opens with as its writer's ("Hi, Julia here", "Jonas again.")."""
     match = _SELF_INTRODUCTION.match(message)

@@ -136,7 +136,8 @@ def extract_offline(
     )
 
 
-_GREETED = re.compile(r"^\W*(?:dear|hi|hey|hello|hiya|congrats|congratulations)\W*$", re.I)
+_GREETED = re.compile(r"^\W*(?:dear|hi|hey|hello|hiya|congrats|congratulations)\W*(?:(?:mr|mrs|ms|miss|mx|dr)\.?\s+)?$",
+                      re.I)  # "Dear Ms Vogel," where "Vogel" is a name the agent knows
 _LETTER_OR_NEWS = re.compile(r"^\W*dear\b|\bcongrat", re.I)
 _YOU = re.compile(r"\b(?:you|your|yours)\b", re.I)
 _ANOTHER_AFTER = re.compile(r"\s*(?:and|&|,\s*[A-Z])")
@@ -152,7 +153,7 @@ def _addressee(sentences, registry) -> int | None:
         return None
     first = sentences[0]
     greeted = [m for m, idx in zip(first.mentions, first.ids, strict=True)
-               if idx is None and m.vocative and _GREETED.match(first.text[:m.start])]
+               if (idx is None and m.vocative or idx is not None and m.known) and _GREETED.match(first.text[:m.start])]
     # one person, by a given name or a title ("Dear Team", "Dear Customer" are no one; "Hi Tom, Ana," two)
     if len(greeted) != 1 or _ANOTHER_AFTER.match(first.text, greeted[0].end) or not (
             greeted[0].honorific or " " in greeted[0].text.strip() or greeted[0].text.lower() in FIRST_NAMES

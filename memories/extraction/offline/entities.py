@@ -475,12 +475,16 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     registry = Registry(speaker)
     _drop_family_names(sentences, speaker, [n for n in known if (known_types or {}).get(n) == "person"])
     canon = _canonical_map(sentences, speaker, known, [n for n in known if (known_types or {}).get(n) == "person"])
-    for sentence in sentences:
+    for s, sentence in enumerate(sentences):
         for mention in sentence.mentions:
+            # Katherine Moore's "Hi, Kate here", Ben Adeyemi's "Benji here, new phone": the writer's short name
+            if (mention.vocative or not s and not sentence.text[:mention.start].strip(" ,!-—")) and (
+                    _OWN_SHORT_NAME.match(sentence.text, mention.end) and " " in speaker.strip()
+                    and first_names_compatible(mention.text, speaker.split()[0])):
+                registry.add_alias(SPEAKER, mention.text)
+                sentence.ids.append(None if mention.vocative else SPEAKER)
+                continue
             sentence.ids.append(None if mention.vocative else _register(registry, canon, mention))
-            if mention.vocative and _OWN_SHORT_NAME.match(sentence.text, mention.end) and first_names_compatible(
-                    mention.text, speaker.split()[0], either_way=False) and " " in speaker.strip():
-                registry.add_alias(SPEAKER, mention.text)  # Katherine Moore's "Hi, Kate here": her short name
     stored = {k.lower(): v for k, v in (known_types or {}).items() if v in KNOWN_TYPE_VOTES}
     titled_aliases = _titled_aliases(sentences, registry)
     for sentence in sentences:
@@ -603,7 +607,14 @@ def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> 
     for s, sentence in enumerate(sentences):
         for k, who in reversed(declared_nicknames(sentence.text, sentence.mentions)):
             nick = sentence.ids[k]
-            owner = SPEAKER if who == "i" else _person_before(registry, sentences, s, k, who)
+            # "Tunde already calls her Mimi": the one who calls her so is not whom the name is for
+            caller = sentence.ids[k - 1] if k and _CALLER_GAP.match(
+                sentence.text, sentence.mentions[k - 1].end, sentence.mentions[k].start) else None
+            owner = SPEAKER if who == "i" else _person_before(registry, sentences, s, k, who, skip=caller)
+            said = sentence.mentions[k].text
+            if nick is not None and nick == owner and said.lower() != registry.entities[owner].name.lower():
+                registry.add_alias(owner, said)  # Joanna's "she calls me Jojo", a name already read as hers
+                continue
             if nick is None or owner is None or nick in (owner, SPEAKER):
                 continue
             registry.merge(nick, owner)
@@ -644,11 +655,16 @@ def _apply_quoted_nicknames(registry: Registry, sentences: list[Sentence]) -> No
                     registry.add_alias(owners[0], nick)
 
 
-def _person_before(registry: Registry, sentences: list[Sentence], s: int, k: int, gender: str) -> int | None:
-    """The nearest person named before mention `k` of sentence `s` that a he/she of `gender` fits."""
+_CALLER_GAP = re.compile(r"\s+(?:\w+\s+)?(?:calls?|called)\s+(?:him|her)\s+$", re.I)
+
+
+def _person_before(registry: Registry, sentences: list[Sentence], s: int, k: int, gender: str,
+                   skip: int | None = None) -> int | None:
+    """The nearest person named before mention `k` of sentence `s` that a he/she of `gender` fits
+    (not `skip`)."""
     earlier = [*(i for other in sentences[:s] for i in other.ids), *sentences[s].ids[:k]]
     for idx in reversed(earlier):
-        if idx is None or idx == SPEAKER:
+        if idx is None or idx in (SPEAKER, skip):
             continue
         entity = registry.entities[idx]
         if entity.type == "person" and entity.gender in ("", gender):

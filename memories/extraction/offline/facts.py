@@ -171,6 +171,14 @@ class Collector:
             if (source, rel_type) in stated:
                 self.relations.pop((source, rel_type, target), None)
                 self.facts.pop(key, None)
+        # "Ana and her partner Rui have separated": the couple the message names has ended
+        for source, rel_type, target in list(self.relations):
+            for opened in _ENDED_COUPLES.get(rel_type, ()):
+                self.relations.pop((source, opened, target), None)
+                self.relations.pop((target, opened, source), None)
+
+
+_ENDED_COUPLES = {"former_partner_of": ("partner_of", "engaged_to", "spouse_of"), "former_spouse_of": ("spouse_of",)}
 
 
 # "we" opening a clause ("We relocated to ⟨city⟩", "..., so we're moving to ⟨city⟩")

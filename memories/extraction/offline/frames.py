@@ -848,8 +848,11 @@ def _named_pet_tokens(doc) -> list[tuple[object, object]]:
     for token in doc:
         if not _pet_noun(token):
             continue
+        # not the breed of "a Border terrier", "a Maine Coon cat": a kind said with "a"
+        breed = any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in token.children)
         for child in token.children:
-            if child.dep_ in ("appos", "compound") and child.pos_ == "PROPN":
+            if child.dep_ in ("appos", "compound") and child.pos_ == "PROPN" and not (
+                    breed and child.dep_ == "compound" and child.i < token.i):
                 pairs.append((child, token))
         if token.dep_ in ("appos", "compound") and token.head.pos_ == "PROPN":
             pairs.append((token.head, token))
@@ -898,17 +901,33 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
               and t.dep_ == "oprd" and t.head.dep_ == "acl" and t.head.lemma_.lower() in _NAMING_VERBS
               and t.head.head.pos_ == "NOUN" and t.head.head.dep_ == "dobj"
               and t.head.head.head.lemma_.lower() in _TAKEN_IN]
+    # "her cat, a Maine Coon named Pixie": a pet named after its kind, apposed to what someone owns
+    pairs += [(t, t.head.head) for t in doc if t.i in ids and t.i not in paired and types[ids[t.i]] == "pet"
+              and t.dep_ == "oprd" and t.head.dep_ == "acl" and t.head.lemma_.lower() in _NAMING_VERBS
+              and _pet_noun(t.head.head) and t.head.head.dep_ == "appos" and (t, t.head.head) not in pairs]
     for name, noun in pairs:
         pet = ids.get(name.i)
         if pet is None or types[pet] != "pet":
             continue
-        owners = [ids[c.i] for t in (noun, name) for c in t.children if c.dep_ == "poss" and c.i in ids]
+        kinds = (noun, name, noun.head) if noun.dep_ == "appos" and noun.head.pos_ == "NOUN" else (noun, name)
+        owners = [ids[c.i] for t in kinds for c in t.children if c.dep_ == "poss" and c.i in ids and (
+            # "his dog, a collie named Meg": "his" is the one the sentence is about, not someone before
+            t is not noun.head or c.pos_ != "PRON" or ids[c.i] in _said_of_in(doc, ids))]
         if not owners:
             verb = noun.head if noun.dep_ in ("dobj", "attr") else name.head
             owners = [ids[c.i] for c in verb.children if c.dep_ in _SUBJECTS and c.i in ids]
+            opening = verb.dep_ == "ROOT" or verb.i == 0
+            if not owners and opening and verb.lemma_.lower() in _TAKEN_IN | _NAMING_VERBS and not any(
+                    c.dep_ in _SUBJECTS for c in verb.children):
+                owners = [_elided_subject(sentence)]  # "adopted a whippet named socks, shes 9": the writer's
         if owners and owners[0] != pet and types[owners[0]] == "person":
             out.append((owners[0], pet))
     return out
+
+
+def _said_of_in(doc, ids) -> set[int]:
+    """The entities that are a verb's subject in the parse."""
+    return {ids[t.i] for t in doc if t.dep_ in _SUBJECTS and t.i in ids}
 
 
 def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
@@ -1037,6 +1056,7 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
 
 # "got married to", "engaged to", "married X": the partner, whatever stands between
 _PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to"}
+_SEPARATING = frozenset({"separate", "divorce"})
 
 
 def _partner_named(token, ids: dict[int, int]) -> int | None:
@@ -1061,6 +1081,14 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
     for verb in doc:
         if verb.lemma_.lower() == "propose" and verb.pos_ == "VERB":
             out += _proposal(verb, ids, types)
+            continue
+        if verb.lemma_.lower() in _SEPARATING and verb.pos_ == "VERB" and not any(
+                c.dep_ in ("neg", "aux", "advmod", "prep", "dobj") and (c.lower_ in data.modifiers or c.dep_ in (
+                    "prep", "dobj")) for c in verb.children):
+            # "(sorry to hear that) Ana and Rui have separated": a couple, wherever the clause hangs
+            couple = [s for s in _subjects(verb, ids, _elided_subject(sentence)) if types[s] == "person"]
+            if len(couple) == 2:
+                out.append((couple[0], "former_partner_of", couple[1]))
             continue
         rel = _PARTNERING.get(verb.lemma_.lower())
         if rel is None or verb.pos_ not in ("VERB", "ADJ") or any(

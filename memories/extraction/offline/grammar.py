@@ -253,6 +253,7 @@ def rewrite_first_person(tagged: str) -> tuple[str, bool]:
 _YOU_SUBJECT_AFTER = frozenset({",", ";", ":", "(", "-", "—", "and", "but", "so", "that", "when", "if", "because",
                                 "since", "as", "now", "then", "once", "while", "hope", "heard", "hear", "know"})
 _PLURAL_YOU = frozenset({"guys", "all", "both", "two", "lot", "folks", "people"})
+_NAMED_AFTER = re.compile(r"\s*(?:\x02\d+\x03|(?:your|his|her)\s)")
 _NOT_VERBS = frozenset({"and", "or", "nor", "but", "too", "also", "who", "that", "the", "a", "an", "to", "in", "at"})
 
 
@@ -262,9 +263,9 @@ def rewrite_second_person(tagged: str, listener: int) -> str:
     Not "you guys", "you all": more than one listener."""
     tokens = _TOKEN.findall(tagged)
     words = [i for i, t in enumerate(tokens) if not t.isspace()]
-    if any(tokens[j].lower() in _PLURAL_YOU or tokens[j].lower() in _COMPOUND
-           for i, j in zip(words, words[1:], strict=False) if tokens[i].lower() == "you"):
-        return tagged  # "you guys", "you and Yumi": more than the one listener
+    if any(tokens[j].lower() in _PLURAL_YOU or tokens[j].lower() in _COMPOUND and not _NAMED_AFTER.match(
+            "".join(tokens[j + 1:])) for i, j in zip(words, words[1:], strict=False) if tokens[i].lower() == "you"):
+        return tagged  # "you guys", "you or anyone": more than the one listener ("you and ⟨3⟩" is them and ⟨3⟩)
     out = list(tokens)
     for n, i in enumerate(words):
         low = tokens[i].lower()

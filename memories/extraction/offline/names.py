@@ -71,6 +71,8 @@ _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
 _QUOTED = re.compile(r'"([^"\n]{2,80})"')
 _ALIAS_GAP = re.compile(r"^\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?$", re.I)
 _ALIAS_CLOSE = re.compile(r"^\s*\)")
+# "bazza (Barry Lynch to his mum)": a full name in brackets, said for whom it is the name
+_FULL_NAME_SAID_TO = re.compile(r"^\s+(?:to|for|if|on|in|as|at)\b[^()]{0,40}\)", re.I)
 _PERSON_AFTER = re.compile(
     rf"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[{_UP}]|(?:said|says|told|tells|asked|asks|"
     r"texted|called|thinks|wants|wanted|is my|was my|who)\b)"
@@ -244,8 +246,10 @@ _LOWER_NAMED = re.compile(
     # others' name for someone, not for a thing ("people call it hell")
     r"(?:everyone|everybody|people|ppl|they)\s+(?:(?:all|just|always|usually|there|here)\s+)?(?:call|calls|called)"
     r"\s+(?:him|her)"
+    # "she still calls me jojo": the writer's own nickname
+    r"|(?P<me>(?:she|he|they|everyone|everybody|people|ppl|[a-z]+)\s+(?:(?:all|just|always|usually|still)\s+)?calls\s+me)"
     r"|(?P<bare>named)\s+(?:him|her|it)|(?P<called>(?:he|she|it)(?:'s|\s+is)\s+called))\s+"
-    rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha)\b)"
+    rf"(?P<name>[{_LO}][{_LO}'-]{{1,20}})(?=\s*(?:[.,!?;)]|$)|\s+(?:and|but|lol|haha|like|since|now|too|tho)\b)"
 )
 
 
@@ -265,6 +269,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
            # "named her pickle", not "called her back"; "her name is biscuit" whatever the parse, but not
            # "her name is unknown"
            and (m.group("stated") and m.group("name") not in _SAID_OF_A_NAME
+                or m.group("me") and not is_dictionary_word(m.group("name"))  # not "calls me sunshine"
                 or _parsed_as_noun(sentence, m.start("name")))
            # "got a cat, named her …", "a kitten, he's called …"
            and (not (m.group("bare") or (m.group("called") or "").startswith("it"))
@@ -909,8 +914,16 @@ def _job_title(words: list[str]) -> bool:
     name ("Judge Baker")."""
     low = [w.lower() for w in words]
     head = low[: low.index("of")] if "of" in low[1:] else low
+    # "Operations Manager", "Depot Manager", "Warehouse Supervisor": a post over a field of work
+    if 2 <= len(head) == len(low) <= 3 and head[-1] in _POSTS and not any(
+            w in FIRST_NAMES or w in PLACES or w in ORG_SUFFIXES for w in head[:-1]):
+        return True
     return len(words) > 1 and bool(head) and (len(head) < len(low) or head[0] in TITLE_MODIFIERS) and (
         head[-1] in OCCUPATIONS and all(w in OCCUPATIONS or w in TITLE_MODIFIERS for w in head))
+
+
+_POSTS = frozenset({"manager", "director", "supervisor", "officer", "coordinator", "administrator", "executive",
+                    "secretary", "analyst", "specialist", "technician", "controller", "lecturer"})
 
 
 _AS_BEFORE = re.compile(r"\bas\s+(?:an?\s+|the\s+)?$", re.I)
@@ -1139,12 +1152,15 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
 
 
 def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
-    """Adjacent mentions where the second is parenthesized: "Guili (Guilherme Maturana)"; or set
+    """Adjacent mentions where the second is parenthesized: "Guili (Guilherme Maturana)", "Guili
+    (Guilherme Maturana to his parents)"; or set
     off as an apposition and abbreviated by the other: "UMich — the University of Michigan"."""
     pairs = []
     for first, second in zip(mentions, mentions[1:], strict=False):
         gap = sentence[first.end : second.start]
-        if _ALIAS_GAP.match(gap) and _ALIAS_CLOSE.match(sentence[second.end :]) or _APPOSITION_GAP.match(gap) and (
+        if _ALIAS_GAP.match(gap) and (_ALIAS_CLOSE.match(sentence[second.end :]) or (
+                " " not in first.text.strip() and len(second.text.split()) >= 2
+                and _FULL_NAME_SAID_TO.match(sentence[second.end :]))) or _APPOSITION_GAP.match(gap) and (
                 is_acronym_of(first.text, second.text) or is_acronym_of(second.text, first.text)):
             pairs.append((first, second))
     return pairs

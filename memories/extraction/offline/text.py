@@ -135,8 +135,13 @@ _VERB_AFTER = re.compile(r"[ \t]+(?:is|was|has|had|just|got|gets|said|says|told|
 _NAME_BEFORE_W = re.compile(r"(?<![\w'’])([^\W\d_]{2,})[ \t]+$")
 
 
+_OWNER_BEFORE = re.compile(r"(?<![\w'’])(?:my|his|her|our|their|your|[^\W\d_]+['’]s)[ \t]+$", re.I)
+
+
 def _chat_form(m: re.Match) -> str:
     word = m.group()
+    if word in ("cuz", "coz") and _OWNER_BEFORE.search(m.string, 0, m.start()):
+        return "cousin"  # "my cuz tasha": a cousin, not "because"
     if word == "w" and _VERB_AFTER.match(m.string, m.end()) and (
             before := _NAME_BEFORE_W.search(m.string, 0, m.start())) and (
             before.group(1).lower() in FIRST_NAMES or not is_dictionary_word(before.group(1).lower())):
@@ -159,8 +164,16 @@ def _with_g(match: re.Match) -> str:
     return word + "g"
 
 
+# "Dear Mr Haddad, Please find enclosed ...": a letter's salutation on the line of its first sentence
+_SALUTATION = re.compile(
+    rf"^\W*(?i:dear|hi|hello|hey)\s+(?:[{_UP}][\w'’-]*\.?\s+){{0,3}}[{_UP}][\w'’-]*,\s+(?=[{_UP}])")
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a chat message; abbreviations ("Dr.", "e.g.") and initials do not split."""
+    """Sentences of a chat message; abbreviations ("Dr.", "e.g.") and initials do not split; a
+    letter's salutation is a sentence of its own."""
+    if salutation := _SALUTATION.match(text):
+        return [salutation.group().strip(), *split_sentences(text[salutation.end():])]
     sentences, start = [], 0
     for match in _BOUNDARY.finditer(text):
         if not _is_boundary(text, match):

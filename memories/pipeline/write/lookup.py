@@ -36,6 +36,7 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
                 bare_subjects=lambda: mentions.bare_subjects(message.text)).items():
             known.add(entity, word)
     _spelling_variants(known, grams)
+    _called_by_name(message, known)
     _names_with_initial(message, known)
     _names_with_honorific(message, known)
     writer = _writer(message, known)
@@ -66,6 +67,28 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
                                                                 generic_tails=mentions.ORGANIZATION_TAILS)
         if entity is not None:
             known.add(entity, surface)
+
+
+def _called_by_name(message: Message, known: Known) -> None:
+    """"Congrats Mags!!" right after Magdalena Ruiz wrote: a name a message opens by calling
+    someone, which the agent does not hold, is a short form of the one who wrote just before (not
+    of this writer, nor of the other sex). One indexed query, only when a message opens so."""
+    name = mentions.name_called(message.text)
+    if name is None or name in known.aliases or normalize_alias(name) in {
+            normalize_alias(a) for a in known.aliases}:
+        return
+    before = (Event.objects.filter(agent=message.agent, redacted_at__isnull=True, occurred_at__lte=message.occurred_at)
+              .exclude(pk=message.event.pk).order_by("-occurred_at", "-id").values_list("speaker", flat=True).first())
+    if not before or normalize_alias(before) == normalize_alias(message.speaker) or " " not in before.strip():
+        return
+    given = before.split()[0]
+    # "Benji" for Ben, "Mags" for Magdalena (a clipped name with an -s), said to the one who just wrote
+    clipped = len(name) >= 4 and name.endswith("s") and given.lower().startswith(name[:-1].lower())
+    if not (clipped or first_names_compatible(name, given)) or entity_selectors.name_of_other_sex(name, given):
+        return
+    entity, _ = entity_selectors.resolve_exact(agent=message.agent, name=before, entity_type="person")
+    if entity is not None and entity.type == "person":
+        known.add(entity, name)
 
 
 def _spelling_variants(known: Known, grams: set[str]) -> None:
@@ -154,7 +177,7 @@ def _writer(message: Message, known: Known) -> str | None:
     if not name or normalize_alias(name) in {speaker, *speaker.split()[:1]}:
         return None
     if " " not in name.strip() and speaker.split()[1:] and name not in known.aliases and first_names_compatible(
-            name, speaker.split()[0], either_way=False):
+            name, speaker.split()[0]):
         return None  # Katherine Moore's "Hi, Kate here": her own short name
     canonical = known.aliases.get(name) or next(
         (e.display_name for e in known.entities.values() if e.type == "person"
