@@ -190,6 +190,8 @@ CLOSING_RELATIONS: dict[str, str] = {
     "former_owner_of": "has_pet",
     "former_member_of": "member_of",
 }
+# a pet that died or was given up, said by someone who did not hold it: it ends every owner's edge
+ENDED_FOR_EVERY_HOLDER = frozenset({"former_owner_of"})
 # a cessation that does not say which state ended ("done with ⟨X⟩", "finished at ⟨X⟩"): it ends
 # whichever of these states the subject holds toward the other end, and adds no edge of its own
 STATE_ENDINGS: dict[str, tuple[str, ...]] = {"finished_with": ("works_at", "studies_at", "member_of")}
@@ -220,8 +222,9 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
     """Ids of current edges that the new edge (source -[rel_type]-> target) ends.
 
     A closing relation ("former_employee_of") ends the same-group edges between the two
-    entities; a single-valued relation ends the holder's same-group edges to any other value
-    (for partners, on both sides); a cessation of no named state ("finished_with") ends the
+    entities (a pet's end said by one who did not own it: every owner's edge to it); a
+    single-valued relation ends the holder's same-group edges to any other value (for partners,
+    on both sides); a cessation of no named state ("finished_with") ends the
     subject's edges of `STATE_ENDINGS` to that very entity.
     """
     if rel_type in STATE_ENDINGS:
@@ -230,7 +233,11 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
     closing = rel_type in CLOSING_RELATIONS
     ended = CLOSING_RELATIONS.get(rel_type, rel_type)
     if closing and ended not in SINGLE_VALUED_RELATIONS:  # one edge of many ends: that very edge
-        return [e.id for e in current if (e.rel_type, e.source_id, e.target_id) == (ended, source_id, target_id)]
+        exact = [e.id for e in current if (e.rel_type, e.source_id, e.target_id) == (ended, source_id, target_id)]
+        if not exact and rel_type in ENDED_FOR_EVERY_HOLDER:
+            # "Meg has been rehomed", said by one who never had her: no one keeps her
+            return [e.id for e in current if (e.rel_type, e.target_id) == (ended, target_id)]
+        return exact
     new = _holdings(ended, source_id, target_id)
     out = []
     for edge in current:

@@ -53,6 +53,8 @@ def test_a_cessation_ends_only_the_edge_it_names():
 def test_a_pet_that_died_ends_that_pet_only_and_a_new_pet_ends_none():
     current = [CurrentEdge(1, 10, "has_pet", 60), CurrentEdge(2, 10, "has_pet", 61), CurrentEdge(3, 11, "has_pet", 60)]
     assert edges_to_close("former_owner_of", 10, 60, current) == [1]  # one of many: not the other pet, nor owner
+    # said by one who never had it ("the note says Rex was rehomed"): no one keeps it
+    assert edges_to_close("former_owner_of", 12, 60, current) == [1, 3]
     assert edges_to_close("has_pet", 10, 62, current) == []  # pets are no slot
 
 

@@ -673,8 +673,9 @@ def _person_before(registry: Registry, sentences: list[Sentence], s: int, k: int
 
 
 # What the agent already stored about a known name weighs like a clear cue; the sentence can
-# still outvote it (a later message may correct a type).
-KNOWN_TYPE_VOTES = {"person": 60, "pet": 60, "organization": 50, "place": 50}
+# still outvote it (a later message may correct a type). A pet's name looks like a person's by
+# design ("Pip has been rehomed"), so a known pet outweighs a name's shape and the parser together.
+KNOWN_TYPE_VOTES = {"person": 60, "pet": 80, "organization": 50, "place": 50}
 
 
 # The parser's entity type weighs less than a clear context cue ("left X", "a startup called X"):

@@ -42,6 +42,7 @@ from memories.extraction.offline.lexicon import (
     KINSHIP,
     MOVED_BY,
     OCCUPATIONS,
+    ORG_NOUNS,
     ORG_SUFFIXES,
     PET_TERMS,
     PLACE_SUFFIXES,
@@ -120,6 +121,9 @@ class Frame:
         if candidate.kind not in self.objects or (candidate.settlement and not self.settlements and not (
                 candidate.kind == "organization" and candidate.past)):
             return False
+        if not self.settlements and candidate.kind == "place" and any(
+                prep == "in" and lemma in ORG_NOUNS for lemma, prep in (candidate.below or {}).items()):
+            return False  # "a chef at a bistro in ⟨district⟩": where the business is, not the business
         return (not self.object_words or bool(candidate.lemmas & self.sure)
                 or bool((set(candidate.names.split()) | candidate.lemmas) & self.object_words))
 

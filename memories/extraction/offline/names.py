@@ -262,6 +262,11 @@ _SAID_OF_A_NAME = frozenset({
 })
 
 
+# words for a person that stand before a name without being part of it ("this guy andre")
+_PERSON_NOUNS = frozenset({"guy", "girl", "boy", "man", "woman", "lady", "dude", "bloke", "chap", "kid", "fella",
+                           "gal", "lad", "lass", "bro", "sis", "babe"})
+
+
 def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
@@ -293,7 +298,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         if given and not is_dictionary_word(word) or full or placed or paired or _world_name_as_subject(token):
             start, end = token.idx, token.idx + len(word)
             before = token.nbor(-1) if token.i else None
-            if before is not None and before.is_lower and before.is_alpha and (
+            if before is not None and before.is_lower and before.is_alpha and before.lower_ not in _PERSON_NOUNS and (
                     before.dep_ == "compound" and before.head.i == token.i
                     or placed and before.dep_ == token.dep_ == "oprd" and before.head.i == token.head.i
                     or placed and word in WORLD_FAMILY_NAMES and _unknown_word(before.text)) and (
@@ -1059,12 +1064,11 @@ def _strip_possessive(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word
 
 
-# after a possessive "'s": a thing owned ("Kasia's new flat"), not a verb's "is" / "has" ("Gardening's
-# such fun", "Lena's been away")
+# after a possessive "'s": what a person has ("Kasia's new flat", "Tunde's new job"), not a verb's "is" /
+# "has" ("Gardening's such fun") nor a firm's ("Spotify's office")
 _OWNED_AFTER = re.compile(
-    r"'s\s+(?!(?:a|an|the|such|so|very|really|too|also|still|just|always|never|not|been|got|gone|going|gonna|"
-    r"getting|being|had|on|in|at|up|over|off|back|here|there|about|my|your|his|her|our|their|all|what|how|why|"
-    r"where|when|who|that|this|it|fine|great|good|ok|okay)\b)[a-z]", re.I)
+    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared|current)\s+)?(?:flat|apartment|house|home|bedsit|"
+    r"condo|address|tenancy|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner|job)\b", re.I)
 
 
 def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx: NameContext) -> bool:

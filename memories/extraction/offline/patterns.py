@@ -517,7 +517,8 @@ _FOR_A_JOB = re.compile(
 # choir called ⟨X⟩", "joined the ⟨Riverside Tennis Club⟩".
 _CLUB = re.compile(
     r"\b(?:club|choir|chorus|league|society|derby|orchestra|band|troupe|ensemble|guild|association|"
-    r"congregation|church|group|circle|crew|squad|team|fc|rfc|gym|lodge|collective|meetup)s?\b",
+    r"congregation|church|group|circle|crew|squad|team|fc|rfc|gym|lodge|collective|meetup|runner|rider|rambler|"
+    r"harrier|strider|rover|wanderer)s?\b",
     re.I,
 )
 MEMBER_RULE = Rule("member_of", _CLUB, "membership", rel="member_of", category="biographical_milestone")
@@ -569,6 +570,10 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name) and not (
                 _HIRED.search(match.group())):  # "a position with ⟨X Group⟩" is a job, whatever the name
             hits.append(RuleMatch(MEMBER_RULE, obj, future))
+            continue
+        if rule.name == "left_job" and _is_club(match.group(), registry.entities[obj].name) and not (
+                _HIRED.search(match.group())):  # "left the ⟨Riverside Runners⟩": whatever one was there is over
+            hits.append(RuleMatch(_DONE_WITH_RULE, obj, future))
             continue
         hits.append(RuleMatch(rule, obj, future))
         if rule.retract and (then := _THEN_JOINED.match(text[match.end() :])):

@@ -73,9 +73,16 @@ class PronounState:
     def __init__(self, registry: Registry, ctx: NameContext, recent: Sequence[str]):
         self.registry = registry
         self.history: list[int] = []
+        self.places: list[int] = []  # the places named so far, for "moved there"
         self._ctx = ctx
         self._recent = recent
         self._recent_people: list[tuple[str, str]] | None = None
+
+    def note_places(self, tagged: str) -> None:
+        for found in re.finditer(r"\x02(\d+)\x03", tagged):
+            idx = int(found.group(1))
+            if self.registry.entities[idx].type == "place":
+                self.places.append(idx)
 
     def antecedent(self, gender: str, exclude: int | None) -> int | None:
         """Most recent compatible person; an unnamed "a girl" in between blocks resolution."""
@@ -151,8 +158,34 @@ def tag_sentence(sentence: Sentence, state: PronounState) -> str:
     tagged = _VOCATIVE_GAP.sub(" ", _SALUTATION_GAP.sub("", "".join(pieces)))
     tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
     tagged = _NAMING_ASIDE.sub(lambda m: ph(int(m.group(1))) + " ", tagged)
-    sentence.tagged = _resolve_pronouns(tagged.strip(), state)
+    sentence.tagged = _resolve_there(_resolve_pronouns(tagged.strip(), state), state)
     return sentence.tagged
+
+
+# "Priya got a job in ⟨Inverness⟩, so we relocated there": "there" after a verb of a home is the place
+# the message named last
+_HOME_THERE = re.compile(
+    r"\b(?P<verb>(?:moved|moving|move|moves|relocated|relocating|settled|settling)(?:\s+(?:up|down|over|back|out))?"
+    r"|(?:live|lives|living|lived))\s+there\b(?!\s+(?:is|are|was|were)\b)", re.I)
+
+
+def _resolve_there(tagged: str, state: PronounState) -> str:
+    """Notes the places the sentence names; "moved there" / "lives there" → "moved to ⟨k⟩" /
+    "lives in ⟨k⟩" with the place named last before it in the message (none: left as said)."""
+    out, pos = [], 0
+    for match in _HOME_THERE.finditer(tagged):
+        state.note_places(tagged[pos:match.start()])
+        place = state.places[-1] if state.places else None
+        out.append(tagged[pos:match.start()])
+        if place is None:
+            out.append(match.group())
+        else:
+            lives = match.group("verb").lower().startswith("liv")
+            out.append(f"{match.group('verb')} {'in' if lives else 'to'} {ph(place)}")
+        pos = match.end()
+    state.note_places(tagged[pos:])
+    out.append(tagged[pos:])
+    return "".join(out)
 
 
 # "Handed in his notice ...": a sentence that opens with a past verb and has no subject of its own
