@@ -460,7 +460,7 @@ def _drop_family_names(sentences: list[Sentence], speaker: str, people: Sequence
         sentence.mentions = keep
 
 
-_OWN_SHORT_NAME = re.compile(r"\s+(?:here|again)\b")
+_OWN_SHORT_NAME = re.compile(r"\s+(?:here|again)\s*(?:[.!,;:—–-]|$)")  # not "Chris again forgot ..."
 
 
 def build_registry(message: str, speaker: str, recent: Sequence[str], known: Sequence[str],
@@ -563,17 +563,24 @@ def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> Non
 
 
 _OWNS_A_HOME_AFTER = re.compile(
-    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared)\s+)?(?:flat|apartment|house|home|bedsit|condo|"
-    r"address|tenancy|lease|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner)\b", re.I)
+    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared)\s+)?(?:flat|apartment|house|bedsit|condo|"
+    r"tenancy|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner)\b", re.I)  # not a firm's "new home"
+
+
+def _labelled_not_a_person(text: str, mention: Mention) -> bool:
+    return any(t.idx == mention.start and t.ent_type_ in ("ORG", "FAC", "PRODUCT")
+               for t in parse(text))
 
 
 def _vote_life_subject(entity: MessageEntity, text: str, mention: Mention) -> None:
     """"Tendai works at Econet": a one-word name that no dictionary or gazetteer holds, the subject
     of a verb only a person does with a life, is a person, whatever the parser labelled it."""
     words = mention.text.split()
-    # "Tunde Adeyemi moved to X": every word of a longer name is no word, town or kind of business either
+    # "Tunde Adeyemi moved to X": every word of a longer name is no word, town or kind of business either,
+    # and the parser does not call it a firm, place or product ("Rolls Royce moved to Derby")
     if (len(words) <= 3 and all(w.lower() not in PLACES and not is_dictionary_word(w) and w.lower() not in ORG_SUFFIXES
                                 for w in words)
+            and (len(words) == 1 or not _labelled_not_a_person(text, mention))
             and (opens_as_subject_of_a_life(text, mention.start) or _OWNS_A_HOME_AFTER.match(text, mention.end))):
         entity.vote("person", 45)  # "Kasia's new flat in X": whose home it is
 

@@ -495,7 +495,8 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
         subjects = moved  # "the bank transferred Ana to Porto": Ana moves
     else:
         subjects = _subjects(verb, ids, elided)
-        shared = any(verb.lemma_.lower() in f.triggers for f in data.frames)
+        shared = any(verb.lemma_.lower() in f.triggers for f in data.frames) or any(
+            c.dep_ == "poss" and c.lower_ == "our" for t in way for c in t.children)  # "me and Jo ... our new flat"
         if owner is not None and (owner not in subjects or not shared):
             # "Ben and I are moving in, his place in X": both; "me and Jo went to see his flat in X": his
             subjects = [owner]
@@ -1061,6 +1062,9 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
 # "got married to", "engaged to", "married X": the partner, whatever stands between
 _PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to"}
 _SEPARATING = frozenset({"separate", "divorce"})
+# what a separation said under these is not ("I wonder if ...", "rumours that ... were false")
+_DOUBTED = frozenset({"wonder", "doubt", "rumour", "rumor", "believe", "deny", "ask", "guess", "suppose", "false",
+                      "pretend", "joke", "dream", "imagine", "worry", "fear", "assume", "expect"})
 
 
 def _partner_named(token, ids: dict[int, int]) -> int | None:
@@ -1087,8 +1091,9 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
             out += _proposal(verb, ids, types)
             continue
         if verb.lemma_.lower() in _SEPARATING and verb.pos_ == "VERB" and not any(
-                c.dep_ in ("neg", "aux", "advmod", "prep", "dobj") and (c.lower_ in data.modifiers or c.dep_ in (
-                    "prep", "dobj")) for c in verb.children):
+                c.dep_ in ("prep", "dobj") or c.dep_ in ("neg", "aux", "advmod", "mark") and (
+                    c.lower_ in data.modifiers or c.lower_ in ("if", "whether")) for c in verb.children) and not any(
+                a.lemma_.lower() in data.blocked | _DOUBTED for a in verb.ancestors):
             # "(sorry to hear that) Ana and Rui have separated": a couple, wherever the clause hangs
             couple = [s for s in _subjects(verb, ids, _elided_subject(sentence)) if types[s] == "person"]
             if len(couple) == 2:

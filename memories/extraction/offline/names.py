@@ -72,7 +72,9 @@ _QUOTED = re.compile(r'"([^"\n]{2,80})"')
 _ALIAS_GAP = re.compile(r"^\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?$", re.I)
 _ALIAS_CLOSE = re.compile(r"^\s*\)")
 # "bazza (Barry Lynch to his mum)": a full name in brackets, said for whom it is the name
-_FULL_NAME_SAID_TO = re.compile(r"^\s+(?:to|for|if|on|in|as|at)\b[^()]{0,40}\)", re.I)
+_FULL_NAME_SAID_TO = re.compile(
+    r"^\s+(?:to|for)\s+(?:his|her|their|my|your|ur|u|you|the|everyone|everybody|people|friends|family|work|"
+    r"colleagues|strangers|normies|most|outsiders|officials)\b[^()]{0,30}\)", re.I)
 _PERSON_AFTER = re.compile(
     rf"^(?:'s)?\s*(?:,\s*)?(?:(?:and|&)\s+(?:I|me)\b|(?:and|&)\s+[{_UP}]|(?:said|says|told|tells|asked|asks|"
     r"texted|called|thinks|wants|wanted|is my|was my|who)\b)"
@@ -274,8 +276,9 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
            # "named her pickle", not "called her back"; "her name is biscuit" whatever the parse, but not
            # "her name is unknown"
            and (m.group("stated") and m.group("name") not in _SAID_OF_A_NAME
-                or m.group("me") and not is_dictionary_word(m.group("name"))  # not "calls me sunshine"
-                or _parsed_as_noun(sentence, m.start("name")))
+                # not "calls me sunshine"; initials are ("calls me kb")
+                or m.group("me") and (not is_dictionary_word(m.group("name")) or len(m.group("name")) <= 2)
+                or not m.group("me") and _parsed_as_noun(sentence, m.start("name")))
            # "got a cat, named her …", "a kitten, he's called …"
            and (not (m.group("bare") or (m.group("called") or "").startswith("it"))
                 or _PET_BEFORE.search(sentence, 0, m.start()))]
@@ -597,7 +600,8 @@ _LOWER_ORG_NAMED = re.compile(
 )
 _NOT_IN_A_NAME = frozenset({"and", "but", "lol", "which", "who", "that", "in", "at", "on", "for", "with", "so", "its",
                             "it", "is", "was", "haha", "lmao", "tho", "though", "because", "bc", "since", "now",
-                            "by", "my", "me", "him", "her", "us", "them", "about", "to", "from", "of"})
+                            "by", "my", "me", "him", "her", "us", "them", "about", "to", "from", "of", "near",
+                            "next", "opposite", "behind", "across", "round", "around", "off", "down", "up"})
 
 
 def _lower_named_organizations(sentence: str, taken: _Spans) -> list[Mention]:
@@ -1067,8 +1071,8 @@ def _strip_possessive(word: str) -> str:
 # after a possessive "'s": what a person has ("Kasia's new flat", "Tunde's new job"), not a verb's "is" /
 # "has" ("Gardening's such fun") nor a firm's ("Spotify's office")
 _OWNED_AFTER = re.compile(
-    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared|current)\s+)?(?:flat|apartment|house|home|bedsit|"
-    r"condo|address|tenancy|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner|job)\b", re.I)
+    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared|current)\s+)?(?:flat|apartment|house|bedsit|"
+    r"condo|tenancy|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner)\b", re.I)
 
 
 def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx: NameContext) -> bool:

@@ -517,8 +517,7 @@ _FOR_A_JOB = re.compile(
 # choir called ⟨X⟩", "joined the ⟨Riverside Tennis Club⟩".
 _CLUB = re.compile(
     r"\b(?:club|choir|chorus|league|society|derby|orchestra|band|troupe|ensemble|guild|association|"
-    r"congregation|church|group|circle|crew|squad|team|fc|rfc|gym|lodge|collective|meetup|runner|rider|rambler|"
-    r"harrier|strider|rover|wanderer)s?\b",
+    r"congregation|church|group|circle|crew|squad|team|fc|rfc|gym|lodge|collective|meetup)s?\b",
     re.I,
 )
 MEMBER_RULE = Rule("member_of", _CLUB, "membership", rel="member_of", category="biographical_milestone")
@@ -529,9 +528,14 @@ _SCHOOL_NAME = re.compile(r"\b(?:university|uni|college|school|academy|institute
 _HIRED = re.compile(r"\b(?:job|position|role|post|hired|employed)\b", re.I)
 
 
+# a club's name that ends in its members, plural: "Hackney Harriers", "Bristol Rovers" (not "Land Rover")
+_MEMBERS_END = re.compile(r"\b(?:runners|riders|ramblers|harriers|striders|rovers|wanderers)$", re.I)
+
+
 def _is_club(said: str, name: str) -> bool:
     """The joined organization is a club: its name or the words that introduce it say so."""
-    return bool(_CLUB.search(name) or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)))
+    return bool(_CLUB.search(name) or _MEMBERS_END.search(name.strip())
+                or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)))
 
 
 def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:

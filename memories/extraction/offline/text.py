@@ -166,7 +166,8 @@ def _with_g(match: re.Match) -> str:
 
 # "Dear Mr Haddad, Please find enclosed ...": a letter's salutation on the line of its first sentence
 _SALUTATION = re.compile(
-    rf"^\W*(?i:dear|hi|hello|hey)\s+(?:[{_UP}][\w'’-]*\.?\s+){{0,3}}[{_UP}][\w'’-]*,\s+(?=[{_UP}])")
+    rf"^\W*(?i:dear|hi|hello|hey)\s+(?:[{_UP}][\w'’-]*\.?\s+){{0,3}}[{_UP}][\w'’-]*,\s+(?=[{_UP}])"
+    rf"(?![{_UP}][\w'’-]*(?:\s*,|\s+(?:and|&)\s))")  # not "Hi Anna, Ben and Carla, ...": more names greeted
 
 
 def split_sentences(text: str) -> list[str]:

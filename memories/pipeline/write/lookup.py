@@ -77,10 +77,13 @@ def _called_by_name(message: Message, known: Known) -> None:
     if name is None or name in known.aliases or normalize_alias(name) in {
             normalize_alias(a) for a in known.aliases}:
         return
-    before = (Event.objects.filter(agent=message.agent, redacted_at__isnull=True, occurred_at__lte=message.occurred_at)
-              .exclude(pk=message.event.pk).order_by("-occurred_at", "-id").values_list("speaker", flat=True).first())
+    row = (Event.objects.filter(agent=message.agent, redacted_at__isnull=True, occurred_at__lte=message.occurred_at)
+           .exclude(pk=message.event.pk).order_by("-occurred_at", "-id").values_list("speaker", "text").first())
+    before, said = row or ("", "")
     if not before or normalize_alias(before) == normalize_alias(message.speaker) or " " not in before.strip():
         return
+    if any(first_names_compatible(name, run.split()[0]) for run in mentions.name_runs(said or "")):
+        return  # "Danielle passed her test!" → "Congrats Dani!!": the one that message names, maybe
     given = before.split()[0]
     # "Benji" for Ben, "Mags" for Magdalena (a clipped name with an -s), said to the one who just wrote
     clipped = len(name) >= 4 and name.endswith("s") and given.lower().startswith(name[:-1].lower())
