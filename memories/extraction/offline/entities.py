@@ -577,7 +577,7 @@ def _vote_life_subject(entity: MessageEntity, text: str, mention: Mention) -> No
     of a verb only a person does with a life, is a person, whatever the parser labelled it."""
     words = mention.text.split()
     # "Tunde Adeyemi moved to X": every word of a longer name is no word, town or kind of business either,
-    # and the parser does not call it a firm, place or product ("Rolls Royce moved to Derby")
+    # and the parser does not call it a firm, a building or a product ("Rolls Royce moved to Derby")
     if (len(words) <= 3 and all(w.lower() not in PLACES and not is_dictionary_word(w) and w.lower() not in ORG_SUFFIXES
                                 for w in words)
             and (len(words) == 1 or not _labelled_not_a_person(text, mention))
