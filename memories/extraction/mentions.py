@@ -231,7 +231,7 @@ def relative_introduction(message: str) -> tuple[str, str] | None:
 # someone by one name
 _CALLED_BY_NAME = re.compile(
     rf"^\W*(?:(?i:hi|hey|hello|hiya|congrats|congratulations|thanks|thank\s+you|thx|ty|well\s+done|aw+|omg|yay)"
-    rf"[\s,!.]+)?(?P<name>[{_UP}][{_LO}]+)(?=\s*(?:[!,?]|(?i:no+|yay|you|u)\b))")
+    rf"[\s,!.]+)?(?P<name>[{_UP}][{_LO}]+)\b(?=\s*[!,?]|\s+(?i:no+|yay|you|u)\b)")
 
 
 def name_called(message: str) -> str | None:

@@ -494,3 +494,33 @@ def test_a_possessive_after_a_name_and_an_adjective_before_school_stay_out_of_na
                    for name, kind in entities("We went to a Catholic school."))
     sold = extract_offline("In March, my flat in Leeds was finally sold.", speaker=SPEAKER)
     assert not [r for r in sold.relations if r.rel_type == "lives_in"]
+
+
+def test_a_message_opening_by_calling_someone_gives_that_name_only():
+    from memories.extraction.mentions import name_called
+
+    assert name_called("Congrats Mags!! We'll visit.") == "Mags"
+    assert name_called("Benji nooo, get well soon") == "Benji"
+    # a name whose end spells "no" or "u" is no name called and then a "no": nothing is called
+    assert name_called("Bruno lives in Porto.") is None
+    assert name_called("Lulu started school today.") is None
+
+
+@pytest.mark.django_db
+def test_a_group_chats_short_name_goes_to_the_writer_just_before():
+    from memories.services.agents import agent_get_or_create
+
+    agent = agent_get_or_create(slug="group-chat")
+    t0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+    memory_write(agent=agent, message="I start at Novartis in Basel next month!", speaker_name="Magdalena Ruiz",
+                 occurred_at=t0)
+    memory_write(agent=agent, message="Congrats Mags!! We'll visit.", speaker_name="Lena Ruiz",
+                 occurred_at=t0 + timedelta(minutes=5))
+    memory_write(agent=agent, message="Thanks all, see you at the weekend.", speaker_name="Bruce Ortega",
+                 occurred_at=t0 + timedelta(minutes=9))
+    memory_write(agent=agent, message="Bruno is coming to the weekend too.", speaker_name="Lena Ruiz",
+                 occurred_at=t0 + timedelta(minutes=12))
+    magdalena = Entity.objects.get(agent=agent, display_name="Magdalena Ruiz")
+    assert "mags" in set(magdalena.aliases.values_list("alias", flat=True))
+    bruce = Entity.objects.get(agent=agent, display_name="Bruce Ortega")
+    assert not {"bru", "bruno"} & set(bruce.aliases.values_list("alias", flat=True))
