@@ -33,6 +33,7 @@ from memories.extraction.offline.lexicon import (
 )
 from memories.extraction.offline.names import (
     KIN_OWNER_AFTER,
+    OWNED_BY_A_PERSON_AFTER,
     Mention,
     NameContext,
     alias_pairs,
@@ -562,11 +563,6 @@ def _vote_family_name(entity: MessageEntity, text: str, mention: Mention) -> Non
         entity.vote("person", 45)
 
 
-_OWNS_A_HOME_AFTER = re.compile(
-    r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared)\s+)?(?:flat|apartment|house|bedsit|condo|"
-    r"tenancy|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner)\b", re.I)  # not a firm's "new home"
-
-
 def _labelled_not_a_person(text: str, mention: Mention) -> bool:
     return any(t.idx == mention.start and t.ent_type_ in ("ORG", "FAC", "PRODUCT")
                for t in parse(text))
@@ -581,7 +577,7 @@ def _vote_life_subject(entity: MessageEntity, text: str, mention: Mention) -> No
     if (len(words) <= 3 and all(w.lower() not in PLACES and not is_dictionary_word(w) and w.lower() not in ORG_SUFFIXES
                                 for w in words)
             and (len(words) == 1 or not _labelled_not_a_person(text, mention))
-            and (opens_as_subject_of_a_life(text, mention.start) or _OWNS_A_HOME_AFTER.match(text, mention.end))):
+            and (opens_as_subject_of_a_life(text, mention.start) or OWNED_BY_A_PERSON_AFTER.match(text, mention.end))):
         entity.vote("person", 45)  # "Kasia's new flat in X": whose home it is
 
 

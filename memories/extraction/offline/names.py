@@ -34,6 +34,7 @@ from memories.extraction.offline.lexicon import (
     ORG_NOUNS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
+    PERSON_NOUNS,
     PERSON_VERBS,
     PET_TERMS,
     PLACE_OTHER_NAMES,
@@ -43,6 +44,7 @@ from memories.extraction.offline.lexicon import (
     WORLD_FAMILY_NAMES,
     WORLD_GIVEN_NAMES,
     alternation,
+    word_set,
 )
 from memories.extraction.offline.parse import (
     is_common_word,
@@ -265,8 +267,8 @@ _SAID_OF_A_NAME = frozenset({
 
 
 # words for a person that stand before a name without being part of it ("this guy andre")
-_PERSON_NOUNS = frozenset({"guy", "girl", "boy", "man", "woman", "lady", "dude", "bloke", "chap", "kid", "fella",
-                           "gal", "lad", "lass", "bro", "sis", "babe"})
+_PERSON_NOUNS = PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | word_set(
+    "dude bloke chap kid fella gal lad lass bro sis babe")
 
 
 def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
@@ -1068,9 +1070,9 @@ def _strip_possessive(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word
 
 
-# after a possessive "'s": what a person has ("Kasia's new flat", "Tunde's new job"), not a verb's "is" /
-# "has" ("Gardening's such fun") nor a firm's ("Spotify's office")
-_OWNED_AFTER = re.compile(
+# after a possessive "'s": what a person has ("Kasia's new flat", "Tunde's new partner"), not a verb's
+# "is" / "has" ("Gardening's such fun") nor a firm's ("Spotify's office", "Deliveroo's new home")
+OWNED_BY_A_PERSON_AFTER = re.compile(
     r"'s\s+(?:(?:new|old|own|first|tiny|little|rented|shared|current)\s+)?(?:flat|apartment|house|bedsit|"
     r"condo|tenancy|landlord|wife|husband|boyfriend|girlfriend|fianc[ée]e?|partner)\b", re.I)
 
@@ -1101,7 +1103,7 @@ def _single_word_ok(sentence: str, tokens: list, run: list[int], first: int, ctx
             or names_a_pet(sentence, tokens[k][0], end)  # "Biscuit, our old beagle, ..."
             # "Kasia's new flat is in X": a word no dictionary holds, owning something, names someone
             or tokens[k][2].endswith("'s") and not is_word_form(low) and low not in KIN_TITLES
-            and low not in KINSHIP and low not in STOP_CAPS and _OWNED_AFTER.match(sentence, end))
+            and low not in KINSHIP and low not in STOP_CAPS and OWNED_BY_A_PERSON_AFTER.match(sentence, end))
 
 
 _MODIFIER_TAGS = frozenset({"ADJ", "ADV", "DET", "ADP", "AUX", "VERB", "PRON", "CCONJ", "SCONJ", "NUM", "PART"})

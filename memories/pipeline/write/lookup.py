@@ -74,8 +74,7 @@ def _called_by_name(message: Message, known: Known) -> None:
     someone, which the agent does not hold, is a short form of the one who wrote just before (not
     of this writer, nor of the other sex). One indexed query, only when a message opens so."""
     name = mentions.name_called(message.text)
-    if name is None or name in known.aliases or normalize_alias(name) in {
-            normalize_alias(a) for a in known.aliases}:
+    if name is None or normalize_alias(name) in {normalize_alias(a) for a in known.aliases}:
         return
     row = (Event.objects.filter(agent=message.agent, redacted_at__isnull=True, occurred_at__lte=message.occurred_at)
            .exclude(pk=message.event.pk).order_by("-occurred_at", "-id").values_list("speaker", "text").first())
