@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django and the UI's live-update websockets (/ws/ui/…) under
 Channels' protocol router, and the MCP server's streamable HTTP transport at /mcp/; in front of
-all of it the request-body size limit, and behind the websocket routes a refusal for unknown paths
-(memory_project.asgi_guards)."""
+all of it the request-body size limit, in front of Django the turns its HTTP requests take, and
+behind the websocket routes a refusal for unknown paths (memory_project.asgi_guards)."""
 
 import os
 
@@ -19,7 +19,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.urls import re_path  # noqa: E402
 
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
-from memory_project.asgi_guards import BodySizeLimit, websocket_not_found  # noqa: E402
+from memory_project.asgi_guards import BodySizeLimit, RequestGate, websocket_not_found  # noqa: E402
 from memory_project.mcp import http_app as mcp_http_app  # noqa: E402
 
 router = ProtocolTypeRouter({
@@ -28,6 +28,9 @@ router = ProtocolTypeRouter({
         *websocket_urlpatterns, re_path(r"", websocket_not_found),  # any other path: refused, not an exception
     ]))),
 })
+# Django's HTTP requests take turns in this process (websockets and /mcp/ pass straight on)
+django_turns = RequestGate(router, limit=settings.ANAMNESIS_WEB_CONCURRENCY,
+                           patience=settings.ANAMNESIS_WEB_QUEUE_PATIENCE)
 mcp_app = mcp_http_app()
 MCP_PATHS = ("/mcp", "/mcp/")
 
@@ -39,7 +42,7 @@ async def dispatch(scope, receive, send):
         return await mcp_app(scope, receive, send)
     if scope["type"] == "http" and scope["path"] in MCP_PATHS:
         return await mcp_app({**scope, "path": "/mcp/", "raw_path": b"/mcp/"}, receive, send)
-    return await router(scope, receive, send)
+    return await django_turns(scope, receive, send)
 
 
 application = BodySizeLimit(dispatch)

@@ -9,6 +9,16 @@
   so Django parses it like any other. An agent import, whose limit is far larger, must declare
   its Content-Length (a 411 otherwise): Django then spools it to a temporary file instead of
   this guard holding it in memory.
+- `RequestGate`: at most `ANAMNESIS_WEB_CONCURRENCY` HTTP requests run in Django at once in a
+  web process; the others wait on the event loop, where waiting costs no thread. Django runs each
+  request's synchronous part on a thread of its own (asgiref's `ThreadSensitiveContext`), so a
+  process with twenty requests open ran twenty threads taking turns at the interpreter lock, and
+  every request's CPU grew with the crowd (a retrieval over the API: 29 ms one at a time, 42 ms
+  with twenty at once; README, "Measured"). A request that waited `ANAMNESIS_WEB_QUEUE_PATIENCE`
+  seconds runs anyway, so one slow request delays the others by at most that. A request gives
+  its turn up before it waits on something slow (`memories.turns.waiting()`: the job a write
+  waits for, an LLM call, an embeddings endpoint), and once its response starts, so a streamed
+  export does not hold it while it streams.
 - `websocket_not_found`: the last websocket route, so an upgrade to an unknown path is refused at
   the handshake (a close before accept: the server answers 403) instead of Channels' URLRouter
   raising (an HTTP 500 with a traceback).
@@ -16,8 +26,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+from memories.turns import turn_done, turn_held
 from memory_project.api.errors import error_body
 from memory_project.api.parsers import max_body_bytes
 
@@ -90,6 +102,51 @@ def _replay(body: bytes, receive):
         return await receive()
 
     return replay
+
+
+class RequestGate:
+    """ASGI middleware: HTTP requests take turns, `limit` at a time (0: no limit), each waiting at
+    most `patience` seconds for its turn (see the module). Other connections pass straight on."""
+
+    def __init__(self, app, *, limit: int, patience: float):
+        self.app = app
+        self.limit = limit
+        self.patience = patience
+        self._turns: asyncio.Semaphore | None = None  # made in the server's event loop, on first use
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or self.limit <= 0:
+            return await self.app(scope, receive, send)
+        if self._turns is None:
+            self._turns = asyncio.Semaphore(self.limit)
+        turns = self._turns
+        try:
+            await asyncio.wait_for(turns.acquire(), self.patience)
+            holding = True
+        except TimeoutError:
+            holding = False  # the turns are held by slow requests: this one runs beside them
+
+        def give_up() -> None:
+            nonlocal holding
+            if holding:
+                holding = False
+                turns.release()
+
+        loop = asyncio.get_running_loop()
+        # a request about to wait on something slow gives its turn up (memories.turns), from the
+        # thread Django runs it on: the release is handed to the event loop
+        token = turn_held(lambda: loop.call_soon_threadsafe(give_up))
+
+        async def send_then_give_up(message):
+            await send(message)
+            if message["type"] == "http.response.start":
+                give_up()
+
+        try:
+            return await self.app(scope, receive, send_then_give_up)
+        finally:
+            turn_done(token)
+            give_up()
 
 
 async def websocket_not_found(scope, receive, send):

@@ -197,3 +197,36 @@ def test_a_real_client_gets_a_403_for_an_unknown_websocket_and_its_chunked_post_
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     record("attack_websocket_unknown_path", title="A websocket upgrade to an unknown path", passed=True,
            figures={"answer": refused.value.response.status_code, "tracebacks": 0})
+
+
+def test_a_write_waiting_for_its_job_lets_the_next_request_run_meanwhile(agent, live_server_url, monkeypatch,
+                                                                         settings):
+    """One request at a time, and a patience no request reaches: a GET sent while a write waits
+    for its job (`?wait=true`, and no worker runs here) is answered while the write still waits,
+    because the write gave its turn up (memories.turns.waiting)."""
+    from memory_project import asgi
+
+    monkeypatch.setattr(asgi.django_turns, "limit", 1)
+    monkeypatch.setattr(asgi.django_turns, "patience", 600.0)
+    monkeypatch.setattr(asgi.django_turns, "_turns", None)
+    settings.ANAMNESIS_API_MAX_WAIT_SECONDS = 8
+    key = api_key_create(agent=agent, scope="write")[1]
+    headers = {"Authorization": f"Bearer {key}"}
+    base = f"http://{live_server_url}/api/v1/agents/{agent.slug}/"
+    answers: dict = {}
+
+    def write():
+        answers["write"] = httpx.post(base + "events/?wait=true&wait_timeout=8", headers=headers, timeout=60,
+                                      json={"speaker": "Rafael", "text": "Marta moved to Braga."})
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    deadline = time.monotonic() + 20
+    while not Event.objects.filter(agent=agent).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # stored: the write is waiting for its job now
+    answer = httpx.get(base, headers=headers, timeout=60)
+    still_waiting = writer.is_alive()
+    writer.join(60)
+    assert answer.status_code == 200 and answer.json()["slug"] == agent.slug
+    assert still_waiting, "the GET was answered only after the write had stopped waiting"
+    assert answers["write"].status_code == 202 and answers["write"].json()["job"]["status"] == "queued"

@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import jsonschema
 import openai
 
+from memories.turns import waiting
+
 MODES = ("json_schema", "json_object+schema", "json_object", "text")
 """Structured-output modes, most constrained first: ``json_schema`` (OpenAI's own form),
 ``json_object+schema`` (``{"type": "json_object", "schema": ...}``: llama.cpp's Python server and
@@ -256,6 +258,7 @@ class OpenAICompatibleLLM:
         """One request in ``mode``: the response; ``_ModeRejected`` when the server rejects the
         mode and another is left to try."""
         system_text, extra = self._request_args(mode, system, schema, schema_name)
+        waiting()  # in a web request, its turn goes to the next one while the model answers
         try:
             return self._client.chat.completions.create(
                 model=self.model,

@@ -124,6 +124,23 @@ if env_bool("ANAMNESIS_DB_POOL", False):
         "max_size": int(os.environ.get("ANAMNESIS_DB_POOL_MAX_SIZE", "20")),
         "timeout": float(os.environ.get("ANAMNESIS_DB_POOL_TIMEOUT", "10")),
     }
+
+def env_number(name: str, default: str, kind, *, at_least: float = 0):
+    value = os.environ.get(name, default)
+    try:
+        number = kind(value)
+    except ValueError:
+        number = None
+    if number is None or number < at_least:
+        raise ImproperlyConfigured(f"{name} must be a {'whole ' if kind is int else ''}number of at least "
+                                   f"{at_least:g}; got {value!r}")
+    return number
+
+
+# How many HTTP requests a web process runs in Django at once, and how long one waits for its turn
+# before it runs anyway (memory_project.asgi_guards.RequestGate); 0: no limit.
+ANAMNESIS_WEB_CONCURRENCY = env_number("ANAMNESIS_WEB_CONCURRENCY", "1", int)
+ANAMNESIS_WEB_QUEUE_PATIENCE = env_number("ANAMNESIS_WEB_QUEUE_PATIENCE", "2", float)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
