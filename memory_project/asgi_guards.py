@@ -9,16 +9,19 @@
   so Django parses it like any other. An agent import, whose limit is far larger, must declare
   its Content-Length (a 411 otherwise): Django then spools it to a temporary file instead of
   this guard holding it in memory.
-- `RequestGate`: at most `ANAMNESIS_WEB_CONCURRENCY` HTTP requests run in Django at once in a
-  web process; the others wait on the event loop, where waiting costs no thread. Django runs each
-  request's synchronous part on a thread of its own (asgiref's `ThreadSensitiveContext`), so a
-  process with twenty requests open ran twenty threads taking turns at the interpreter lock, and
-  every request's CPU grew with the crowd (a retrieval over the API: 29 ms one at a time, 42 ms
-  with twenty at once; README, "Measured"). A request that waited `ANAMNESIS_WEB_QUEUE_PATIENCE`
-  seconds runs anyway, so one slow request delays the others by at most that. A request gives
-  its turn up before it waits on something slow (`memories.turns.waiting()`: the job a write
-  waits for, an LLM call, an embeddings endpoint), and once its response starts, so a streamed
-  export does not hold it while it streams.
+- `RequestGate`: HTTP requests take turns in front of Django, `ANAMNESIS_WEB_CONCURRENCY` at a
+  time in a web process; the others wait on the event loop, where waiting costs no thread. Django
+  runs each request's synchronous part on a thread of its own (asgiref's `ThreadSensitiveContext`),
+  so a process with twenty requests open ran twenty threads taking turns at the interpreter lock,
+  and every request's CPU grew with the crowd (a retrieval over the API: 29 ms one at a time, 42 ms
+  with twenty at once; README, "Measured"). A request takes its turn once its body has arrived
+  (a slow upload holds none) and gives it up once its response starts (a streamed export does not
+  hold it while it streams). Code about to wait on something slow or to run long (a write's
+  `?wait=true`, an LLM call, an embeddings endpoint, an agent import) gives the turn up meanwhile
+  (`memories.turns.turn_given_up`) and takes it back after. A request that waited
+  `ANAMNESIS_WEB_QUEUE_PATIENCE` seconds for a turn runs without one, so a slow request that keeps
+  its turn delays the others by at most that, and past that much queueing the limit no longer
+  holds.
 - `websocket_not_found`: the last websocket route, so an upgrade to an unknown path is refused at
   the handshake (a close before accept: the server answers 403) instead of Channels' URLRouter
   raising (an HTTP 500 with a traceback).
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import weakref
 
 from memories.turns import turn_done, turn_held
 from memory_project.api.errors import error_body
@@ -104,49 +109,87 @@ def _replay(body: bytes, receive):
     return replay
 
 
+class _Turn:
+    """One request's turn in its process (RequestGate). Its state changes on the event loop's
+    thread only; the request's own thread gives it up and takes it back through the loop."""
+
+    def __init__(self, gate: RequestGate, loop: asyncio.AbstractEventLoop):
+        self.gate = gate
+        self.loop = loop
+        self.loop_thread = threading.get_ident()
+        self.holding = False
+
+    async def take(self) -> None:
+        if self.holding:
+            return
+        turns = self.gate.turns(self.loop)
+        try:
+            await asyncio.wait_for(turns.acquire(), self.gate.patience)
+        except TimeoutError:
+            return  # the turns are held by slow requests: this one runs beside them
+        self.holding = True
+
+    def release(self) -> None:
+        if self.holding:
+            self.holding = False
+            self.gate.turns(self.loop).release()
+
+    def give_up(self) -> None:
+        if threading.get_ident() == self.loop_thread:
+            self.release()
+        else:
+            self.loop.call_soon_threadsafe(self.release)
+
+    def take_back(self) -> None:
+        if threading.get_ident() != self.loop_thread:  # the loop's own thread must not block on it
+            asyncio.run_coroutine_threadsafe(self.take(), self.loop).result()
+
+
 class RequestGate:
     """ASGI middleware: HTTP requests take turns, `limit` at a time (0: no limit), each waiting at
-    most `patience` seconds for its turn (see the module). Other connections pass straight on."""
+    most `patience` seconds for its turn (see the module). A request takes its turn once its body
+    has arrived, so a slow upload holds none. Other connections pass straight on."""
 
     def __init__(self, app, *, limit: int, patience: float):
         self.app = app
         self.limit = limit
         self.patience = patience
-        self._turns: asyncio.Semaphore | None = None  # made in the server's event loop, on first use
+        # one set of turns per event loop (a server runs one; tests may run several, one after another)
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
+
+    def turns(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = asyncio.Semaphore(self.limit)
+        return turns
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or self.limit <= 0:
             return await self.app(scope, receive, send)
-        if self._turns is None:
-            self._turns = asyncio.Semaphore(self.limit)
-        turns = self._turns
-        try:
-            await asyncio.wait_for(turns.acquire(), self.patience)
-            holding = True
-        except TimeoutError:
-            holding = False  # the turns are held by slow requests: this one runs beside them
+        turn = _Turn(self, asyncio.get_running_loop())
+        body_read = False
 
-        def give_up() -> None:
-            nonlocal holding
-            if holding:
-                holding = False
-                turns.release()
-
-        loop = asyncio.get_running_loop()
-        # a request about to wait on something slow gives its turn up (memories.turns), from the
-        # thread Django runs it on: the release is handed to the event loop
-        token = turn_held(lambda: loop.call_soon_threadsafe(give_up))
+        async def receive_then_take_turn():
+            nonlocal body_read
+            message = await receive()
+            if not body_read and (message["type"] != "http.request" or not message.get("more_body", False)):
+                body_read = True
+                if message["type"] == "http.request":
+                    await turn.take()  # the whole body is here: the request waits for its turn
+            return message
 
         async def send_then_give_up(message):
             await send(message)
             if message["type"] == "http.response.start":
-                give_up()
+                turn.release()
 
+        token = turn_held(turn)  # memories.turns.turn_given_up() gives it up while the request waits
         try:
-            return await self.app(scope, receive, send_then_give_up)
+            return await self.app(scope, receive_then_take_turn, send_then_give_up)
         finally:
             turn_done(token)
-            give_up()
+            turn.release()
 
 
 async def websocket_not_found(scope, receive, send):

@@ -208,7 +208,6 @@ def test_a_write_waiting_for_its_job_lets_the_next_request_run_meanwhile(agent, 
 
     monkeypatch.setattr(asgi.django_turns, "limit", 1)
     monkeypatch.setattr(asgi.django_turns, "patience", 600.0)
-    monkeypatch.setattr(asgi.django_turns, "_turns", None)
     settings.ANAMNESIS_API_MAX_WAIT_SECONDS = 8
     key = api_key_create(agent=agent, scope="write")[1]
     headers = {"Authorization": f"Bearer {key}"}

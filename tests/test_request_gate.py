@@ -1,16 +1,20 @@
 """A web process runs its HTTP requests in Django a few at a time (memory_project.asgi_guards.
-RequestGate): the others wait on the event loop for their turn, a request that waited its patience
-runs anyway, a streamed response gives its turn up once it starts, and websockets, lifespan and
-/mcp/ never wait. Hand-made ASGI messages against an app that counts how many requests it runs at
-once, so what overlapped is observed, not timed."""
+RequestGate): the others wait on the event loop for their turn, which a request takes once its body
+has arrived; a request that waited its patience runs anyway; a streamed response gives its turn up
+once it starts; code waiting on something slow gives it up meanwhile and takes it back after; and
+websockets, lifespan and /mcp/ never wait. Hand-made ASGI messages against an app that reads its
+body as Django does and counts how many requests it runs at once, so what overlapped is observed,
+not timed."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from memories.turns import turn_given_up
 from memory_project.asgi_guards import RequestGate
 from memory_project.settings.base import env_number
 
@@ -31,6 +35,9 @@ class CountingApp:
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", scope["type"])
+        if scope["type"] == "http":
+            while (await receive()).get("more_body"):  # the body first, as Django reads it
+                pass
         self.running += 1
         self.most = max(self.most, self.running)
         try:
@@ -184,7 +191,6 @@ def test_the_web_application_gates_django_but_not_mcp(monkeypatch):
     monkeypatch.setattr(asgi.django_turns, "app", django_app)
     monkeypatch.setattr(asgi.django_turns, "limit", 1)
     monkeypatch.setattr(asgi.django_turns, "patience", FOREVER)
-    monkeypatch.setattr(asgi.django_turns, "_turns", None)
     monkeypatch.setattr(asgi, "mcp_app", mcp)
 
     async def run():
@@ -214,27 +220,153 @@ def test_a_fractional_patience_is_accepted(monkeypatch):
     assert env_number("ANAMNESIS_WEB_QUEUE_PATIENCE", "2", float) == 0.5
 
 
-def test_a_request_about_to_wait_gives_its_turn_to_the_next():
-    from memories.turns import waiting
-
+def test_a_request_waiting_on_something_slow_lets_the_next_run_then_takes_its_turn_back():
     app = CountingApp()
-    app.held["/polls"] = asyncio.Event()
+    app.held["/next"] = asyncio.Event()
+    slow_started, slow_done = threading.Event(), threading.Event()
+    seen: list[str] = []
 
-    class Polling(CountingApp):
+    class Polling:
+        """A request whose view (on a thread, as Django runs it) waits on something slow."""
+
         async def __call__(self, scope, receive, send):
-            if scope["path"] == "/polls":
-                waiting()  # as a write waiting for its job does, before it waits
+            if scope["path"] != "/polls":
+                return await app(scope, receive, send)
+            await receive()
+
+            def view():
+                with turn_given_up():
+                    slow_started.set()
+                    slow_done.wait(20)
+                seen.append("turn back")  # after the block: the turn is this request's again
+
+            await asyncio.to_thread(view)
             await app(scope, receive, send)
 
     async def run():
         gate = RequestGate(Polling(), limit=1, patience=FOREVER)
         polls = asyncio.create_task(call(gate, http("/polls")))
-        await wait_until(lambda: app.running == 1)
-        await call(gate, http("/next"))  # not behind the waiting request
-        assert not polls.done()
-        app.held["/polls"].set()
-        await polls
+        await asyncio.to_thread(slow_started.wait, 20)
+        following = asyncio.create_task(call(gate, http("/next")))
+        await wait_until(lambda: app.running == 1)  # runs while the first request waits
+        slow_done.set()
+        await asyncio.sleep(0.05)
+        assert seen == [], "the first request went on while the next one held the turn"
+        app.held["/next"].set()
+        await asyncio.gather(following, polls)
 
     bounded(run())
-    assert app.finished == ["/next", "/polls"]
+    assert seen == ["turn back"]
+    assert app.finished == ["/next", "/polls"] and app.most == 1
 
+
+def test_a_request_holds_no_turn_until_its_body_has_arrived():
+    app = CountingApp()
+    rest_of_body = asyncio.Event()
+
+    async def run():
+        gate = RequestGate(app, limit=1, patience=FOREVER)
+        pieces = iter([{"type": "http.request", "body": b"a", "more_body": True}, None,
+                       {"type": "http.request", "body": b"b", "more_body": False}])
+
+        async def slow_upload():
+            piece = next(pieces)
+            if piece is None:
+                await rest_of_body.wait()
+                piece = next(pieces)
+            return piece
+
+        async def ignore(message):
+            pass
+
+        upload = asyncio.create_task(gate(http("/upload"), slow_upload, ignore))
+        await asyncio.sleep(0.01)
+        await call(gate, http("/quick"))  # not behind the upload still arriving
+        assert not upload.done()
+        rest_of_body.set()
+        await upload
+
+    bounded(run())
+    assert app.finished == ["/quick", "/upload"]
+
+
+def test_a_request_that_fails_gives_its_turn_back():
+    app = CountingApp()
+
+    class Failing:
+        async def __call__(self, scope, receive, send):
+            if scope["path"] == "/fails":
+                await receive()
+                raise RuntimeError("the view failed")
+            return await app(scope, receive, send)
+
+    async def run():
+        gate = RequestGate(Failing(), limit=1, patience=FOREVER)
+        with pytest.raises(RuntimeError):
+            await call(gate, http("/fails"))
+        await call(gate, http("/next"))  # would wait forever for a turn the failure kept
+
+    bounded(run())
+    assert app.finished == ["/next"]
+
+
+def test_turns_follow_the_event_loop_they_were_taken_in():
+    app = CountingApp()
+    gate = RequestGate(app, limit=1, patience=FOREVER)
+
+    async def three():
+        await asyncio.gather(*(call(gate, http(f"/r{i}")) for i in range(3)))
+
+    for _ in range(2):  # a second loop (a test server after another) gets turns of its own
+        bounded(three())
+    assert app.most == 1 and len(app.finished) == 6
+
+
+class RecordingTurn:
+    """A turn as the gate hands it to a request's code: records when it was given up and taken back."""
+
+    def __init__(self):
+        self.log: list[str] = []
+
+    def give_up(self):
+        self.log.append("given up")
+
+    def take_back(self):
+        self.log.append("taken back")
+
+
+def _with_turn(call_remote):
+    """Run `call_remote(log)` inside a request holding a RecordingTurn; the turn's log."""
+    from memories.turns import turn_done, turn_held
+
+    turn = RecordingTurn()
+    token = turn_held(turn)
+    try:
+        call_remote(turn.log)
+    finally:
+        turn_done(token)
+    return turn.log
+
+
+def test_an_llm_call_and_an_embeddings_call_give_the_turn_up_while_the_server_answers():
+    from types import SimpleNamespace
+
+    from memories.providers.embeddings import OpenAICompatibleEmbedder
+    from memories.providers.llm import OpenAICompatibleLLM
+
+    def llm_call(log):
+        llm = OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", model="m")
+        reply = SimpleNamespace(usage=None, choices=[SimpleNamespace(message=SimpleNamespace(content='{"a": 1}'))])
+        llm._client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(
+            create=lambda **kw: log.append("model answers") or reply)))
+        assert llm.complete_json(system="s", user="u", schema={"type": "object"}, schema_name="x").data == {"a": 1}
+
+    def embeddings_call(log):
+        embedder = OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="e", dimensions=2)
+        data = [SimpleNamespace(index=0, embedding=[3.0, 4.0])]
+        embedder.client = SimpleNamespace(embeddings=SimpleNamespace(
+            create=lambda **kw: log.append("endpoint answers") or SimpleNamespace(data=data)))
+        assert [round(float(x), 2) for x in embedder.embed(["hello"])[0]] == [0.6, 0.8]
+
+    assert _with_turn(llm_call) == ["given up", "model answers", "taken back"]
+    assert _with_turn(embeddings_call) == ["given up", "endpoint answers", "taken back"]

@@ -22,7 +22,7 @@ from memories.models import Event, PipelineRun, RunStatus
 from memories.pipeline.results import WriteResult
 from memories.services.write import event_submit, memory_write
 from memories.services.write_jobs import job_retry
-from memories.turns import waiting
+from memories.turns import turn_given_up
 
 DEFAULT_WAIT_SECONDS = 10.0
 MAX_WAIT_SECONDS = 30.0
@@ -140,13 +140,12 @@ class EventViewSet(AgentScopedReadViewSet):
     def _wait(job: PipelineRun, timeout: float) -> WriteResult | None:
         """The job's WriteResult once it finished, or None if it did not within `timeout`."""
         deadline = time.monotonic() + timeout
-        if job.status not in FINISHED:
-            waiting()  # the worker does the work: this request's turn goes to the next one
-        while job.status not in FINISHED:
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_SECONDS)
-            job.refresh_from_db(fields=["status", "result", "error"])
+        with turn_given_up():  # the worker does the work: this request's turn goes to the next one meanwhile
+            while job.status not in FINISHED:
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(POLL_SECONDS)
+                job.refresh_from_db(fields=["status", "result", "error"])
         if job.status == RunStatus.FAILED:
             return WriteResult(success=False, error=job.error, event_id=job.event_id, run_id=job.id)
         return WriteResult.from_dict(job.result)

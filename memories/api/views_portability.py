@@ -28,6 +28,7 @@ from memories.portability.format import MEDIA_TYPE
 from memories.selectors.export import agent_export
 from memories.services.facts import facts_access_fold
 from memories.services.portability import agent_import, export_forgets_apply
+from memories.turns import turn_given_up
 
 CHUNK_BYTES = 64 * 1024
 
@@ -140,7 +141,8 @@ class AgentImportApi(APIView):
         if length > settings.ANAMNESIS_IMPORT_MAX_BYTES:
             raise PayloadTooLarge(f"the file is {length} bytes; the limit is {settings.ANAMNESIS_IMPORT_MAX_BYTES}",
                                   {"body": f"at most {settings.ANAMNESIS_IMPORT_MAX_BYTES} bytes"})
-        report = agent_import(slug=agent, lines=request.stream or [], actor=principal.actor)
+        with turn_given_up():  # a long job: the process's other requests do not wait behind it
+            report = agent_import(slug=agent, lines=request.stream or [], actor=principal.actor)
         url = reverse("api:agent-detail", kwargs={"agent": report.agent.slug}, request=request)
         body = {"agent": AgentSerializer(report.agent).data, "agent_url": url, "rows": report.rows,
                 "vectors": report.vectors, "jobs_queued": report.jobs_queued, "imported_at": report.imported_at,

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from memories.lru import LRUCache
-from memories.turns import waiting
+from memories.turns import turn_given_up
 
 DIMENSIONS = 384
 
@@ -203,8 +203,8 @@ class OpenAICompatibleEmbedder:
         out: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            waiting()  # in a web request, its turn goes to the next one while the endpoint answers
-            response = self.client.embeddings.create(model=self.model, input=batch)
+            with turn_given_up():  # in a web request, its turn goes to the next one while the endpoint answers
+                response = self.client.embeddings.create(model=self.model, input=batch)
             for item in sorted(response.data, key=lambda d: d.index):
                 vector = np.asarray(item.embedding, dtype=np.float32)
                 if vector.shape[0] != self.dimensions:

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import jsonschema
 import openai
 
-from memories.turns import waiting
+from memories.turns import turn_given_up
 
 MODES = ("json_schema", "json_object+schema", "json_object", "text")
 """Structured-output modes, most constrained first: ``json_schema`` (OpenAI's own form),
@@ -258,15 +258,15 @@ class OpenAICompatibleLLM:
         """One request in ``mode``: the response; ``_ModeRejected`` when the server rejects the
         mode and another is left to try."""
         system_text, extra = self._request_args(mode, system, schema, schema_name)
-        waiting()  # in a web request, its turn goes to the next one while the model answers
         try:
-            return self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "system", "content": system_text}, {"role": "user", "content": user}],
-                temperature=0,
-                timeout=timeout if timeout is not None else self.timeout,
-                **extra,
-            )
+            with turn_given_up():  # in a web request, its turn goes to the next one while the model answers
+                return self._client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "system", "content": system_text}, {"role": "user", "content": user}],
+                    temperature=0,
+                    timeout=timeout if timeout is not None else self.timeout,
+                    **extra,
+                )
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             if not last:
                 raise _ModeRejected(definitive=True) from exc

@@ -5,6 +5,7 @@ See README.md "Configuration" for the full list.
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -131,14 +132,14 @@ def env_number(name: str, default: str, kind, *, at_least: float = 0):
         number = kind(value)
     except ValueError:
         number = None
-    if number is None or number < at_least:
+    if number is None or not math.isfinite(number) or number < at_least:
         raise ImproperlyConfigured(f"{name} must be a {'whole ' if kind is int else ''}number of at least "
                                    f"{at_least:g}; got {value!r}")
     return number
 
 
-# How many HTTP requests a web process runs in Django at once, and how long one waits for its turn
-# before it runs anyway (memory_project.asgi_guards.RequestGate); 0: no limit.
+# How many HTTP requests a web process runs in Django at once (0: no limit), and how long one waits
+# for its turn before it runs without one (memory_project.asgi_guards.RequestGate; 0: never waits).
 ANAMNESIS_WEB_CONCURRENCY = env_number("ANAMNESIS_WEB_CONCURRENCY", "1", int)
 ANAMNESIS_WEB_QUEUE_PATIENCE = env_number("ANAMNESIS_WEB_QUEUE_PATIENCE", "2", float)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
