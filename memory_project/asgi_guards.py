@@ -138,11 +138,18 @@ class _Turn:
         if threading.get_ident() == self.loop_thread:
             self.release()
         else:
-            self.loop.call_soon_threadsafe(self.release)
+            try:
+                self.loop.call_soon_threadsafe(self.release)
+            except RuntimeError:
+                pass  # the loop is closed (the server stopped): there are no turns left to hand on
 
     def take_back(self) -> None:
-        if threading.get_ident() != self.loop_thread:  # the loop's own thread must not block on it
-            asyncio.run_coroutine_threadsafe(self.take(), self.loop).result()
+        if threading.get_ident() == self.loop_thread:  # the loop's own thread must not block on it
+            return
+        try:  # bounded: a loop that stops meanwhile (the server shutting down) never answers
+            asyncio.run_coroutine_threadsafe(self.take(), self.loop).result(timeout=self.gate.patience + 5)
+        except (TimeoutError, RuntimeError):
+            pass  # no turn: the request finishes beside the others
 
 
 class RequestGate:
