@@ -82,6 +82,13 @@ async def wait_until(condition) -> None:
         await asyncio.sleep(0.001)
 
 
+async def running(gate, app: CountingApp, path: str) -> asyncio.Task:
+    """Send a request that `app` holds (its path in `app.held`) and wait until it runs alone."""
+    task = asyncio.create_task(call(gate, http(path)))
+    await wait_until(lambda: app.running == 1)
+    return task
+
+
 def test_requests_take_turns_one_at_a_time():
     app = CountingApp()
 
@@ -115,8 +122,7 @@ def test_a_request_that_waited_its_patience_runs_beside_a_slow_one():
 
     async def run():
         gate = RequestGate(app, limit=1, patience=0.05)
-        slow = asyncio.create_task(call(gate, http("/slow")))
-        await wait_until(lambda: app.running == 1)
+        slow = await running(gate, app, "/slow")
         answer = await call(gate, http("/quick"))  # would wait forever without its patience
         assert answer[0]["status"] == 200
         assert not slow.done()
@@ -133,8 +139,7 @@ def test_a_streamed_response_gives_its_turn_up_once_it_starts():
 
     async def run():
         gate = RequestGate(app, limit=1, patience=FOREVER)
-        export = asyncio.create_task(call(gate, http("/export")))
-        await wait_until(lambda: app.running == 1)
+        export = await running(gate, app, "/export")
         await call(gate, http("/next"))  # runs while the export still streams
         assert not export.done()
         app.held["/export"].set()
@@ -151,8 +156,7 @@ def test_turns_are_not_lost_when_waiting_requests_give_up_waiting():
 
     async def run():
         gate = RequestGate(app, limit=1, patience=0.02)
-        slow = asyncio.create_task(call(gate, http("/slow")))
-        await wait_until(lambda: app.running == 1)
+        slow = await running(gate, app, "/slow")
         await asyncio.gather(*(call(gate, http(f"/impatient{i}")) for i in range(5)))
         app.held["/slow"].set()
         await slow
@@ -171,8 +175,7 @@ def test_websockets_and_lifespan_never_wait_for_a_turn():
 
     async def run():
         gate = RequestGate(app, limit=1, patience=FOREVER)
-        slow = asyncio.create_task(call(gate, http("/slow")))
-        await wait_until(lambda: app.running == 1)
+        slow = await running(gate, app, "/slow")
         await gate({"type": "websocket", "path": "/ws/ui/x/"}, None, None)
         await gate({"type": "lifespan"}, None, None)
         app.held["/slow"].set()
@@ -194,8 +197,7 @@ def test_the_web_application_gates_django_but_not_mcp(monkeypatch):
     monkeypatch.setattr(asgi, "mcp_app", mcp)
 
     async def run():
-        slow = asyncio.create_task(call(asgi.application, http("/api/v1/slow/")))
-        await wait_until(lambda: django_app.running == 1)
+        slow = await running(asgi.application, django_app, "/api/v1/slow/")
         waiting = asyncio.create_task(call(asgi.application, http("/ui/")))
         await call(asgi.application, http("/mcp/"))  # not queued behind the slow request
         await asyncio.sleep(0.01)
