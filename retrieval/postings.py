@@ -115,12 +115,13 @@ def _read(agent_id: int, kind: str, terms: list[str]) -> Iterable[tuple[str, Pos
     with connection.cursor() as cursor:
         cursor.execute(sql, [agent_id, kind, terms])
         rows = cursor.fetchall()
-    return [(term, _by_id(int(version), _array(ids, ">i8", np.int64), _array(tfs, ">i4", np.int32),
-                          _array(lengths, ">i4", np.int32)))
+    return [(term, _by_id(int(version), packed_array(ids, ">i8", np.int64), packed_array(tfs, ">i4", np.int32),
+                          packed_array(lengths, ">i4", np.int32)))
             for term, version, ids, tfs, lengths in rows]
 
 
-def _array(packed: bytes | None, wire: str, dtype) -> np.ndarray:
+def packed_array(packed: bytes | None, wire: str, dtype) -> np.ndarray:
+    """An array sent packed by PostgreSQL (`string_agg(int8send(x), ''::bytea)`)."""
     return np.frombuffer(bytes(packed or b""), dtype=wire).astype(dtype)
 
 

@@ -44,8 +44,9 @@ def agent_state(*, agent: Agent) -> AgentState:
         rows = cursor.fetchall()
     if not rows:  # deleted meanwhile: an empty agent
         return AgentState(0, None, {kind: VectorScope(0, False) for kind in SCOPE_KINDS})
-    return AgentState(int(rows[0][0]), rows[0][1], {kind: VectorScope(int(n), bool(valid))
-                                                   for _, _, kind, n, valid in rows})
+    version = int(rows[0][0])
+    return AgentState(version, rows[0][1], {kind: VectorScope(int(n), bool(valid), version)
+                                            for _, _, kind, n, valid in rows})
 
 
 @dataclass

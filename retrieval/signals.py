@@ -1,8 +1,9 @@
 """The retrieval signals: semantic (pgvector), keyword (Okapi BM25) and graph (PPR + hops).
 
 Each returns a ranked list of `Hit`s for one kind of document (`fact` or `event`), scoped by
-agent and by bi-temporal visibility. Ids and scores are selected in SQL; vectors are never
-loaded into Python here.
+agent and by bi-temporal visibility. Ids and scores are selected in SQL, except where an agent
+is small enough to be measured exactly: then its vectors are held in the process
+(`retrieval.vector_cache`) and PostgreSQL checks only which of the nearest are visible.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from memories.lru import LRUCache
 from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.models.visibility import Moment, event_visible_sql, version_visible_sql
 from memories.providers.embeddings import vector_literal
-from retrieval import postings
+from retrieval import postings, vector_cache
 from retrieval.config import RetrievalConfig
 from retrieval.keys import CandidateKey, CandidateKind
 from retrieval.vector_indexes import VectorScope, vector_scope
@@ -97,7 +98,7 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     pipeline; without it, it is read here."""
     visible, params = _visibility(kind, as_of, config.candidates.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    agent_rows, own = scope or vector_scope(agent_id=agent_id, kind=kind)
+    agent_rows, own, _ = scope or vector_scope(agent_id=agent_id, kind=kind)
     limits = config.semantic
 
     def nearest(order: str, ef_search: int | None = None) -> list[tuple]:
@@ -110,6 +111,12 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     if window is not None and (own or agent_rows > limits.exact_scan_max_rows):
         rows_in_scope = window_size(agent_id, kind, window, cap=limits.exact_scan_max_rows)
     info = {"agent_rows": rows_in_scope, "strategy": "exact"}
+    held = _held_vectors(agent_id, kind, scope, config) if window is None and not own else None
+    if held is not None:
+        info["strategy"] = "exact_in_process"
+        hits = _nearest_held(held, vector, limit=limit, visible=lambda ids: _visible_ids(
+            kind, agent_id, ids, as_of, config, None), kind=kind)
+        return [h for h in hits if h.score >= config.candidates.min_similarity], info
     if rows_in_scope <= limits.exact_scan_max_rows and not (own and window is None):
         rows = nearest(EXACT_ORDER)
     else:
@@ -144,6 +151,42 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
             rows = nearest(EXACT_ORDER)
     hits = [Hit(kind, row_id, 1.0 - float(distance)) for row_id, distance in rows]
     return [h for h in hits if h.score >= config.candidates.min_similarity], info
+
+
+def _held_vectors(agent_id: int, kind: str, scope: VectorScope | None, config: RetrievalConfig
+                  ) -> vector_cache.AgentVectors | None:
+    """The agent's vectors of `kind` held in the process at the state this retrieval read,
+    when it is measured exactly (at most `exact_scan_max_rows` documents); else None."""
+    if (scope is None or scope.version < 0 or not vector_cache.cache.enabled
+            or scope.rows > config.semantic.exact_scan_max_rows):
+        return None
+    key = (scope.version, scope.rows)
+    held = vector_cache.cache.current(agent_id, kind, key)
+    if held is None:  # measured in PostgreSQL this time (inside a transaction: refreshed first)
+        vector_cache.cache.refresh_soon(agent_id, kind)
+        held = vector_cache.cache.current(agent_id, kind, key)
+    return held
+
+
+def _nearest_held(held: vector_cache.AgentVectors, vector: np.ndarray, *, limit: int, visible, kind: str
+                  ) -> list[Hit]:
+    """The `limit` visible documents nearest the query, equal similarities by id: the best
+    3 × limit checked for visibility first, more only when too few of them are visible."""
+    similarity = held.similarities(vector)
+    hits: list[Hit] = []
+    order = postings.best_first(held.ids, similarity, limit * 3)
+    done = 0
+    while len(order) > done:
+        batch = order[done:]
+        ids = held.ids[batch].tolist()
+        shown = visible(ids)
+        hits += [Hit(kind, doc, score) for doc, score in zip(ids, similarity[batch].tolist(), strict=True)
+                 if doc in shown]
+        done = len(order)
+        if len(hits) >= limit or done >= len(held.ids):
+            break
+        order = postings.best_first(held.ids, similarity, min(len(held.ids), done * 4))
+    return hits[:limit]
 
 
 # The three ways to order by nearness to the query vector (one %s: the vector): "+ 0" makes an
@@ -264,9 +307,9 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
 def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: RetrievalConfig, window) -> set[int]:
     visible, params = _visibility(kind, as_of, config.candidates.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT d.id FROM {DOCUMENT_TABLES[kind]} d WHERE d.id = ANY(%s) AND d.agent_id = %s "
-                       f"AND {visible}{extra}", [ids, agent_id, *params, *extra_params])
+    with connection.cursor() as cursor:  # the ids as one array literal: cheaper to send than a list
+        cursor.execute(f"SELECT d.id FROM {DOCUMENT_TABLES[kind]} d WHERE d.id = ANY(%s::bigint[]) AND d.agent_id = %s "
+                       f"AND {visible}{extra}", ["{" + ",".join(map(str, ids)) + "}", agent_id, *params, *extra_params])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -293,13 +336,18 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
     counts = {**_linked_counts([e for e in top if e not in known], cap=cap), **known}
     small = [e for e in top if counts.get(e, 0) <= cap]
     large = [e for e in top if counts.get(e, 0) > cap]
-    agent_rows, own = (scope or vector_scope(agent_id=agent_id, kind="fact")) if large else (0, False)
+    agent_rows, own, _ = (scope or vector_scope(agent_id=agent_id, kind="fact")) if large else (0, False, -1)
     if large and not own:
         small, large = top, []  # no index of its own yet: measure every linked fact
     visible, params = version_visible_sql(as_of)
     vec = vector_literal(vector)
     rows, info = [], {"entities_measured": len(small), "entities_searched": len(large)}
-    if small:
+    held = _held_vectors(agent_id, "fact", scope, config) if small else None
+    if held is not None:
+        info["measured_in_process"] = True
+        rows += _linked_nearest_held(held, small, vector, limit=limit * 3, visible=lambda ids: _visible_ids(
+            "fact", agent_id, ids, as_of, config, None))
+    elif small:
         # ordered by "distance + 0", which no vector index can serve: the planner reads the
         # links by entity and the facts by id, then sorts (disabling index scans instead made
         # it scan every agent's links). The linked ids as an array make it fetch those facts by
@@ -328,6 +376,39 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
         best[fact_id] = max(best.get(fact_id, 0.0), score)
     ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [Hit("fact", fact_id, score) for fact_id, score in ranked], info
+
+
+def _linked_nearest_held(held: vector_cache.AgentVectors, entity_ids: list[int], vector: np.ndarray, *,
+                         limit: int, visible) -> list[tuple[int, int, float]]:
+    """The `limit` (entity, fact, cosine) links of `entity_ids` whose facts are visible and
+    nearest the query, equal similarities by fact id — what the exact statement in
+    `graph_facts` selects, measured on the held vectors."""
+    with connection.cursor() as cursor:  # one row of packed arrays, not a tuple per link
+        cursor.execute(f"SELECT string_agg(int8send(entity_id), ''::bytea), string_agg(int8send(fact_id), ''::bytea) "
+                       f"FROM {FactEntityLink._meta.db_table} WHERE entity_id = ANY(%s)", [entity_ids])
+        entities, facts = cursor.fetchone()
+    links = np.stack([postings.packed_array(entities, ">i8", np.int64),
+                      postings.packed_array(facts, ">i8", np.int64)], axis=1)
+    at, found = held.positions(links[:, 1])
+    links = links[found]
+    if not len(links):
+        return []
+    similarity = held.similarities(vector, at)
+    order = postings.best_first(links[:, 1], similarity, limit)
+    rows: list[tuple[int, int, float]] = []
+    done, checked = 0, {}
+    while len(order) > done:
+        batch = order[done:]
+        unknown = [int(f) for f in set(links[batch, 1].tolist()) if f not in checked]
+        shown = visible(unknown) if unknown else set()
+        checked.update((f, f in shown) for f in unknown)
+        rows += [(int(links[i, 0]), int(links[i, 1]), float(similarity[i])) for i in batch.tolist()
+                 if checked[int(links[i, 1])]]
+        done = len(order)
+        if len(rows) >= limit or done >= len(links):
+            break
+        order = postings.best_first(links[:, 1], similarity, min(len(links), done * 4))
+    return rows[:limit]
 
 
 def _linked_counts(entity_ids: list[int], *, cap: int) -> dict[int, int]:

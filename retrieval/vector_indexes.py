@@ -62,6 +62,7 @@ def agent_indexes() -> list[AgentIndex]:
 class VectorScope(NamedTuple):
     rows: int  # the agent's stored documents of the kind (the BM25 corpus count)
     own_index: bool  # a valid vector index of its own
+    version: int = -1  # the agent's graph version read with them (-1: not read; nothing is cached by it)
 
 
 SCOPE_KINDS = ("fact", "event")

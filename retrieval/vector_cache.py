@@ -1,0 +1,212 @@
+"""The vectors of small agents held in the process, for the exact measures a retrieval makes.
+
+An agent's documents of a kind are measured exactly (every vector against the query's) while
+they number at most `exact_scan_max_rows`: the messages of an agent without a vector index of
+its own, and the facts linked to the entities the graph signal reaches. In PostgreSQL each such
+measure reads every row it measures — about 2 µs a row: 5 ms for 2,500 messages, 8 ms for a
+person's 1,000 facts, on each retrieval. Here the agent's vectors are kept as one matrix per
+(agent, kind), the measure is a matrix product, and PostgreSQL is asked only which of the
+nearest are visible (as of the moment asked, with the confidence floor), best first, as BM25
+does (`retrieval.signals`).
+
+The copy is checked against the agent's graph version and its document count, read with the
+agent's state at the start of each retrieval (`VectorScope.version`, `.rows`). When either has
+moved, the agent's rows are listed with their row versions (`xmin`), and only the vectors of
+rows that are new or were rewritten since are read; rows gone are dropped. So a forget, which
+rewrites or deletes what it forgets and moves the graph version, leaves no vector of it here
+once the agent's next retrieval has run; until then, what was forgotten is never returned,
+since only visible rows are. Bounded by ANAMNESIS_VECTOR_CACHE_MB per process (0: off, every
+exact measure in PostgreSQL as before), least recently used first out.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+from memories.models import DOCUMENT_TABLES, Agent, KeywordCorpus
+from retrieval.concurrency import fire_and_forget
+
+
+@dataclass(frozen=True, slots=True)
+class AgentVectors:
+    """One agent's vectors of one kind, as of `key` (graph version, document count)."""
+
+    key: tuple[int, int]
+    ids: np.ndarray  # int64, ascending
+    versions: np.ndarray  # int64: each row's xmin when its vector was read
+    matrix: np.ndarray  # float32, one unit-length row per id
+
+    @property
+    def nbytes(self) -> int:
+        return self.ids.nbytes + self.versions.nbytes + self.matrix.nbytes
+
+    def positions(self, doc_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each of `doc_ids` is held, and which of them are (a mask over doc_ids)."""
+        at = np.searchsorted(self.ids, doc_ids)
+        found = at < len(self.ids)
+        found[found] = self.ids[at[found]] == doc_ids[found]
+        return at[found], found
+
+    def similarities(self, vector: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cosine of the query with every held vector (or those at `rows`)."""
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0 or not len(self.ids) or query.shape[0] != self.matrix.shape[1]:
+            return np.zeros(len(self.ids) if rows is None else len(rows))
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        # einsum's own loop, on this thread: a BLAS product would wake BLAS's threads, whose
+        # spinning cost several times the product itself on a busy two-core machine
+        return np.einsum("ij,j->i", matrix, query / norm)
+
+
+class VectorCache:
+    """AgentVectors by (agent, kind), least recently used first out, bounded in bytes. A copy
+    is used only at the exact key the retrieval read; a stale or missing one is brought up to
+    date in the background (`refresh_soon`), at most once a second per agent and kind, and the
+    retrieval measures in PostgreSQL meanwhile."""
+
+    REFRESH_INTERVAL = 1.0  # seconds between two refreshes of one agent's vectors of a kind
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._held: OrderedDict[tuple[int, str], AgentVectors] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._refreshing: set[tuple[int, str]] = set()
+        self._refreshed_at: dict[tuple[int, str], float] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_bytes > 0
+
+    def current(self, agent_id: int, kind: str, key: tuple[int, int]) -> AgentVectors | None:
+        """The held copy if it is at `key`, else None."""
+        slot = (agent_id, kind)
+        with self._lock:
+            held = self._held.get(slot)
+            if held is None or held.key != key:
+                return None
+            self._held.move_to_end(slot)
+            return held
+
+    def refresh_soon(self, agent_id: int, kind: str) -> None:
+        """Bring the agent's copy up to date off the caller's path (inline inside a
+        transaction), unless a refresh of it runs or ran less than REFRESH_INTERVAL ago."""
+        slot, now = (agent_id, kind), time.monotonic()
+        with self._lock:
+            if slot in self._refreshing or now - self._refreshed_at.get(slot, -1e9) < self.REFRESH_INTERVAL:
+                return
+            self._refreshing.add(slot)
+            self._refreshed_at[slot] = now
+            if len(self._refreshed_at) > 4 * len(self._held) + 1024:
+                self._refreshed_at = {s: t for s, t in self._refreshed_at.items() if now - t < self.REFRESH_INTERVAL}
+        fire_and_forget(lambda: self._refresh(slot))
+
+    def refresh(self, agent_id: int, kind: str) -> AgentVectors:
+        """Bring the agent's copy up to date now (and return it)."""
+        slot = (agent_id, kind)
+        with self._lock:
+            self._refreshing.add(slot)
+        return self._refresh(slot)
+
+    def _refresh(self, slot: tuple[int, str]) -> AgentVectors:
+        try:
+            with self._lock:
+                held = self._held.get(slot)
+            fresh = _refreshed(*slot, held, _key_now(*slot))
+            self._put(slot, fresh)
+            return fresh
+        finally:
+            with self._lock:
+                self._refreshing.discard(slot)
+
+    def _put(self, slot: tuple[int, str], vectors: AgentVectors) -> None:
+        with self._lock:
+            old = self._held.pop(slot, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            if vectors.nbytes > self.max_bytes:
+                return
+            self._held[slot] = vectors
+            self._bytes += vectors.nbytes
+            while self._bytes > self.max_bytes:
+                _, evicted = self._held.popitem(last=False)
+                self._bytes -= evicted.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+            self._bytes = 0
+            self._refreshed_at.clear()
+
+    @property
+    def held_bytes(self) -> int:
+        return self._bytes
+
+
+def _key_now(agent_id: int, kind: str) -> tuple[int, int]:
+    """The agent's graph version and document count of `kind`, as `agent_state` reads them."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT a.graph_version, coalesce(c.doc_count, 0) FROM {Agent._meta.db_table} a "
+                       f"LEFT JOIN {KeywordCorpus._meta.db_table} c ON c.agent_id = a.id AND c.kind = %s "
+                       f"WHERE a.id = %s", [kind, agent_id])
+        row = cursor.fetchone()
+    return (int(row[0]), int(row[1])) if row else (-1, -1)
+
+
+cache = VectorCache(int(settings.ANAMNESIS_VECTOR_CACHE_MB * 1024 * 1024))
+
+
+def _refreshed(agent_id: int, kind: str, held: AgentVectors | None, key: tuple[int, int]) -> AgentVectors:
+    """`held` brought up to the rows stored now: the vectors of new or rewritten rows read, those
+    of rows gone dropped. Labelled with `key`, read before this listing: a row stored after the
+    key was read is held early rather than missed, since the key a retrieval reads after it
+    differs, and the copy is not used until it has been listed again."""
+    table = DOCUMENT_TABLES[kind]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, xmin::text::bigint FROM {table} WHERE agent_id = %s AND embedding IS NOT NULL "
+                       f"ORDER BY id", [agent_id])
+        listed = np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 2)
+        ids, versions = listed[:, 0].copy(), listed[:, 1].copy()
+        matrix = np.zeros((len(ids), held.matrix.shape[1] if held is not None else 0), dtype=np.float32)
+        unchanged = np.zeros(len(ids), dtype=bool)
+        if held is not None and len(ids):
+            at, found = held.positions(ids)
+            same = held.versions[at] == versions[found]
+            kept = np.flatnonzero(found)[same]
+            unchanged[kept] = True
+            matrix[kept] = held.matrix[at[same]]
+        wanted = ids[~unchanged]
+        read = []
+        if len(wanted) > len(ids) // 4:  # most of them: one pass over the agent's rows
+            cursor.execute(f"SELECT id, vector_send(embedding) FROM {table} WHERE agent_id = %s "
+                           f"AND embedding IS NOT NULL", [agent_id])
+            read = cursor.fetchall()
+        elif len(wanted):
+            cursor.execute(f"SELECT id, vector_send(embedding) FROM {table} WHERE id = ANY(%s) AND agent_id = %s "
+                           f"AND embedding IS NOT NULL", [wanted.tolist(), agent_id])
+            read = cursor.fetchall()
+    if read:
+        read_ids = np.array([row[0] for row in read], dtype=np.int64)
+        vectors = np.stack([np.frombuffer(bytes(row[1]), dtype=">f4", offset=4) for row in read]).astype(np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors /= np.where(norms == 0, 1.0, norms)
+        if matrix.shape[1] != vectors.shape[1]:
+            if unchanged.any():  # the model's dimension changed: read every vector again
+                return _refreshed(agent_id, kind, None, key)
+            matrix = np.zeros((len(ids), vectors.shape[1]), dtype=np.float32)
+        at = np.searchsorted(ids, read_ids)
+        listed_too = at < len(ids)  # a row stored after the listing is left for the next one
+        listed_too[listed_too] = ids[at[listed_too]] == read_ids[listed_too]
+        matrix[at[listed_too]] = vectors[listed_too]
+        unchanged[at[listed_too]] = True
+    # a row rewritten without a vector between the two statements: not held
+    keep = unchanged
+    return AgentVectors(key=key, ids=ids[keep], versions=versions[keep], matrix=np.ascontiguousarray(matrix[keep]))

@@ -1,0 +1,124 @@
+"""Small agents' vectors held in the process: the exact measures rank as PostgreSQL's do, see a
+fact stored after the copy was made, never return what is not visible, and keep nothing of
+what was forgotten."""
+
+import numpy as np
+import pytest
+
+from memories.models import Fact, FactEntityLink
+from memories.services.forget import entity_forget
+from retrieval import signals, vector_cache
+from retrieval.config import retrieval_config
+from retrieval.selectors import agent_state
+from tests.retrieval.test_agent_indexes import person, query_vector
+from tests.support.bm25 import facts_with_postings
+
+CONFIG = retrieval_config({"min_similarity": -1.0, "min_confidence": 0.0})
+
+
+@pytest.fixture
+def held(settings):
+    """The process's cache, on and empty (and off again after)."""
+    cache = vector_cache.cache
+    cache.max_bytes, cache.REFRESH_INTERVAL = 64 * 2**20, 0.0
+    cache.clear()
+    yield cache
+    cache.clear()
+    cache.max_bytes, cache.REFRESH_INTERVAL = int(settings.ANAMNESIS_VECTOR_CACHE_MB * 2**20), 1.0
+
+
+def nearest(agent, limit=40, scope=True):
+    state = agent_state(agent=agent)
+    return signals.semantic(agent_id=agent.id, kind="fact", vector=query_vector(), limit=limit, config=CONFIG,
+                            scope=state.scopes["fact"] if scope else None)
+
+
+def linked(agent, entity, limit=20):
+    state = agent_state(agent=agent)
+    return signals.graph_facts(agent_id=agent.id, entity_scores={entity.id: 1.0}, vector=query_vector(),
+                               limit=limit, config=CONFIG, scope=state.scopes["fact"])
+
+
+def test_held_vectors_rank_the_facts_as_the_database_does(agent, other_agent, held):
+    ana, bo = person(agent, "Ana"), person(agent, "Bo")
+    # every third fact a closed version: what the measure must skip
+    facts = facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(300)], closed=set(range(0, 300, 3)))
+    FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=ana if i % 2 else bo, is_primary=True)
+                                        for i, f in enumerate(facts)])
+    facts_with_postings(other_agent, person(other_agent, "Cy"), [f"Cy note {i}" for i in range(50)])
+
+    held.max_bytes = 0
+    in_database, info = nearest(agent)
+    graph_in_database, graph_info = linked(agent, ana)
+    assert info["strategy"] == "exact" and "measured_in_process" not in graph_info
+
+    held.max_bytes = 64 * 2**20
+    in_process, info = nearest(agent)
+    graph_in_process, graph_info = linked(agent, ana)
+    assert info["strategy"] == "exact_in_process" and graph_info["measured_in_process"]
+    assert [h.id for h in in_process] == [h.id for h in in_database]
+    assert np.allclose([h.score for h in in_process], [h.score for h in in_database], atol=1e-5)
+    assert [h.id for h in graph_in_process] == [h.id for h in graph_in_database]
+    assert np.allclose([h.score for h in graph_in_process], [h.score for h in graph_in_database], atol=1e-5)
+    closed = {f.id for i, f in enumerate(facts) if i % 3 == 0}
+    assert not closed & {h.id for h in in_process + graph_in_process}
+
+
+def test_asking_for_more_than_is_visible_returns_every_visible_fact(agent, held):
+    ana = person(agent, "Ana")
+    facts = facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(120)], closed=set(range(100)))
+    nearest(agent)  # the copy is made
+    hits, info = nearest(agent, limit=50)
+    assert info["strategy"] == "exact_in_process"
+    assert sorted(h.id for h in hits) == sorted(f.id for f in facts[100:])
+
+
+def test_a_fact_stored_after_the_copy_was_made_is_found_by_the_next_retrieval(agent, held):
+    ana = person(agent, "Ana")
+    facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(200)])
+    first, info = nearest(agent)
+    assert info["strategy"] == "exact_in_process"
+    # a new fact whose vector is the query's own: the nearest of all once it is stored
+    new = facts_with_postings(agent, ana, ["Ana moved to Porto"])[0]
+    Fact.objects.filter(pk=new.pk).update(embedding=query_vector())
+    hits, info = nearest(agent)
+    assert info["strategy"] == "exact_in_process"
+    assert hits[0].id == new.id and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert new.id not in {h.id for h in first}
+
+
+def test_a_copy_read_before_a_change_is_not_used_after_it(agent, held):
+    """Without the agent's state read by this retrieval the copy is not used at all, and a copy
+    of an older state is not used for a newer one."""
+    ana = person(agent, "Ana")
+    facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(60)])
+    _, info = nearest(agent, scope=False)
+    assert info["strategy"] == "exact"
+    stale = agent_state(agent=agent).scopes["fact"]
+    nearest(agent)
+    facts_with_postings(agent, ana, ["Ana joined a choir"])
+    held.REFRESH_INTERVAL = 3600.0  # no refresh now: the retrieval must measure in the database
+    _, info = nearest(agent)
+    assert info["strategy"] == "exact"
+    assert held.current(agent.id, "fact", (stale.version, stale.rows)) is not None
+
+
+def test_forgetting_a_person_leaves_none_of_their_vectors_held(agent, held, django_capture_on_commit_callbacks):
+    ana, bo = person(agent, "Ana"), person(agent, "Bo")
+    anas = facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(80)])
+    FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=ana, is_primary=True) for f in anas])
+    bos = facts_with_postings(agent, bo, [f"Bo likes tea {i}" for i in range(81)])
+    FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=bo, is_primary=True) for f in bos])
+    hits, info = nearest(agent, limit=200)
+    assert info["strategy"] == "exact_in_process" and {h.id for h in hits} >= {f.id for f in anas}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        entity_forget(agent=agent, entity_id=ana.id, actor="test")
+    hits, info = nearest(agent, limit=200)
+    assert info["strategy"] == "exact_in_process"
+    forgotten = {f.id for f in anas}
+    assert not forgotten & {h.id for h in hits}
+    assert {h.id for h in hits} == {f.id for f in bos}
+    copy = held.current(agent.id, "fact", (agent_state(agent=agent).graph_version,
+                                           agent_state(agent=agent).scopes["fact"].rows))
+    assert copy is not None and not forgotten & set(copy.ids.tolist())
