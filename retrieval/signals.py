@@ -155,16 +155,20 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
 
 def _held_vectors(agent_id: int, kind: str, scope: VectorScope | None, config: RetrievalConfig
                   ) -> vector_cache.AgentVectors | None:
-    """The agent's vectors of `kind` held in the process at the state this retrieval read,
-    when it is measured exactly (at most `exact_scan_max_rows` documents); else None."""
-    if (scope is None or scope.version < 0 or not vector_cache.cache.enabled
+    """The agent's facts' vectors held in the process at the state this retrieval read, when
+    they are measured exactly (at most `exact_scan_max_rows` of them); else None.
+
+    Facts only: a fact's vector is never rewritten, and every fact stored or deleted moves the
+    document count in its own transaction. A message's vector is rewritten in place when a
+    forget redacts a name in it, which moves neither the count nor (always) the graph version,
+    so a held copy could keep ranking it by the words it no longer holds. Inside a transaction
+    no copy is made: the state it would be labelled with may yet be rolled back."""
+    if (kind != "fact" or scope is None or scope.version < 0 or not vector_cache.cache.enabled
             or scope.rows > config.semantic.exact_scan_max_rows):
         return None
-    key = (scope.version, scope.rows)
-    held = vector_cache.cache.current(agent_id, kind, key)
-    if held is None:  # measured in PostgreSQL this time (inside a transaction: refreshed first)
+    held = vector_cache.cache.current(agent_id, kind, (scope.version, scope.rows))
+    if held is None and not connection.in_atomic_block:  # measured in PostgreSQL this time
         vector_cache.cache.refresh_soon(agent_id, kind)
-        held = vector_cache.cache.current(agent_id, kind, key)
     return held
 
 
@@ -172,6 +176,8 @@ def _nearest_held(held: vector_cache.AgentVectors, vector: np.ndarray, *, limit:
                   ) -> list[Hit]:
     """The `limit` visible documents nearest the query, equal similarities by id: the best
     3 × limit checked for visibility first, more only when too few of them are visible."""
+    if limit <= 0:
+        return []
     similarity = held.similarities(vector)
     hits: list[Hit] = []
     order = postings.best_first(held.ids, similarity, limit * 3)
@@ -383,6 +389,8 @@ def _linked_nearest_held(held: vector_cache.AgentVectors, entity_ids: list[int],
     """The `limit` (entity, fact, cosine) links of `entity_ids` whose facts are visible and
     nearest the query, equal similarities by fact id — what the exact statement in
     `graph_facts` selects, measured on the held vectors."""
+    if limit <= 0:
+        return []
     with connection.cursor() as cursor:  # one row of packed arrays, not a tuple per link
         cursor.execute(f"SELECT string_agg(int8send(entity_id), ''::bytea), string_agg(int8send(fact_id), ''::bytea) "
                        f"FROM {FactEntityLink._meta.db_table} WHERE entity_id = ANY(%s)", [entity_ids])

@@ -1,22 +1,22 @@
 """The vectors of small agents held in the process, for the exact measures a retrieval makes.
 
-An agent's documents of a kind are measured exactly (every vector against the query's) while
-they number at most `exact_scan_max_rows`: the messages of an agent without a vector index of
-its own, and the facts linked to the entities the graph signal reaches. In PostgreSQL each such
-measure reads every row it measures — about 2 µs a row: 5 ms for 2,500 messages, 8 ms for a
-person's 1,000 facts, on each retrieval. Here the agent's vectors are kept as one matrix per
-(agent, kind), the measure is a matrix product, and PostgreSQL is asked only which of the
-nearest are visible (as of the moment asked, with the confidence floor), best first, as BM25
-does (`retrieval.signals`).
+An agent's facts are measured exactly (every vector against the query's) while they number at
+most `exact_scan_max_rows`: all of them when the agent has no vector index of its own, and the
+facts linked to the entities the graph signal reaches. In PostgreSQL each such measure reads
+every row it measures — about 2 µs a row: 8 ms for a person's 1,000 facts, on each retrieval.
+Here the agent's vectors are kept as one matrix, the measure is a matrix product, and PostgreSQL
+is asked only which of the nearest are visible (as of the moment asked, with the confidence
+floor), best first, as BM25 does (`retrieval.signals`, which also says why messages are not
+held).
 
 The copy is checked against the agent's graph version and its document count, read with the
 agent's state at the start of each retrieval (`VectorScope.version`, `.rows`). When either has
 moved, the agent's rows are listed with their row versions (`xmin`), and only the vectors of
-rows that are new or were rewritten since are read; rows gone are dropped. So a forget, which
-rewrites or deletes what it forgets and moves the graph version, leaves no vector of it here
-once the agent's next retrieval has run; until then, what was forgotten is never returned,
-since only visible rows are. Bounded by ANAMNESIS_VECTOR_CACHE_MB per process (0: off, every
-exact measure in PostgreSQL as before), least recently used first out.
+rows that are new or were rewritten since are read; rows gone are dropped. A forget deletes the
+facts it forgets, which moves the count: they are never returned (only visible rows are), and
+their vectors leave a process's copy when that process next retrieves for the agent, or the copy
+is pushed out. Bounded by ANAMNESIS_VECTOR_CACHE_MB per process (0: off, every exact measure in
+PostgreSQL as before), least recently used first out.
 """
 
 from __future__ import annotations

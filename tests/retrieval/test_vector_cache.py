@@ -1,6 +1,7 @@
-"""Small agents' vectors held in the process: the exact measures rank as PostgreSQL's do, see a
-fact stored after the copy was made, never return what is not visible, and keep nothing of
-what was forgotten."""
+"""Small agents' facts' vectors held in the process: the exact measures rank as PostgreSQL's do,
+a copy of an older state is never used, what is not visible is never returned, and a refreshed
+copy keeps nothing of what was forgotten. Tests run inside a transaction, where no copy is made
+on its own (its state could be rolled back): they make one with `refresh`."""
 
 import numpy as np
 import pytest
@@ -53,6 +54,7 @@ def test_held_vectors_rank_the_facts_as_the_database_does(agent, other_agent, he
     assert info["strategy"] == "exact" and "measured_in_process" not in graph_info
 
     held.max_bytes = 64 * 2**20
+    held.refresh(agent.id, "fact")
     in_process, info = nearest(agent)
     graph_in_process, graph_info = linked(agent, ana)
     assert info["strategy"] == "exact_in_process" and graph_info["measured_in_process"]
@@ -67,24 +69,34 @@ def test_held_vectors_rank_the_facts_as_the_database_does(agent, other_agent, he
 def test_asking_for_more_than_is_visible_returns_every_visible_fact(agent, held):
     ana = person(agent, "Ana")
     facts = facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(120)], closed=set(range(100)))
-    nearest(agent)  # the copy is made
+    held.refresh(agent.id, "fact")
     hits, info = nearest(agent, limit=50)
     assert info["strategy"] == "exact_in_process"
     assert sorted(h.id for h in hits) == sorted(f.id for f in facts[100:])
+    # a few asked for where most of the nearest are closed: the batches grow until they are found
+    few, _ = nearest(agent, limit=5)
+    assert len(few) == 5 and {h.id for h in few} <= {f.id for f in facts[100:]}
+    assert linked(agent, ana, limit=0)[0] == [] and nearest(agent, limit=0)[0] == []
 
 
 def test_a_fact_stored_after_the_copy_was_made_is_found_by_the_next_retrieval(agent, held):
     ana = person(agent, "Ana")
     facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(200)])
+    held.refresh(agent.id, "fact")
     first, info = nearest(agent)
     assert info["strategy"] == "exact_in_process"
     # a new fact whose vector is the query's own: the nearest of all once it is stored
     new = facts_with_postings(agent, ana, ["Ana moved to Porto"])[0]
     Fact.objects.filter(pk=new.pk).update(embedding=query_vector())
-    hits, info = nearest(agent)
+    hits, info = nearest(agent)  # the copy is of the state before: measured in the database
+    assert info["strategy"] == "exact"
+    assert hits[0].id == new.id
+    held.refresh(agent.id, "fact")  # brought up to date: the new row read, the others kept
+    again, info = nearest(agent)
     assert info["strategy"] == "exact_in_process"
-    assert hits[0].id == new.id and hits[0].score == pytest.approx(1.0, abs=1e-5)
-    assert new.id not in {h.id for h in first}
+    assert [h.id for h in again] == [h.id for h in hits]
+    assert np.allclose([h.score for h in again], [h.score for h in hits], atol=1e-5)
+    assert again[0].score == pytest.approx(1.0, abs=1e-5) and new.id not in {h.id for h in first}
 
 
 def test_a_copy_read_before_a_change_is_not_used_after_it(agent, held):
@@ -92,12 +104,13 @@ def test_a_copy_read_before_a_change_is_not_used_after_it(agent, held):
     of an older state is not used for a newer one."""
     ana = person(agent, "Ana")
     facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(60)])
+    held.refresh(agent.id, "fact")
     _, info = nearest(agent, scope=False)
     assert info["strategy"] == "exact"
     stale = agent_state(agent=agent).scopes["fact"]
-    nearest(agent)
+    _, info = nearest(agent)
+    assert info["strategy"] == "exact_in_process"
     facts_with_postings(agent, ana, ["Ana joined a choir"])
-    held.REFRESH_INTERVAL = 3600.0  # no refresh now: the retrieval must measure in the database
     _, info = nearest(agent)
     assert info["strategy"] == "exact"
     assert held.current(agent.id, "fact", (stale.version, stale.rows)) is not None
@@ -109,11 +122,15 @@ def test_forgetting_a_person_leaves_none_of_their_vectors_held(agent, held, djan
     FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=ana, is_primary=True) for f in anas])
     bos = facts_with_postings(agent, bo, [f"Bo likes tea {i}" for i in range(81)])
     FactEntityLink.objects.bulk_create([FactEntityLink(fact=f, entity=bo, is_primary=True) for f in bos])
+    held.refresh(agent.id, "fact")
     hits, info = nearest(agent, limit=200)
     assert info["strategy"] == "exact_in_process" and {h.id for h in hits} >= {f.id for f in anas}
 
     with django_capture_on_commit_callbacks(execute=True):
         entity_forget(agent=agent, entity_id=ana.id, actor="test")
+    hits, info = nearest(agent, limit=200)  # the copy is of the state before: never used now
+    assert info["strategy"] == "exact" and not {f.id for f in anas} & {h.id for h in hits}
+    held.refresh(agent.id, "fact")
     hits, info = nearest(agent, limit=200)
     assert info["strategy"] == "exact_in_process"
     forgotten = {f.id for f in anas}
