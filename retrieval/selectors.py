@@ -45,8 +45,8 @@ def agent_state(*, agent: Agent) -> AgentState:
     if not rows:  # deleted meanwhile: an empty agent
         return AgentState(0, None, {kind: VectorScope(0, False) for kind in SCOPE_KINDS})
     version = int(rows[0][0])
-    return AgentState(version, rows[0][1], {kind: VectorScope(int(n), bool(valid), version)
-                                            for _, _, kind, n, valid in rows})
+    return AgentState(version, rows[0][1], {kind: VectorScope(int(n), bool(valid), version, int(corpus))
+                                            for _, _, kind, n, valid, corpus in rows})
 
 
 @dataclass

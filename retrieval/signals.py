@@ -98,7 +98,7 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
     pipeline; without it, it is read here."""
     visible, params = _visibility(kind, as_of, config.candidates.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    agent_rows, own, _ = scope or vector_scope(agent_id=agent_id, kind=kind)
+    agent_rows, own = (scope or vector_scope(agent_id=agent_id, kind=kind))[:2]
     limits = config.semantic
 
     def nearest(order: str, ef_search: int | None = None) -> list[tuple]:
@@ -155,20 +155,15 @@ def semantic(*, agent_id: int, kind: str, vector: np.ndarray, limit: int, config
 
 def _held_vectors(agent_id: int, kind: str, scope: VectorScope | None, config: RetrievalConfig
                   ) -> vector_cache.AgentVectors | None:
-    """The agent's facts' vectors held in the process at the state this retrieval read, when
-    they are measured exactly (at most `exact_scan_max_rows` of them); else None.
-
-    Facts only: a fact's vector is never rewritten, and every fact stored or deleted moves the
-    document count in its own transaction. A message's vector is rewritten in place when a
-    forget redacts a name in it, which moves neither the count nor (always) the graph version,
-    so a held copy could keep ranking it by the words it no longer holds. Inside a transaction
-    no copy is made: the state it would be labelled with may yet be rolled back."""
-    if (kind != "fact" or scope is None or scope.version < 0 or not vector_cache.cache.enabled
-            or scope.rows > config.semantic.exact_scan_max_rows):
+    """The agent's vectors of `kind` held in the process at the state this retrieval read, when
+    they are measured exactly (at most `exact_scan_max_rows` of them); else None. Inside a
+    transaction no copy is made: the state it would be labelled with may yet be rolled back."""
+    key = scope.vectors_key if scope is not None else None
+    if key is None or not vector_cache.cache.fits(scope.rows) or scope.rows > config.semantic.exact_scan_max_rows:
         return None
-    held = vector_cache.cache.current(agent_id, kind, (scope.version, scope.rows))
+    held = vector_cache.cache.current(agent_id, kind, key)
     if held is None and not connection.in_atomic_block:  # measured in PostgreSQL this time
-        vector_cache.cache.refresh_soon(agent_id, kind)
+        vector_cache.cache.refresh_soon(agent_id, kind, scope.rows)
     return held
 
 
@@ -342,7 +337,7 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
     counts = {**_linked_counts([e for e in top if e not in known], cap=cap), **known}
     small = [e for e in top if counts.get(e, 0) <= cap]
     large = [e for e in top if counts.get(e, 0) > cap]
-    agent_rows, own, _ = (scope or vector_scope(agent_id=agent_id, kind="fact")) if large else (0, False, -1)
+    agent_rows, own = (scope or vector_scope(agent_id=agent_id, kind="fact"))[:2] if large else (0, False)
     if large and not own:
         small, large = top, []  # no index of its own yet: measure every linked fact
     visible, params = version_visible_sql(as_of)

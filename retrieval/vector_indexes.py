@@ -62,11 +62,18 @@ def agent_indexes() -> list[AgentIndex]:
 class VectorScope(NamedTuple):
     rows: int  # the agent's stored documents of the kind (the BM25 corpus count)
     own_index: bool  # a valid vector index of its own
-    version: int = -1  # the agent's graph version read with them (-1: not read; nothing is cached by it)
+    # what the agent's vectors held in a process are checked by (retrieval.vector_cache), read in
+    # the same statement: the agent's graph version and the corpus's version (-1: not read)
+    graph_version: int = -1
+    corpus_version: int = -1
+
+    @property
+    def vectors_key(self) -> tuple[int, int, int] | None:
+        return None if self.graph_version < 0 else (self.graph_version, self.corpus_version, self.rows)
 
 
 SCOPE_KINDS = ("fact", "event")
-SCOPE_COLUMNS = "k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false)"
+SCOPE_COLUMNS = "k.kind, coalesce(c.doc_count, 0), coalesce(i.indisvalid, false), coalesce(c.version, 0)"
 
 
 def scope_joins(agent_id: int) -> tuple[str, list]:
@@ -84,7 +91,7 @@ def vector_scopes(*, agent_id: int) -> dict[str, VectorScope]:
     joins, params = scope_joins(agent_id)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {SCOPE_COLUMNS} FROM (SELECT %s::bigint AS id) a {joins}", [agent_id, *params])
-        return {kind: VectorScope(int(rows), bool(valid)) for kind, rows, valid in cursor.fetchall()}
+        return {kind: VectorScope(int(rows), bool(valid)) for kind, rows, valid, _ in cursor.fetchall()}
 
 
 def vector_scope(*, agent_id: int, kind: str) -> VectorScope:

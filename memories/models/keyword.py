@@ -10,6 +10,13 @@ class KeywordCorpus(models.Model):
     kind = models.CharField(max_length=8)
     doc_count = models.BigIntegerField(default=0)
     total_length = models.BigIntegerField(default=0)
+    # stamped from memories_keyword_version by every statement that adds or removes documents of
+    # the kind, in that statement's transaction (`removed_version` only by removals: a forget's
+    # redaction takes a message out, re-embeds it and adds it again). What the process's copies
+    # of the agent's vectors are checked by, and whether new rows alone can bring one up to date
+    # (retrieval.vector_cache).
+    version = models.BigIntegerField(default=0)
+    removed_version = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "kind"], name="keyword_corpus_unique")]

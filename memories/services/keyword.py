@@ -54,14 +54,17 @@ def keyword_stats_apply(*, agent_id: int, kind: str, ids: Sequence[int], sign: i
             ON CONFLICT (agent_id, kind, term) DO UPDATE SET df = {term_table}.df + EXCLUDED.df,
                                                              version = EXCLUDED.version
         )
-        INSERT INTO {corpus_table} (agent_id, kind, doc_count, total_length)
+        INSERT INTO {corpus_table} (agent_id, kind, doc_count, total_length, version, removed_version)
         SELECT %(agent)s, %(kind)s, %(sign)s * count(DISTINCT d.id),
-               %(sign)s * coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
+               %(sign)s * coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0), (SELECT version FROM stamp),
+               CASE WHEN %(sign)s < 0 THEN (SELECT version FROM stamp) ELSE 0 END
         FROM {table} d LEFT JOIN LATERAL unnest(d.search_vector) u ON true
         WHERE d.id = ANY(%(ids)s)
         ON CONFLICT (agent_id, kind) DO UPDATE SET
             doc_count = {corpus_table}.doc_count + EXCLUDED.doc_count,
-            total_length = {corpus_table}.total_length + EXCLUDED.total_length
+            total_length = {corpus_table}.total_length + EXCLUDED.total_length,
+            version = EXCLUDED.version,
+            removed_version = CASE WHEN %(sign)s < 0 THEN EXCLUDED.version ELSE {corpus_table}.removed_version END
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, {"agent": agent_id, "kind": kind, "sign": sign, "ids": list(ids)})

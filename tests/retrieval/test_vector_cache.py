@@ -1,13 +1,16 @@
-"""Small agents' facts' vectors held in the process: the exact measures rank as PostgreSQL's do,
-a copy of an older state is never used, what is not visible is never returned, and a refreshed
-copy keeps nothing of what was forgotten. Tests run inside a transaction, where no copy is made
-on its own (its state could be rolled back): they make one with `refresh`."""
+"""Small agents' vectors held in the process: the exact measures rank as PostgreSQL's do, a copy
+of an older state is never used (a message re-embedded by a forget's redaction included), what
+is not visible is never returned, and a refreshed copy keeps nothing of what was forgotten.
+Tests run inside a transaction, where no copy is made on its own (its state could be rolled
+back): they make one with `refresh`."""
 
 import numpy as np
 import pytest
+from django.utils import timezone
 
-from memories.models import Fact, FactEntityLink
+from memories.models import Event, Fact, FactEntityLink
 from memories.services.forget import entity_forget
+from memories.services.keyword import keyword_stats_apply
 from retrieval import signals, vector_cache
 from retrieval.config import retrieval_config
 from retrieval.selectors import agent_state
@@ -25,7 +28,9 @@ def held(settings):
     cache.clear()
     yield cache
     cache.clear()
-    cache.max_bytes, cache.REFRESH_INTERVAL = int(settings.ANAMNESIS_VECTOR_CACHE_MB * 2**20), 1.0
+    cache.max_bytes = int(settings.ANAMNESIS_VECTOR_CACHE_MB * 2**20)
+    for setting in ("REFRESH_INTERVAL", "KEEP_USED"):  # back to the class's own
+        vars(cache).pop(setting, None)
 
 
 def nearest(agent, limit=40, scope=True):
@@ -113,7 +118,7 @@ def test_a_copy_read_before_a_change_is_not_used_after_it(agent, held):
     facts_with_postings(agent, ana, ["Ana joined a choir"])
     _, info = nearest(agent)
     assert info["strategy"] == "exact"
-    assert held.current(agent.id, "fact", (stale.version, stale.rows)) is not None
+    assert held.current(agent.id, "fact", stale.vectors_key) is not None
 
 
 def test_forgetting_a_person_leaves_none_of_their_vectors_held(agent, held, django_capture_on_commit_callbacks):
@@ -136,6 +141,58 @@ def test_forgetting_a_person_leaves_none_of_their_vectors_held(agent, held, djan
     forgotten = {f.id for f in anas}
     assert not forgotten & {h.id for h in hits}
     assert {h.id for h in hits} == {f.id for f in bos}
-    copy = held.current(agent.id, "fact", (agent_state(agent=agent).graph_version,
-                                           agent_state(agent=agent).scopes["fact"].rows))
+    copy = held.current(agent.id, "fact", agent_state(agent=agent).scopes["fact"].vectors_key)
     assert copy is not None and not forgotten & set(copy.ids.tolist())
+
+
+def test_a_message_re_embedded_by_a_redaction_is_ranked_by_its_new_vector(agent, held):
+    """A forget's redaction rewrites a message's text and vector in place: the count of messages
+    stays, and the graph version may, but the copy made before is not used again."""
+    now = timezone.now()
+    rng = np.random.default_rng(5)
+    events = Event.objects.bulk_create([
+        Event(agent=agent, speaker="user", text=f"note {i}", occurred_at=now, recorded_at=now,
+              embedding=(v := rng.normal(size=384)) / np.linalg.norm(v)) for i in range(50)])
+    keyword_stats_apply(agent_id=agent.id, kind="event", ids=[e.id for e in events])
+    target = events[7]
+    Event.objects.filter(pk=target.pk).update(embedding=query_vector())
+    held.refresh(agent.id, "event")
+
+    def messages():
+        state = agent_state(agent=agent)
+        return signals.semantic(agent_id=agent.id, kind="event", vector=query_vector(), limit=10, config=CONFIG,
+                                scope=state.scopes["event"])
+
+    hits, info = messages()
+    assert info["strategy"] == "exact_in_process" and hits[0].id == target.id
+    before = agent_state(agent=agent).scopes["event"]
+    # as `memories.services.forget` redacts a mention: out of the corpus, re-embedded, back in
+    keyword_stats_apply(agent_id=agent.id, kind="event", ids=[target.id], sign=-1)
+    far = -query_vector()
+    Event.objects.filter(pk=target.pk).update(text="note [redacted]", embedding=far)
+    keyword_stats_apply(agent_id=agent.id, kind="event", ids=[target.id])
+    after = agent_state(agent=agent).scopes["event"]
+    assert after.rows == before.rows and after.graph_version == before.graph_version
+    hits, info = messages()
+    assert info["strategy"] == "exact" and target.id not in {h.id for h in hits}
+    held.refresh(agent.id, "event")
+    again, info = messages()
+    assert info["strategy"] == "exact_in_process"
+    assert [h.id for h in again] == [h.id for h in hits]
+
+
+def test_a_new_copy_does_not_push_out_one_in_use(agent, other_agent, held):
+    """With room for one agent's vectors, a second agent's are not read while the first's are in
+    use: its retrievals are measured in PostgreSQL instead of reading its vectors again and again."""
+    facts_with_postings(agent, person(agent, "Ana"), [f"Ana note {i}" for i in range(100)])
+    facts_with_postings(other_agent, person(other_agent, "Bo"), [f"Bo note {i}" for i in range(100)])
+    held.max_bytes = 150 * vector_cache.ROW_BYTES
+    held.refresh(agent.id, "fact")
+    assert nearest(agent)[1]["strategy"] == "exact_in_process"  # in use now
+    held.refresh_soon(other_agent.id, "fact", 100)
+    assert nearest(other_agent)[1]["strategy"] == "exact"
+    assert nearest(agent)[1]["strategy"] == "exact_in_process"
+    held.KEEP_USED = 0.0  # the first no longer counts as in use: the second takes its place
+    held.refresh_soon(other_agent.id, "fact", 100)
+    assert nearest(other_agent)[1]["strategy"] == "exact_in_process"
+    assert nearest(agent)[1]["strategy"] == "exact"
