@@ -29,11 +29,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from memories.models import DOCUMENT_TABLES, Agent, KeywordCorpus
 from retrieval.concurrency import fire_and_forget
@@ -134,10 +135,7 @@ class VectorCache:
         """Whether `size` more bytes fit once the copies not used for KEEP_USED seconds are out
         (called with the lock held)."""
         free = self.max_bytes - self._bytes
-        for slot, vectors in self._held.items():  # least recently used first
-            if free >= size or now - self._used_at.get(slot, -1e9) < self.KEEP_USED:
-                break
-            free += vectors.nbytes
+        free += sum(v.nbytes for s, v in self._held.items() if now - self._used_at.get(s, -1e9) >= self.KEEP_USED)
         return free >= size
 
     def refresh(self, agent_id: int, kind: str) -> AgentVectors:
@@ -151,10 +149,11 @@ class VectorCache:
         try:
             with self._lock:
                 held = self._held.get(slot)
-            key, removed = _key_now(*slot)
-            fresh = _added(*slot, held, key, removed) if held is not None and held.removed == removed else None
-            if fresh is None:
-                fresh = _refreshed(*slot, held, key, removed)
+            with _one_snapshot():  # the key and the rows it labels, read as of one moment
+                key, removed = _key_now(*slot)
+                fresh = _added(*slot, held, key, removed) if held is not None and held.removed == removed else None
+                if fresh is None:
+                    fresh = _refreshed(*slot, held, key, removed)
             self._put(slot, fresh)
             return fresh
         finally:
@@ -168,12 +167,20 @@ class VectorCache:
                 self._bytes -= old.nbytes
             if vectors.nbytes > self.max_bytes:
                 return
+            now = time.monotonic()
+            # out first: the copies least recently used, unless used in the last KEEP_USED seconds
+            # (then the new copy is dropped instead)
+            victims = sorted((s for s in self._held if now - self._used_at.get(s, -1e9) >= self.KEEP_USED),
+                             key=lambda s: self._used_at.get(s, -1e9))
+            while self._bytes + vectors.nbytes > self.max_bytes and victims:
+                evicted_slot = victims.pop(0)
+                self._bytes -= self._held.pop(evicted_slot).nbytes
+                self._used_at.pop(evicted_slot, None)
+            if self._bytes + vectors.nbytes > self.max_bytes:
+                self._used_at.pop(slot, None)
+                return
             self._held[slot] = vectors
             self._bytes += vectors.nbytes
-            while self._bytes > self.max_bytes:
-                evicted_slot, evicted = self._held.popitem(last=False)
-                self._bytes -= evicted.nbytes
-                self._used_at.pop(evicted_slot, None)
 
     def clear(self) -> None:
         with self._lock:
@@ -200,6 +207,19 @@ def _key_now(agent_id: int, kind: str) -> tuple[tuple[int, int, int], int]:
                        f"WHERE a.id = %s", [kind, agent_id])
         row = cursor.fetchone()
     return ((int(row[0]), int(row[1]), int(row[2])), int(row[3])) if row else ((-1, -1, -1), -1)
+
+
+@contextmanager
+def _one_snapshot():
+    """A read-only transaction at REPEATABLE READ: every statement in it sees the same committed
+    state. Inside a caller's transaction (tests), that transaction's own view."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
 
 
 _ROW_VERSION = "hashtextextended(xmin::text || ctid::text, 0)"

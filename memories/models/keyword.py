@@ -15,8 +15,8 @@ class KeywordCorpus(models.Model):
     # redaction takes a message out, re-embeds it and adds it again). What the process's copies
     # of the agent's vectors are checked by, and whether new rows alone can bring one up to date
     # (retrieval.vector_cache).
-    version = models.BigIntegerField(default=0)
-    removed_version = models.BigIntegerField(default=0)
+    version = models.BigIntegerField(default=0, db_default=0)
+    removed_version = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "kind"], name="keyword_corpus_unique")]

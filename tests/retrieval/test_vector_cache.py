@@ -196,3 +196,27 @@ def test_a_new_copy_does_not_push_out_one_in_use(agent, other_agent, held):
     held.refresh_soon(other_agent.id, "fact", 100)
     assert nearest(other_agent)[1]["strategy"] == "exact_in_process"
     assert nearest(agent)[1]["strategy"] == "exact"
+
+
+def test_a_fact_of_a_lower_id_stored_late_is_held_after_the_next_refresh(agent, held):
+    """A write's transaction can take an id, then commit after later ids were held: new rows
+    alone would miss it, so the copy is listed again and the fact found as the database finds it."""
+    from django.db import connection
+
+    ana = person(agent, "Ana")
+    facts_with_postings(agent, ana, [f"Ana note {i}" for i in range(60)])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence('memories_fact', 'id'))")
+        late_id = cursor.fetchone()[0]
+    facts_with_postings(agent, ana, [f"Ana later note {i}" for i in range(5)])
+    held.refresh(agent.id, "fact")
+    now = timezone.now()
+    Fact.objects.bulk_create([Fact(id=late_id, agent=agent, entity=ana, text="Ana took up rowing", valid_from=now,
+                                   recorded_at=now, learned_at=now, embedding=query_vector())])
+    keyword_stats_apply(agent_id=agent.id, kind="fact", ids=[late_id])
+    held.refresh(agent.id, "fact")
+    hits, info = nearest(agent)
+    assert info["strategy"] == "exact_in_process"
+    assert hits[0].id == late_id
+    held.max_bytes = 0
+    assert [h.id for h in nearest(agent)[0]] == [h.id for h in hits]
