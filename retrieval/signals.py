@@ -162,8 +162,8 @@ def _held_vectors(agent_id: int, kind: str, scope: VectorScope | None, config: R
     if key is None or not vector_cache.cache.fits(scope.rows) or scope.rows > config.semantic.exact_scan_max_rows:
         return None
     held = vector_cache.cache.current(agent_id, kind, key)
-    if held is None and not connection.in_atomic_block:  # measured in PostgreSQL this time
-        vector_cache.cache.refresh_soon(agent_id, kind, scope.rows)
+    if held is None and not connection.in_atomic_block and vector_cache.cache.missed(agent_id, kind, key):
+        vector_cache.cache.refresh_soon(agent_id, kind, scope.rows)  # measured in PostgreSQL this time
     return held
 
 

@@ -78,13 +78,15 @@ class AgentVectors:
 class VectorCache:
     """AgentVectors by (agent, kind), least recently used first out, bounded in bytes. A copy
     is used only at the exact key the retrieval read; a stale or missing one is brought up to
-    date in the background (`refresh_soon`), at most once a second per agent and kind, and the
-    retrieval measures in PostgreSQL meanwhile. A new copy is not read when it would push out one
+    date in the background (`refresh_soon`) when a second retrieval finds it missing at the same
+    key (`missed`), at most once a second per agent and kind, and the retrieval measures in
+    PostgreSQL meanwhile. A new copy is not read when it would push out one
     used in the last KEEP_USED seconds: with more agents in use than the bound holds, the others
     are measured in PostgreSQL rather than read again and again."""
 
     REFRESH_INTERVAL = 1.0  # seconds between two refreshes of one agent's vectors of a kind
     KEEP_USED = 60.0  # seconds a used copy is safe from being pushed out by a new one
+    MISSES_KEPT = 4096  # (agent, kind) pairs whose last missed key is remembered
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
@@ -94,6 +96,7 @@ class VectorCache:
         self._refreshing: set[tuple[int, str]] = set()
         self._refreshed_at: dict[tuple[int, str], float] = {}
         self._used_at: dict[tuple[int, str], float] = {}
+        self._missed: dict[tuple[int, str], tuple[int, int, int]] = {}  # oldest first
 
     @property
     def enabled(self) -> bool:
@@ -114,6 +117,19 @@ class VectorCache:
             self._held.move_to_end(slot)
             self._used_at[slot] = time.monotonic()
             return held
+
+    def missed(self, agent_id: int, kind: str, key: tuple[int, int, int]) -> bool:
+        """Note that a retrieval found no copy at `key`; True when the last one to find none
+        read the same key — the agent is being read without writes in between, so a copy would
+        be used. An agent written to between every two retrievals (a chat's turns) gets none:
+        it would be stale before its first use."""
+        slot = (agent_id, kind)
+        with self._lock:
+            again = self._missed.pop(slot, None) == key
+            self._missed[slot] = key
+            while len(self._missed) > self.MISSES_KEPT:
+                self._missed.pop(next(iter(self._missed)))
+        return again
 
     def refresh_soon(self, agent_id: int, kind: str, rows: int) -> None:
         """Bring the agent's copy (of about `rows` rows) up to date off the caller's path, unless

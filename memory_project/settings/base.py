@@ -266,11 +266,10 @@ ANAMNESIS_KEYWORD_CACHE_POSTINGS = int(os.environ.get("ANAMNESIS_KEYWORD_CACHE_P
 # Entity graphs kept in memory per process, one per agent, the least recently used dropped first
 # (graphs/entity_graph.py; rebuilt when the agent's graph_version moves).
 ANAMNESIS_GRAPH_CACHE_AGENTS = int(os.environ.get("ANAMNESIS_GRAPH_CACHE_AGENTS", "64"))
-# Facts' vectors of agents small enough to be measured exactly (at most `exact_scan_max_rows`),
-# held per process so the exact measure is a matrix product rather than a read of every row
-# (retrieval/vector_cache.py; 1.5 kB a fact with the bundled model). 0 (the default): off — with
-# facts alone it measured within the runs' spread (README, issue 24).
-ANAMNESIS_VECTOR_CACHE_MB = env_number("ANAMNESIS_VECTOR_CACHE_MB", "0", float)
+# Vectors of agents small enough to be measured exactly (at most `exact_scan_max_rows` documents
+# of a kind), held per process so the exact measure is a matrix product rather than a read of
+# every row (retrieval/vector_cache.py; 1.5 kB a document with the bundled model). 0: off.
+ANAMNESIS_VECTOR_CACHE_MB = env_number("ANAMNESIS_VECTOR_CACHE_MB", "256", float)
 # A time-travel query checks only the rows of the edges an agent's graph ever had near its
 # entities, from a history graph cached per agent; after a write it is rebuilt in the background
 # at most this often per agent and process (meanwhile such queries read the database).

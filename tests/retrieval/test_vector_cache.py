@@ -220,3 +220,14 @@ def test_a_fact_of_a_lower_id_stored_late_is_held_after_the_next_refresh(agent, 
     assert hits[0].id == late_id
     held.max_bytes = 0
     assert [h.id for h in nearest(agent)[0]] == [h.id for h in hits]
+
+
+def test_a_copy_is_read_only_for_an_agent_read_twice_at_one_state(held):
+    """An agent written to between every two retrievals (a chat's turns) would have its copy
+    stale before its first use: a copy is read only once a second retrieval finds none at the
+    same state."""
+    assert not held.missed(1, "event", (3, 10, 50))
+    assert held.missed(1, "event", (3, 10, 50))
+    assert not held.missed(1, "event", (3, 11, 51))  # a message stored in between
+    assert not held.missed(1, "fact", (3, 11, 51))  # each kind on its own
+    assert held.missed(1, "event", (3, 11, 51))
