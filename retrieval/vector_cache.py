@@ -80,9 +80,9 @@ class VectorCache:
     is used only at the exact key the retrieval read; a stale or missing one is brought up to
     date in the background (`refresh_soon`) when a second retrieval finds it missing at the same
     key (`missed`), at most once a second per agent and kind, and the retrieval measures in
-    PostgreSQL meanwhile. A new copy is not read when it would push out one
-    used in the last KEEP_USED seconds: with more agents in use than the bound holds, the others
-    are measured in PostgreSQL rather than read again and again."""
+    PostgreSQL meanwhile. A new copy is not read when it would push out one used (or read) in
+    the last KEEP_USED seconds: with more agents in use than the bound holds, the others are
+    measured in PostgreSQL rather than read again and again."""
 
     REFRESH_INTERVAL = 1.0  # seconds between two refreshes of one agent's vectors of a kind
     KEEP_USED = 60.0  # seconds a used copy is safe from being pushed out by a new one
@@ -197,6 +197,7 @@ class VectorCache:
                 return
             self._held[slot] = vectors
             self._bytes += vectors.nbytes
+            self._used_at.setdefault(slot, now)  # read because it is wanted: not pushed out before its first use
 
     def clear(self) -> None:
         with self._lock:
