@@ -169,25 +169,9 @@ def _held_vectors(agent_id: int, kind: str, scope: VectorScope | None, config: R
 
 def _nearest_held(held: vector_cache.AgentVectors, vector: np.ndarray, *, limit: int, visible, kind: str
                   ) -> list[Hit]:
-    """The `limit` visible documents nearest the query, equal similarities by id: the best
-    3 × limit checked for visibility first, more only when too few of them are visible."""
-    if limit <= 0:
-        return []
+    """The `limit` visible documents nearest the query, equal similarities by id."""
     similarity = held.similarities(vector)
-    hits: list[Hit] = []
-    order = postings.best_first(held.ids, similarity, limit * 3)
-    done = 0
-    while len(order) > done:
-        batch = order[done:]
-        ids = held.ids[batch].tolist()
-        shown = visible(ids)
-        hits += [Hit(kind, doc, score) for doc, score in zip(ids, similarity[batch].tolist(), strict=True)
-                 if doc in shown]
-        done = len(order)
-        if len(hits) >= limit or done >= len(held.ids):
-            break
-        order = postings.best_first(held.ids, similarity, min(len(held.ids), done * 4))
-    return hits[:limit]
+    return _best_visible(kind, held.ids, similarity, similarity, limit=limit, visible=visible)
 
 
 # The three ways to order by nearness to the query vector (one %s: the vector): "+ 0" makes an
@@ -287,22 +271,32 @@ def keyword(*, agent_id: int, kind: str, query: str, limit: int, config: Retriev
          for t in terms if t in lists],
         avgdl=total_length / n, k1=config.keyword.bm25_k1, b=config.keyword.bm25_b)
     keys = np.round(scores * 1e9)
+    hits = _best_visible(kind, doc_ids, keys, scores, limit=limit,
+                         visible=lambda ids: _visible_ids(kind, agent_id, ids, as_of, config, window))
+    return hits, {"terms": terms, "matched": len(doc_ids)}
+
+
+def _best_visible(kind: str, doc_ids: np.ndarray, keys: np.ndarray, scores: np.ndarray, *, limit: int,
+                  visible) -> list[Hit]:
+    """The first `limit` documents by key (descending, equal keys by id) that `visible` keeps.
+    The best 3 × limit are checked for visibility first; only when too few of them are visible is
+    every match ordered and checked, a batch at a time."""
+    if limit <= 0:
+        return []
     hits: list[Hit] = []
-    # The best 3 × limit are checked for visibility first; only when too few of them are
-    # visible is every match ordered and checked, a batch at a time.
     order = postings.best_first(doc_ids, keys, limit * 3)
     done = 0
-    while True:
+    while len(order) > done:
         batch = order[done:]
         ids = doc_ids[batch].tolist()
-        shown = _visible_ids(kind, agent_id, ids, as_of, config, window)
+        shown = visible(ids)
         hits += [Hit(kind, doc, score) for doc, score in zip(ids, scores[batch].tolist(), strict=True)
                  if doc in shown]
         done = len(order)
         if len(hits) >= limit or done >= len(doc_ids):
             break
         order = postings.best_first(doc_ids, keys, min(len(doc_ids), done * 4))
-    return hits[:limit], {"terms": terms, "matched": len(doc_ids)}
+    return hits[:limit]
 
 
 def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: RetrievalConfig, window) -> set[int]:

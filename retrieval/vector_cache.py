@@ -29,17 +29,18 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from memories.models import DOCUMENT_TABLES, Agent, KeywordCorpus
+from memories.models.base import EMBEDDING_DIMENSIONS
+from memories.selectors import read_snapshot
 from retrieval.concurrency import fire_and_forget
 
-ROW_BYTES = 384 * 4 + 16  # a held row of the bundled model: its vector, id and row version
+ROW_BYTES = EMBEDDING_DIMENSIONS * 4 + 16  # a held row: its float32 vector, id and row version
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,7 @@ class VectorCache:
         try:
             with self._lock:
                 held = self._held.get(slot)
-            with _one_snapshot():  # the key and the rows it labels, read as of one moment
+            with read_snapshot():  # the key and the rows it labels, read as of one moment
                 key, removed = _key_now(*slot)
                 fresh = _added(*slot, held, key, removed) if held is not None and held.removed == removed else None
                 if fresh is None:
@@ -224,19 +225,6 @@ def _key_now(agent_id: int, kind: str) -> tuple[tuple[int, int, int], int]:
                        f"WHERE a.id = %s", [kind, agent_id])
         row = cursor.fetchone()
     return ((int(row[0]), int(row[1]), int(row[2])), int(row[3])) if row else ((-1, -1, -1), -1)
-
-
-@contextmanager
-def _one_snapshot():
-    """A read-only transaction at REPEATABLE READ: every statement in it sees the same committed
-    state. Inside a caller's transaction (tests), that transaction's own view."""
-    if connection.in_atomic_block:
-        yield
-        return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        yield
 
 
 _ROW_VERSION = "hashtextextended(xmin::text || ctid::text, 0)"

@@ -4,7 +4,10 @@ and what a new statement is reconciled against; `entities.py` the reads behind e
 
 from __future__ import annotations
 
-from django.db import connection
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, transaction
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -26,6 +29,19 @@ from memories.models.visibility import Moment
 from memories.profiles import ProfileFact
 
 HEAVY_FACT_FIELDS = ("embedding", "search_vector")
+
+
+@contextmanager
+def read_snapshot() -> Iterator[None]:
+    """One consistent, read-only view of the database for the reads inside. Inside a transaction
+    already (a caller's, a test's), that transaction's view is used."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
 
 
 def agents_visible(*, agent_id: int | None) -> QuerySet[Agent]:

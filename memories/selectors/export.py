@@ -7,10 +7,8 @@ link and a step through their fact and run)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import datetime
 
-from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, JSONField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -35,6 +33,7 @@ from memories.models import (
 )
 from memories.portability import format as fmt
 from memories.portability.remap import AGENT
+from memories.selectors import read_snapshot
 
 CHUNK_ROWS = 2000
 
@@ -91,23 +90,10 @@ def export_rows(*, agent: Agent, row_type: str) -> Iterator[dict]:
     return QUERIES[row_type](agent).values(*[f.attname for f in spec.fields]).iterator(chunk_size=CHUNK_ROWS)
 
 
-@contextmanager
-def export_snapshot() -> Iterator[None]:
-    """One consistent, read-only view of the database for the reads inside. Inside a transaction
-    already (a caller's, a test's), that transaction's view is used."""
-    if connection.in_atomic_block:
-        yield
-        return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        yield
-
-
 def agent_export(*, agent: Agent, exported_at: datetime | None = None) -> Iterator[str]:
     """The agent's export, one line at a time (each with its newline): the header, then every row
     (memories.portability.format). A generator: the snapshot is held while it is read."""
-    with export_snapshot():
+    with read_snapshot():
         counts = export_counts(agent=agent)
         known = export_ids(agent=agent)
 
