@@ -148,3 +148,27 @@ def statement_start(text: str, said_at: datetime) -> datetime | None:
     if window is None or window.start > said_at:
         return None
     return window.start
+
+
+_SPAN_WORDS = {**_NUMBERS, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40}
+_SPAN_UNITS = {"week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365, "decade": 3650}
+# how long a state lasted, said as it ends: "left the bank after almost four years", "after 30 yrs"
+_AFTER_A_SPAN = re.compile(
+    r"\bafter\s+(?:(?:almost|nearly|about|around|roughly|over|more\s+than|just\s+over|just\s+under|close\s+to)\s+)?"
+    rf"(?P<n>\d{{1,2}}|{'|'.join(sorted(map(re.escape, _SPAN_WORDS), key=len, reverse=True))})\s+"
+    r"(?P<unit>week|wk|month|mo|year|yr|decade)s?\b",
+    re.I,
+)
+
+
+def ended_after(sentence: str) -> timedelta | None:
+    """How long the state a sentence ends had lasted, when it says so ("I left Halden Bank after
+    almost four years" → about 4 × 365 days); None otherwise. Approximate words ("almost", "over")
+    are read as the number itself."""
+    match = _AFTER_A_SPAN.search(sentence)
+    if match is None:
+        return None
+    n = match.group("n").lower()
+    amount = int(n) if n.isdigit() else _SPAN_WORDS[n]
+    return timedelta(days=amount * _SPAN_UNITS[match.group("unit").lower()]) if amount > 0 else None
+

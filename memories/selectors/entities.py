@@ -288,6 +288,22 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
     return {said: people[next(iter(found[key]))] for said, key in keys.items() if len(found.get(key, ())) == 1}
 
 
+def people_known_by_given_name(*, agent: Agent, given: str, limit: int = 50) -> list[Entity]:
+    """People the agent knows by one name only (no family name in their display name or any alias)
+    that `given` could be the full form of: "Raf" for Rafael, "Alex" for Alexandra, "Bill" for
+    William."""
+    folded = normalize_alias(strip_accents(given))
+    if len(folded) < 3:
+        return []
+    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
+            .exclude(display_name__contains=" ")
+            .filter(Q(display_name__istartswith=folded[:1]) | Q(aliases__alias__in=short_forms_of(given)))
+            .defer("name_embedding").annotate(alias_names=_alias_names()).distinct()[:limit])
+    return [e for e in rows if all(len(n.split()) == 1 for n in e.alias_names)
+            and first_names_compatible(e.display_name, given, either_way=False)
+            and not name_of_other_sex(e.display_name, given)]
+
+
 def name_of_other_sex(said: str, known: str) -> bool:
     """"gabriel" beside Gabriela, "paul" beside Paula: the name said is a given name of one sex that
     the known one, of the other sex, only starts with, and no short-form table gives it for that

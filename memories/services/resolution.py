@@ -5,6 +5,7 @@ for an entity is registered as its alias, first write wins."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -26,7 +27,12 @@ from memories.naming import (
     titled_surname,
 )
 from memories.providers.llm import LLMClient, LLMError
-from memories.selectors.entities import name_of_other_sex, resolve_exact, resolve_fuzzy
+from memories.selectors.entities import (
+    name_of_other_sex,
+    people_known_by_given_name,
+    resolve_exact,
+    resolve_fuzzy,
+)
 from memories.services.agents import agent_graph_bump_on_commit
 from memories.services.entities import alias_register, entity_get_or_create
 
@@ -37,7 +43,7 @@ logger = logging.getLogger(__name__)
 class Resolution:
     name: str
     entity: Entity | None
-    method: str  # speaker | alias | key | display_name | prefix | fuzzy | llm | created | would_create
+    method: str  # speaker | alias | key | display_name | prefix | given_name | fuzzy | llm | created | would_create
     score: float = 1.0
     candidates: list[str] = field(default_factory=list)
 
@@ -127,6 +133,10 @@ def entity_resolve(
             _named_in_full(agent, entity, name, vector)
             return Resolution(name, entity, method)
     vector = vector if vector is not None else embed([name])[0]
+    if normalize_type(entity_type) == "person" and (known := _known_by_given_name_alone(agent, name, message)):
+        alias_register(agent=agent, entity=known, names=[name, *aliases])
+        _given_in_full(agent, known, name, vector)
+        return Resolution(name, known, "given_name")
     # "Dr. Rahimi" that no known Rahimi fits alone is someone new, not the nearest-looking Rahimi
     candidates = [] if titled_surname(name) else resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
     if normalize_type(entity_type) == "person":  # similar-looking names of different people
@@ -166,6 +176,44 @@ def _named_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray |
     if (not surname or entity.type != "person" or titled_surname(name) or len(name.split()) < 2
             or surname_of(name) != surname):
         return
+    entity.display_name = name.strip()
+    changed = {"display_name": entity.display_name} | ({"name_embedding": vector} if vector is not None else {})
+    Entity.objects.filter(pk=entity.pk).update(**changed)
+    agent_graph_bump_on_commit(agent_id=agent.id)
+
+
+# what says a second person of one given name: "his name is also Sam", "another Tunde", "two Chidis now"
+_ANOTHER_OF_THE_NAME = re.compile(
+    r"\b(?:another|other|different|namesake|same\s+name|also\s+(?:called|named)|(?:name|names)(?:\s+is|'s)\s+also|"
+    r"two\s+\w+s)\b", re.I)
+
+
+def _known_by_given_name_alone(agent: Agent, name: str, message: str) -> Entity | None:
+    """A full name ("Rafael Moreno"), or a longer form of a given name ("Alexandra"), whose given name
+    is, or is the long form of, the one name the agent knows someone by ("Raf", "Alex"), when exactly
+    one such person exists, no one known by a full name could be meant, and the message does not say
+    a second person has that name."""
+    words = name.split()
+    if not words or titled_surname(name) or _ANOTHER_OF_THE_NAME.search(message or ""):
+        return None
+    given = words[0]
+    people = [p for p in people_known_by_given_name(agent=agent, given=given)
+              if len(words) > 1 or len(p.display_name) < len(given)]  # "Magda", then "Magdalena"
+    if len(people) != 1 or _others_with_first_name(agent, people[0], given).exists():
+        return None
+    short = re.compile(rf"(?<!\w){re.escape(people[0].display_name)}(?!\w)", re.I)
+    for sentence in _SENTENCE_END.split(message or ""):
+        if re.search(re.escape(name), sentence, re.I) and short.search(re.sub(re.escape(name), " ", sentence,
+                                                                             flags=re.I)):
+            return None  # "Maximiliano Ortiz, Max, and Leo came over": one sentence names the two apart
+    return people[0]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _given_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray | None) -> None:
+    """The person known as "Raf" is shown by the full name a message gives them, "Rafael Moreno"."""
     entity.display_name = name.strip()
     changed = {"display_name": entity.display_name} | ({"name_embedding": vector} if vector is not None else {})
     Entity.objects.filter(pk=entity.pk).update(**changed)

@@ -109,7 +109,7 @@ MESSAGE_KEYS = {"speaker", "text", "at"}
 EXPECT_KEYS = {
     "entities": ({"name"}, {"type", "aliases"}),
     "relationships": ({"subject", "relation", "object"}, {"state"}),
-    "facts": ({"subject"}, {"has", "slot", "value", "state"}),
+    "facts": ({"subject"}, {"has", "slot", "value", "state", "own"}),
 }
 
 
@@ -233,9 +233,10 @@ def _check_fact(stored: Stored, want: dict, misses: list[str]) -> None:
         return
 
     def fits(row) -> bool:
-        # a slot is the subject's own; words alone may be said in a fact that names the subject
+        # a slot is the subject's own; words alone may be said in a fact that names the subject, or with
+        # `own`, in one of the subject's own (what its entity shows)
         subject, named, text, slot, value, _ = row
-        return ((subject in subjects if "slot" in want else bool(named & set(subjects)))
+        return ((subject in subjects if "slot" in want or want.get("own") else bool(named & set(subjects)))
                 and all(w.search(text) for w in has)
                 and ("slot" not in want or slot == want["slot"])
                 and ("value" not in want or norm(value) == norm(want["value"])))

@@ -240,3 +240,27 @@ def test_a_month_written_short_is_stored_not_a_failed_write(agent):
     result = memory_write(agent=agent, message="I moved to Leeds in sept, loving it",
                           speaker_name="Wren Adler", occurred_at=T0)
     assert result.success
+
+
+def test_how_long_an_ended_state_lasted_is_read_from_its_sentence():
+    from memories.temporal import ended_after
+
+    assert ended_after("I quit Halden Bank after almost six years, no regrets.") == timedelta(days=6 * 365)
+    assert ended_after("she retired from the post office after 25 yrs") == timedelta(days=25 * 365)
+    assert ended_after("left the choir after a couple of months") == timedelta(days=60)
+    assert ended_after("I left the office after lunch") is None
+    assert ended_after("moved out after 0 years") is None
+
+
+def test_a_job_left_after_years_was_held_in_those_years(agent):
+    """A state first told as it ends, with how long it lasted: an earlier moment sees it."""
+    _write_all(agent, ["I left Halden Bank after almost six years, time for something new."])
+    edge = Relationship.objects.get(agent=agent, rel_type="works_at", target__display_name="Halden Bank")
+    assert edge.valid_to == T0 and edge.valid_from == T0 - timedelta(days=6 * 365)
+    assert not Relationship.objects.current().filter(pk=edge.pk).exists()
+
+
+def test_a_job_left_with_no_span_said_begins_where_it_ends(agent):
+    _write_all(agent, ["I left Halden Bank last week, time for something new."])
+    edge = Relationship.objects.get(agent=agent, rel_type="works_at", target__display_name="Halden Bank")
+    assert edge.valid_from == edge.valid_to

@@ -275,3 +275,26 @@ def test_a_short_reply_can_be_embedded_with_what_it_answers(agent):
     assert semantic["reply"] > semantic["bare"] + 0.1, semantic
     # and above Joanna's unrelated message
     assert semantic["reply"] > semantic.get("I finally fixed the flat tire on my bike this morning.", 0.0)
+
+
+def test_a_fact_is_a_near_copy_only_of_one_about_the_same_subject():
+    """Two facts of one message that say nearly the same words about two entities are both kept: each
+    is what its own entity shows (the pet's kind beside the owner's sentence that names it)."""
+    import numpy as np
+
+    from memories.config import WriteConfig
+    from memories.extraction.schema import ExtractedFact, Extraction
+    from memories.pipeline.trace import StepRecord
+    from memories.pipeline.write.extract import normalize
+    from memories.pipeline.write.values import Extracted, Message
+
+    class SameVector:  # every text the same direction: only the subjects can tell the facts apart
+        def embed(self, texts):
+            return [np.ones(4) / 2 for _ in texts]
+
+    facts = [ExtractedFact(subject="Rosa Lind", text="Rosa Lind got a greyhound called Pepper"),
+             ExtractedFact(subject="Pepper", text="Pepper is Rosa Lind's greyhound"),
+             ExtractedFact(subject="Rosa Lind", text="Rosa Lind got a greyhound")]
+    message = Message(agent=None, event=None, speaker="Rosa Lind", config=WriteConfig())
+    out = normalize(message, Extracted(Extraction(facts=facts), "offline"), SameVector(), StepRecord("n", 1))
+    assert [f.text for f in out.extraction.facts] == [facts[0].text, facts[1].text]

@@ -22,6 +22,7 @@ from memories.extraction.offline.lexicon import (
     ORG_NOUNS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
+    PERSONS_OCCASIONS,
     PET_TERMS,
     PLACE_PREFIXES,
     PLACE_SUFFIXES,
@@ -746,7 +747,7 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
         kin_after = None  # "Leaving Gisborne, my sister and I drove north": the writer's company, a subject
     match = _KIN_BEFORE.search(before) or (not _AT_OR_IN_BEFORE.search(before) and kin_after)
     if not match:
-        if KIN_OWNER_AFTER.match(after):  # "Kasia's boss": whose boss, a person
+        if KIN_OWNER_AFTER.match(after) or _OCCASION_AFTER.match(after):  # "Kasia's boss", "Priya's party"
             entity.vote("person", 90)
         return
     term = match.groupdict().get("kin2") or match.group("kin")
@@ -756,6 +757,10 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
     entity.vote("person", 90)
     if not entity.gender:
         entity.gender = "f" if term in FEMALE_KIN else "m" if term in MALE_KIN else ""
+
+
+# whose party or wedding: a person ("met him at Priya's party"; not "at McDonald's")
+_OCCASION_AFTER = re.compile(rf"^'s\s+(?:[a-z-]+\s+)?(?:{alternation(PERSONS_OCCASIONS)})\b", re.I)
 
 
 # a word before a town named like an English word that says it is the town ("in Bath", "leaving Bath")

@@ -264,7 +264,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
         out.relation(person, "lives_in", place)
         _slot_fact(person, "lives_in", place, False, "biographical_milestone", out, base)
     _who_clauses(text, out, base)
-    body = strip_discourse(text)
+    body = _DISLOCATED.sub(r"\g<s>", strip_discourse(text))  # "⟨1⟩, he's a welder" read as "⟨1⟩'s a welder"
     if not _WORDS.search(body):
         return
     _home_is(body, out, base)
@@ -304,8 +304,27 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
                 if group and hits and clause.subjects == [SPEAKER]:
                     clause = Clause(clause.text, [SPEAKER, *group], clause.predicate, clause.kind)
                 _clause_facts(clause, hits, out, base)
+    elif own_subjects := _clauses_of_their_own(clauses, out.registry):
+        for clause in own_subjects:  # "Had lunch with Kofi, he's a welder now": a fact for each of them
+            _clause_facts(clause, [], out, base)
     else:
         _sentence_fact(body, out, base, note=note_label(sentence.text))
+
+
+_DISLOCATED = re.compile(r"^(?P<s>\x02(?P<i>\d+)\x03)\s*,\s*\x02(?P=i)\x03")
+
+
+def _clauses_of_their_own(clauses: list[tuple[Clause | None, list[RuleMatch]]], registry: Registry) -> list[Clause]:
+    """The clauses of a sentence no rule read, when each after the first names its own subject and each
+    says enough, and a person other than the first clause's subject opens a later one: each is a fact of its subject,
+    not a part of the first one's. Otherwise none (the sentence stays one fact)."""
+    read = [clause for clause, _ in clauses]
+    if len(read) < 2 or any(c is None or c.kind in ("owner", "elided") or not _enough_content(c.predicate)
+                            for c in read) or any(c.kind != "direct" for c in read[1:]):
+        return []  # a clause that takes its subject from the one before stays with it
+    first = set(read[0].subjects)
+    later = {s for c in read[1:] if c.kind == "direct" for s in c.subjects} - first
+    return read if any(registry.is_person(s) for s in later) else []
 
 
 _ACQUIRED_PET = re.compile(

@@ -293,8 +293,11 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
         # a given name of another country with a family name after it ("marek zielinski") is a person too
-        full = word in WORLD_GIVEN_NAMES and not is_dictionary_word(word) and _family_name_after(
+        full = (word in WORLD_GIVEN_NAMES or given) and _family_name_after(
             sentence, token.idx + len(word))  # where the family name ends
+        if full and is_dictionary_word(word) and (is_common_word(word) or not _unknown_word(
+                sentence[token.idx + len(word):full].strip().replace("'", ""))):
+            full = None  # "ines varga" is someone; "grace period", "will power" are not
         placed = _in_a_persons_place(sentence, token) and (
             token.pos_ == "PROPN" and given
             or token.pos_ in ("PROPN", "NOUN") and (
@@ -582,7 +585,7 @@ _LOWER_KIN_NAME = re.compile(
 
 
 # the word after a lower-case given name that is her family name when no dictionary holds it
-_LOWER_FAMILY_NAME = re.compile(rf"\s(?P<name>[{_LO}][{_LO}-]{{3,}})\b(?!-)")
+_LOWER_FAMILY_NAME = re.compile(rf"\s(?P<name>(?:[od]'|mc)?[{_LO}][{_LO}-]{{3,}})\b(?!-)")
 
 
 # "got a cat called mochi", "our dog named biscuit": after a pet word and "called" / "named", the
@@ -808,12 +811,52 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
                     _WORK_BEFORE.search(before) or _STUDY_BEFORE.search(before)):
                 out.append(Mention(start, end, phrase[0].upper(), organization=True))
                 break
+            if n > 1 and lowercase_writer and _named_at_work(sentence, lead, before, phrase, end):
+                out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase),
+                                   organization=True))
+                break
             if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
                     sentence, match.start("lead")) or lead in ("at", "for") and (
                     _WORK_BEFORE.search(before) or _OCCUPATION_BEFORE.search(before))):
                 out.append(Mention(start, end, phrase[0].title()))
                 break
     return out
+
+
+# where an employer's name said in lower case stops: a preposition, a day or a time, a verb, "and", "lol"
+_ENDS_A_NAME = frozenset({
+    "on", "in", "at", "for", "with", "from", "by", "near", "off", "as", "to", "into", "downtown", "today", "tonight",
+    "tomorrow", "yesterday", "next", "last", "this", "mon", "monday", "tue", "tues", "tuesday", "wed", "wednesday",
+    "thu", "thurs", "thursday", "fri", "friday", "sat", "saturday", "sun", "sunday", "week", "weekend", "morning",
+    "night", "now", "again", "til", "till", "until", "lol", "lmao", "haha", "tho", "rn", "is", "was", "are", "were",
+    "has", "have", "had", "will", "and", "but", "so", "n", "or", "doing", "starting", "since", "finally", "already",
+    "officially", "soon", "yet"})
+_ENDS_A_NAME_AFTER = re.compile(rf"\s*$|\s*[,.!?;:()—–-]|\s+(?:{alternation(_ENDS_A_NAME)})\b")
+# the last word of what is no name but a part of a workplace or a time ("at the front desk", "the coffee shop")
+_NO_NAMES_END = frozenset({"shop", "store", "place", "office", "desk", "site", "front", "back", "end", "top",
+                           "bottom", "moment", "time", "home", "nights", "weekends", "start", "beginning", "level",
+                           "pace", "house", "flat", "apartment", "counter", "till", "register", "bar", "door"})
+# a word of work right before the employer ("started at", "hired at", "an apprenticeship with",
+# "transferred to")
+_HIRED_BEFORE = re.compile(
+    r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing|in')?|hired|intern(?:s|ed|ing)?|internship|apprenticeship|"
+    r"placement|shifts?)\s+$")
+_TRAINEE_BEFORE = re.compile(r"\b(?:apprenticeship|internship|placement|traineeship)\s+$")
+_MOVED_BY_WORK_BEFORE = re.compile(r"\b(?:transferred|seconded|promoted)\s+$")
+
+
+def _named_at_work(sentence: str, lead: str, before: str, phrase: list[str], end: int) -> bool:
+    """From a writer who does not capitalize, right after a word of work or an occupation, the words up
+    to where the sentence goes on name the employer, whatever words they are ("started at the corner
+    deli on king st", "my job at harbour lights cafe is so slow", "an apprenticeship w holloway
+    joinery"); not "at the front desk", "at the local pool"."""
+    return ((lead in ("at", "for") and (_HIRED_BEFORE.search(before) or _OCCUPATION_BEFORE.search(before))
+             or lead == "with" and _TRAINEE_BEFORE.search(before)
+             or lead == "to" and _MOVED_BY_WORK_BEFORE.search(before))
+            and phrase[0] not in _NOT_A_NAMES_START and not any(w in _ENDS_A_NAME for w in phrase)
+            and all(re.fullmatch(r"[\wà-ÿ'&-]+", w) and not w.isdigit() for w in phrase)
+            and _ENDS_A_NAME_AFTER.match(sentence, end) is not None
+            and not (phrase[-1] in _NO_NAMES_END and all(is_dictionary_word(w) for w in phrase)))
 
 
 class _Spans:
@@ -1158,7 +1201,12 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
         if (_ORG_NOUN_END.search(head) or _A_KIN_OR_PET_END.search(head)) and not _SAID_TO_LISTENER.search(head):
             return False  # "I freelance for a translation agency, Verbalia.", "we adopted a dog, Rex.": its name
         return not any(m.end == len(head) for m in mentions if m is not mention)
-    return not before.strip(" \"'(") and after.lstrip().startswith(",") and not _APPOSITION.match(after)
+    return (not before.strip(" \"'(") and after.lstrip().startswith(",") and not _APPOSITION.match(after)
+            and not _TOLD_OF_AFTER.match(after))
+
+
+# "Tomasz, he's a carpenter": a name set before what is said of him, not the one spoken to
+_TOLD_OF_AFTER = re.compile(r"^\s*,\s*(?:he|she)\b(?!\s+(?:said|says|told|asked)\b)", re.I)
 
 
 def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:

@@ -120,8 +120,12 @@ def normalize(message: Message, extracted: Extracted, embedder: EmbedderClient, 
             facts.append(fact)
     vectors = embedder.embed([f.text for f in facts]) if facts else []
     kept = []
-    for negated in (False, True):
-        group = [i for i, f in enumerate(facts) if f.negated == negated]
+    # a fact is a near-copy only of one about the same subject: "Pip is Ana's greyhound" stays beside
+    # "Ana got a greyhound called Pip", since each is what its own entity shows
+    groups: dict[tuple[bool, str], list[int]] = {}
+    for i, f in enumerate(facts):
+        groups.setdefault((f.negated, normalize_alias(f.subject)), []).append(i)
+    for group in groups.values():
         kept += [group[i] for i in semantic_dedup([vectors[i] for i in group],
                                                   message.config.semantic_dedup_threshold,
                                                   [facts[i].text for i in group])]

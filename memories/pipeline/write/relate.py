@@ -6,6 +6,7 @@ written by memories.services."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from django.db import DatabaseError, transaction
@@ -33,6 +34,7 @@ from memories.roles import PARTNER_SLOT
 from memories.selectors.facts import facts_to_reconcile
 from memories.services import slots
 from memories.services.relationships import relationship_upsert, relationships_close, relationships_current_of
+from memories.temporal import ended_after
 
 PARTNER_RELATIONS = group_relations("partner")
 # the slots "I left the clinic" can end without naming the value, when there is one current edge
@@ -133,8 +135,9 @@ def _household(s: Storage, extraction: Extraction, step: StepRecord, source: Ent
 def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact], step: StepRecord) -> None:
     """"Paulo no longer works at Embraer", "I left Infosys in 2021", "my ex Bartek", "our cat
     Whiskers died" with no edge of that state stored before: the state that ended is kept as a
-    closed edge, beginning and ending when the message says it ended (its beginning was never said,
-    so no earlier moment sees it), so the history has it and nothing reads it as today's. Run after
+    closed edge, ending when the message says it ended and beginning as long before as the message
+    says it lasted ("after four years"; when it says nothing, at its end, so no earlier moment sees
+    it), so the history has it and nothing reads it as today's. Run after
     the message's own edges, so an edge this message closed counts as stored."""
     for subject, rel_type, value, fact in _ended_states(extraction):
         source, target = s.resolved.get(subject), s.resolved.get(value)
@@ -150,7 +153,8 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
         if evidence is None:
             continue  # every edge stands on a fact that says it
         edge, _ = relationship_upsert(agent=s.agent, source=source, target=target, rel_type=rel_type,
-                                      valid_from=ended, evidence=evidence, source_event=s.event,
+                                      valid_from=_began(s, [value, target.display_name], ended),
+                                      evidence=evidence, source_event=s.event,
                                       learned_at=s.occurred_at,
                                       initial_strength=s.message.config.relationship_initial_strength)
         if edge is None:
@@ -160,6 +164,18 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
         s.result.relationships.append(
             {"id": edge.id, "source": source.key, "rel_type": rel_type, "target": target.key,
              "strength": edge.strength, "outcome": "ended", "evidence_fact_id": edge.evidence_fact_id})
+
+
+def _began(s: Storage, names: list[str], ended: datetime) -> datetime:
+    """When an ended state began: as long before its end as the sentence naming it says it lasted ("I
+    left Halden Bank after almost four years"), else at its end (a beginning never said)."""
+    for sentence in _SENTENCE.split(s.message.text):
+        if any(mentions(sentence, name) for name in names) and (span := ended_after(sentence)):
+            return ended - span
+    return ended
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _ended_states(extraction: Extraction):

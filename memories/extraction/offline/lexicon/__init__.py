@@ -51,6 +51,7 @@ ORG_NOUNS = _W["org_nouns"]
 ORG_PREFIXES = _W["org_prefixes"]
 PLACE_SUFFIXES = _W["place_suffixes"]
 PLACE_PREFIXES = _W["place_prefixes"]
+PERSONS_OCCASIONS = _W["persons_occasions"]
 
 # The gazetteer (GeoNames' countries, US states and cities of 50,000+ people, less ordinary words and
 # given names) and the places people name in chat that it lacks or that say "place" at full weight
