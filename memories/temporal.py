@@ -151,12 +151,12 @@ def statement_start(text: str, said_at: datetime) -> datetime | None:
 
 
 _SPAN_WORDS = {**_NUMBERS, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40}
-_SPAN_UNITS = {"week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365, "decade": 3650}
+_SPAN_UNITS = {"week": 7, "wk": 7, "month": 30, "year": 365, "yr": 365, "decade": 3650}  # not "after a mo"
 # how long a state lasted, said as it ends: "left the bank after almost four years", "after 30 yrs"
 _AFTER_A_SPAN = re.compile(
     r"\bafter\s+(?:(?:almost|nearly|about|around|roughly|over|more\s+than|just\s+over|just\s+under|close\s+to)\s+)?"
     rf"(?P<n>\d{{1,2}}|{'|'.join(sorted(map(re.escape, _SPAN_WORDS), key=len, reverse=True))})\s+"
-    r"(?P<unit>week|wk|month|mo|year|yr|decade)s?\b",
+    r"(?P<unit>week|wk|month|year|yr|decade)s?\b",
     re.I,
 )
 

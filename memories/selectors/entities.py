@@ -288,19 +288,24 @@ def people_by_initial(*, agent: Agent, names: list[tuple[str, str]]) -> dict[tup
     return {said: people[next(iter(found[key]))] for said, key in keys.items() if len(found.get(key, ())) == 1}
 
 
-def people_known_by_given_name(*, agent: Agent, given: str, limit: int = 50) -> list[Entity]:
+def people_known_by_given_name(*, agent: Agent, given: str, table_only: bool = False) -> list[Entity]:
     """People the agent knows by one name only (no family name in their display name or any alias)
-    that `given` could be the full form of: "Raf" for Rafael, "Alex" for Alexandra, "Bill" for
-    William."""
+    that `given` is the long form of: a short form the nickname table gives it ("Bill" for William),
+    or, unless `table_only`, its clipped start that is no given name of its own ("Raf" for Rafael;
+    not "Dan" for Dante)."""
     folded = normalize_alias(strip_accents(given))
     if len(folded) < 3:
         return []
-    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True)
-            .exclude(display_name__contains=" ")
-            .filter(Q(display_name__istartswith=folded[:1]) | Q(aliases__alias__in=short_forms_of(given)))
-            .defer("name_embedding").annotate(alias_names=_alias_names()).distinct()[:limit])
+    table = set(short_forms_of(given))
+    clipped = set() if table_only else {c for n in range(3, len(folded)) if not in_nickname_table(c := folded[:n])
+                                        and c not in FIRST_NAMES}
+    if not table | clipped:
+        return []
+    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
+                                  aliases__alias__in=table | clipped)
+            .exclude(display_name__contains=" ").defer("name_embedding")
+            .annotate(alias_names=_alias_names()).distinct())
     return [e for e in rows if all(len(n.split()) == 1 for n in e.alias_names)
-            and first_names_compatible(e.display_name, given, either_way=False)
             and not name_of_other_sex(e.display_name, given)]
 
 

@@ -133,7 +133,7 @@ def entity_resolve(
             _named_in_full(agent, entity, name, vector)
             return Resolution(name, entity, method)
     vector = vector if vector is not None else embed([name])[0]
-    if normalize_type(entity_type) == "person" and (known := _known_by_given_name_alone(agent, name, message)):
+    if normalize_type(entity_type) == "person" and (known := _known_by_given_name_alone(agent, name, message, speaker)):
         alias_register(agent=agent, entity=known, names=[name, *aliases])
         _given_in_full(agent, known, name, vector)
         return Resolution(name, known, "given_name")
@@ -183,30 +183,39 @@ def _named_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray |
 
 
 # what says a second person of one given name: "his name is also Sam", "another Tunde", "two Chidis now"
-_ANOTHER_OF_THE_NAME = re.compile(
-    r"\b(?:another|other|different|namesake|same\s+name|also\s+(?:called|named)|(?:name|names)(?:\s+is|'s)\s+also|"
-    r"two\s+\w+s)\b", re.I)
-
-
-def _known_by_given_name_alone(agent: Agent, name: str, message: str) -> Entity | None:
+def _known_by_given_name_alone(agent: Agent, name: str, message: str, speaker: str) -> Entity | None:
     """A full name ("Rafael Moreno"), or a longer form of a given name ("Alexandra"), whose given name
-    is, or is the long form of, the one name the agent knows someone by ("Raf", "Alex"), when exactly
-    one such person exists, no one known by a full name could be meant, and the message does not say
-    a second person has that name."""
+    is the long form of the one name the agent knows someone by ("Raf", "Alex"), when exactly one
+    such person exists (never the writer), no one known by a full name could be meant, and the
+    sentence naming it neither introduces someone ("met my new neighbour, Rafael Moreno", "a guy
+    called …") nor sets a second person of the name apart ("another Tom", "also called Sam", a list
+    naming both)."""
     words = name.split()
-    if not words or titled_surname(name) or _ANOTHER_OF_THE_NAME.search(message or ""):
+    if not words or titled_surname(name):
         return None
     given = words[0]
-    people = [p for p in people_known_by_given_name(agent=agent, given=given)
-              if len(words) > 1 or len(p.display_name) < len(given)]  # "Magda", then "Magdalena"
+    writer = normalize_alias(speaker or "")
+    people = [p for p in people_known_by_given_name(agent=agent, given=given, table_only=len(words) == 1)
+              if normalize_alias(p.display_name) != writer and (len(words) > 1 or len(p.display_name) < len(given))]
     if len(people) != 1 or _others_with_first_name(agent, people[0], given).exists():
         return None
-    short = re.compile(rf"(?<!\w){re.escape(people[0].display_name)}(?!\w)", re.I)
+    known = people[0].display_name
+    short = re.compile(rf"(?<!\w){re.escape(known)}(?!\w)", re.I)
+    apart = re.compile(rf"\b(?:another|other|different|two|also\s+(?:called|named)|(?:name|names)(?:\s+is|'s)\s+also)"
+                       rf"\s+(?:{re.escape(known)}|{re.escape(given)})", re.I)
     for sentence in _SENTENCE_END.split(message or ""):
-        if re.search(re.escape(name), sentence, re.I) and short.search(re.sub(re.escape(name), " ", sentence,
-                                                                             flags=re.I)):
-            return None  # "Maximiliano Ortiz, Max, and Leo came over": one sentence names the two apart
+        if not re.search(re.escape(name), sentence, re.I):
+            continue
+        if (apart.search(sentence) or _INTRODUCED.search(sentence)
+                or short.search(re.sub(re.escape(name), " ", sentence, flags=re.I))):
+            return None  # "met a guy called Rafael Moreno", "Maximiliano Ortiz, Max, and Leo came over"
     return people[0]
+
+
+# a sentence that introduces someone new: "met", "new", "a guy called", "this girl"
+_INTRODUCED = re.compile(
+    r"\b(?:met|meet|meeting|new|introduc\w*|called|named|a\s+(?:guy|girl|man|woman|lady|bloke|lad)|"
+    r"this\s+(?:guy|girl|man|woman|lady|bloke|lad))\b", re.I)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -524,3 +524,39 @@ def test_a_group_chats_short_name_goes_to_the_writer_just_before():
     assert "mags" in set(magdalena.aliases.values_list("alias", flat=True))
     bruce = Entity.objects.get(agent=agent, display_name="Bruce Ortega")
     assert not {"bru", "bruno"} & set(bruce.aliases.values_list("alias", flat=True))
+
+
+def test_lower_case_words_after_a_word_of_work_name_an_employer_only_when_they_can():
+    def employers(text):
+        extraction = extract_offline(text, speaker="Dylan Hart")
+        return {e.name for e in extraction.entities if e.type == "organization"}
+
+    assert employers("just started at maple leaf hardware, stocking shelves mostly") == {"Maple Leaf Hardware"}
+    assert employers("im a line cook at the copper pot diner") == {"Copper Pot Diner"}
+    for text in ("started at the bottom like everyone else lol", "worked at home all day", "started at half nine",
+                 "started at minimum wage", "working for peanuts honestly", "work at full capacity",
+                 "need a builder for the loft conversion", "got promoted to shift supervisor!!",
+                 "my nose job at the clinic went fine", "working at the front desk again"):
+        assert employers(text) == set(), text
+
+
+@pytest.mark.django_db
+def test_a_short_name_is_not_given_to_someone_new_or_to_the_writer(agent):
+    _write(agent, "Went climbing with Raf again tonight.", "Met my new neighbour today, Rafael Moreno, seems nice.")
+    assert {"Raf", "Rafael Moreno"} <= set(_people(agent))
+    _write(agent, "Dinner with Dan tonight.", "Just heard Dante is coming to the party too.")
+    assert {"Dan", "Dante"} <= set(_people(agent))
+
+
+@pytest.mark.django_db
+def test_the_writer_known_by_a_short_name_is_not_someone_named_in_full(agent):
+    _write(agent, "Dan here, back from holiday.", "Reading a Daniel Kahneman book on the train.", speaker="Dan")
+    assert {"Dan", "Daniel Kahneman"} <= set(_people(agent))
+
+
+@pytest.mark.django_db
+def test_a_short_name_later_given_in_full_is_that_person(agent):
+    _write(agent, "Went bouldering with Raf again, he's annoyingly good at it.",
+           "Rafael Moreno got promoted after two years of waiting.")
+    assert "Rafael Moreno" in _people(agent) and "Raf" not in _people(agent)
+    assert Entity.objects.get(agent=agent, display_name="Rafael Moreno").aliases.filter(alias="raf").exists()

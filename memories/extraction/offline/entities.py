@@ -747,8 +747,10 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
         kin_after = None  # "Leaving Gisborne, my sister and I drove north": the writer's company, a subject
     match = _KIN_BEFORE.search(before) or (not _AT_OR_IN_BEFORE.search(before) and kin_after)
     if not match:
-        if KIN_OWNER_AFTER.match(after) or _OCCASION_AFTER.match(after):  # "Kasia's boss", "Priya's party"
+        if KIN_OWNER_AFTER.match(after):  # "Kasia's boss": whose boss, a person
             entity.vote("person", 90)
+        elif _OCCASION_AFTER.match(after):  # "Priya's party"; a place's or a firm's name outvotes it
+            entity.vote("person", 55)
         return
     term = match.groupdict().get("kin2") or match.group("kin")
     if term in PET_TERMS:
@@ -760,7 +762,8 @@ def _vote_kinship(entity: MessageEntity, before: str, after: str) -> None:
 
 
 # whose party or wedding: a person ("met him at Priya's party"; not "at McDonald's")
-_OCCASION_AFTER = re.compile(rf"^'s\s+(?:[a-z-]+\s+)?(?:{alternation(PERSONS_OCCASIONS)})\b", re.I)
+_OCCASION_AFTER = re.compile(
+    rf"^'s\s+(?:(?:surprise|birthday|\d+(?:st|nd|rd|th))\s+)?(?:{alternation(PERSONS_OCCASIONS)})\b", re.I)
 
 
 # a word before a town named like an English word that says it is the town ("in Bath", "leaving Bath")

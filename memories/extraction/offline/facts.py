@@ -71,7 +71,8 @@ _ROLE = re.compile(
     r"^(?:(?:also|now|still|actually|just|currently|already|finally|officially|newly)\s+)*"
     r"(?:is|was|has\s+been|had\s+been|used\s+to\s+be|became|becomes|will\s+be)\s+"
     r"(?:(?:also|now|still|actually|currently|already|finally|officially|newly|not|no\s+longer)\s+)*"
-    r"(?:(?:an?|the|\x02\d+\x03's)\s+(?P<role>[\w-]+)|(?P<age>\d{1,3})|(?P<state>[a-z]+))\W*$",
+    r"(?:(?:an?|the|\x02\d+\x03's)\s+(?P<role>[\w-]+)|(?P<age>\d{1,3})|(?P<state>[a-z]+))"
+    r"(?:\s+(?:now|again|too|apparently|these\s+days|nowadays))?\W*$",
     re.I,
 )
 # "I graduated!", "Mum retired": one verb that is a life event on its own
@@ -852,8 +853,16 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
             linked = frozenset()
         if not linked:
             out.relation(person, rel_type, partner, method="frame")
+    # "my PhD at UW", "a nurse at NHS Fife": initials right after "at" stand for an institution, whatever
+    # the name's shape voted (not "in IT", "in HR": a field)
+    initials = {i for i in sentence.ids if i is not None and types[i] in ("concept", "place")
+                and _INITIALS.fullmatch(name := out.registry.entities[i].name)
+                and re.search(rf"\bat\s+(?:the\s+)?{re.escape(name)}\b", sentence.text)}
+    types = ["organization" if i in initials else t for i, t in enumerate(types)]
     for link in frame_links(sentence, types, out.linked, embed):
         frame = link.frame
+        if link.target in initials and not link.ends and frame.relation in _AT_AN_INSTITUTION:
+            out.registry.entities[link.target].forced = "organization"
         for rel_type in link.replaces:
             out.unlink(link.subject, rel_type, link.target)
         if link.ends:
@@ -873,6 +882,10 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
         elif frame.fact:
             out.fact(link.subject, frame.fact.format(s=ph(link.subject), o=ph(link.target)), confidence=confidence,
                      category="biographical_milestone")
+
+
+_INITIALS = re.compile(r"[A-Z]{2,5}")
+_AT_AN_INSTITUTION = frozenset({"studies_at", "works_at", "member_of"})
 
 
 def _frame_ending(link, out: Collector) -> None:

@@ -767,7 +767,8 @@ _NOT_A_NAMES_START = frozenset({"local", "new", "old", "big", "small", "nearby",
                                 "his", "her", "our", "their", "your", "a", "an", "this", "that", "some", "private",
                                 "public", "main", "central", "city", "uni", "university", "two", "three", "four",
                                 "five", "every", "each", "all", "both", "several", "many", "few", "any", "no",
-                                "corner", "family", "friends", "mates"})
+                                "corner", "family", "friends", "mates", "full", "minimum", "maximum", "square",
+                                "half", "least", "top", "high", "low", "peak", "first", "last", "very"})
 
 
 def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = False) -> list[Mention]:
@@ -835,28 +836,45 @@ _ENDS_A_NAME_AFTER = re.compile(rf"\s*$|\s*[,.!?;:()—–-]|\s+(?:{alternation(
 # the last word of what is no name but a part of a workplace or a time ("at the front desk", "the coffee shop")
 _NO_NAMES_END = frozenset({"shop", "store", "place", "office", "desk", "site", "front", "back", "end", "top",
                            "bottom", "moment", "time", "home", "nights", "weekends", "start", "beginning", "level",
-                           "pace", "house", "flat", "apartment", "counter", "till", "register", "bar", "door"})
+                           "pace", "house", "flat", "apartment", "counter", "till", "register", "bar", "door",
+                           "speed", "capacity", "wage", "rate", "price", "cost", "hour", "hours", "one", "half",
+                           "least", "most", "best", "worst", "bucks", "dollars", "pounds", "euros", "am", "pm",
+                           "noon", "midnight", "dawn", "dusk", "lunch", "dinner", "breakfast", "conversion",
+                           "party", "fair", "floor", "kitchen", "garden", "loft"})
 # a word of work right before the employer ("started at", "hired at", "an apprenticeship with",
 # "transferred to")
 _HIRED_BEFORE = re.compile(
     r"\b(?:work(?:s|ed|ing)?|job|start(?:s|ed|ing|in')?|hired|intern(?:s|ed|ing)?|internship|apprenticeship|"
     r"placement|shifts?)\s+$")
 _TRAINEE_BEFORE = re.compile(r"\b(?:apprenticeship|internship|placement|traineeship)\s+$")
-_MOVED_BY_WORK_BEFORE = re.compile(r"\b(?:transferred|seconded|promoted)\s+$")
+_MOVED_BY_WORK_BEFORE = re.compile(r"\b(?:transferred|seconded)\s+$")  # not "promoted to head chef": a post
+# an occupation said of someone as what they are or do: "i'm a line cook at", "works as a porter at"
+_AS_AN_OCCUPATION_BEFORE = re.compile(
+    rf"\b(?:i'm|im|am|is|'s|was|are|were|be|been|became|become|as)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?"
+    rf"(?:{alternation(OCCUPATIONS)})\s+$", re.I)
+# what a phrase after "at" holds when it names no employer: a number, a time, a verb, a function word
+_NOT_IN_AN_EMPLOYERS_NAME = frozenset({"NUM", "VERB", "AUX", "ADV", "ADP", "DET", "PRON", "PART", "CCONJ", "SCONJ",
+                                       "INTJ"})
 
 
 def _named_at_work(sentence: str, lead: str, before: str, phrase: list[str], end: int) -> bool:
     """From a writer who does not capitalize, right after a word of work or an occupation, the words up
-    to where the sentence goes on name the employer, whatever words they are ("started at the corner
+    to where the sentence goes on name the employer, whatever words they are ("started at the juniper
     deli on king st", "my job at harbour lights cafe is so slow", "an apprenticeship w holloway
-    joinery"); not "at the front desk", "at the local pool"."""
-    return ((lead in ("at", "for") and (_HIRED_BEFORE.search(before) or _OCCUPATION_BEFORE.search(before))
-             or lead == "with" and _TRAINEE_BEFORE.search(before)
-             or lead == "to" and _MOVED_BY_WORK_BEFORE.search(before))
-            and phrase[0] not in _NOT_A_NAMES_START and not any(w in _ENDS_A_NAME for w in phrase)
-            and all(re.fullmatch(r"[\wà-ÿ'&-]+", w) and not w.isdigit() for w in phrase)
-            and _ENDS_A_NAME_AFTER.match(sentence, end) is not None
-            and not (phrase[-1] in _NO_NAMES_END and all(is_dictionary_word(w) for w in phrase)))
+    joinery"); not "at the front desk", "at full speed", "a builder for the loft conversion"."""
+    after_work = (lead in ("at", "for") and _HIRED_BEFORE.search(before)
+                  or lead == "at" and _AS_AN_OCCUPATION_BEFORE.search(before)
+                  or lead == "with" and _TRAINEE_BEFORE.search(before)
+                  or lead == "to" and _MOVED_BY_WORK_BEFORE.search(before))
+    if not (after_work and len(phrase) <= 3 and phrase[0] not in _NOT_A_NAMES_START
+            and not any(w in _ENDS_A_NAME for w in phrase)
+            and not (phrase[-1] in _NO_NAMES_END and all(is_dictionary_word(w) for w in phrase))
+            and all(re.fullmatch(r"[\wà-ÿ'&-]+", w) and not any(c.isdigit() for c in w) for w in phrase)
+            and _ENDS_A_NAME_AFTER.match(sentence, end) is not None):
+        return False
+    start = end - len(" ".join(phrase))
+    tags = [t.pos_ for t in parse(sentence) if start <= t.idx < end]
+    return bool(tags) and not any(tag in _NOT_IN_AN_EMPLOYERS_NAME for tag in tags)
 
 
 class _Spans:
@@ -1205,8 +1223,9 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
             and not _TOLD_OF_AFTER.match(after))
 
 
-# "Tomasz, he's a carpenter": a name set before what is said of him, not the one spoken to
-_TOLD_OF_AFTER = re.compile(r"^\s*,\s*(?:he|she)\b(?!\s+(?:said|says|told|asked)\b)", re.I)
+# "Tomasz, he's a carpenter": a name set before a description of him, not the one spoken to ("Jess, she's
+# asking about you" stays a call)
+_TOLD_OF_AFTER = re.compile(r"^\s*,\s*(?:he|she)(?:'s|\s+is|\s+was)\s+(?:an?|my|our|from)\s", re.I)
 
 
 def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
