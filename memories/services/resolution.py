@@ -182,7 +182,6 @@ def _named_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray |
     agent_graph_bump_on_commit(agent_id=agent.id)
 
 
-# what says a second person of one given name: "his name is also Sam", "another Tunde", "two Chidis now"
 def _known_by_given_name_alone(agent: Agent, name: str, message: str, speaker: str) -> Entity | None:
     """A full name ("Rafael Moreno"), or a longer form of a given name ("Alexandra"), whose given name
     is the long form of the one name the agent knows someone by ("Raf", "Alex"), when exactly one

@@ -292,8 +292,8 @@ def test_a_fact_is_a_near_copy_only_of_one_about_the_same_subject():
         def embed(self, texts):
             return [np.ones(4) / 2 for _ in texts]
 
-    facts = [ExtractedFact(subject="Rosa Lind", text="Rosa Lind got a greyhound called Pepper"),
-             ExtractedFact(subject="Pepper", text="Pepper is Rosa Lind's greyhound"),
+    facts = [ExtractedFact(subject="Rosa Lind", text="Rosa Lind got a greyhound called Biscotti"),
+             ExtractedFact(subject="Biscotti", text="Biscotti is Rosa Lind's greyhound"),
              ExtractedFact(subject="Rosa Lind", text="Rosa Lind got a greyhound")]
     message = Message(agent=None, event=None, speaker="Rosa Lind", config=WriteConfig())
     out = normalize(message, Extracted(Extraction(facts=facts), "offline"), SameVector(), StepRecord("n", 1))

@@ -306,7 +306,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
                     clause = Clause(clause.text, [SPEAKER, *group], clause.predicate, clause.kind)
                 _clause_facts(clause, hits, out, base)
     elif own_subjects := _clauses_of_their_own(clauses, out.registry):
-        for clause in own_subjects:  # "Had lunch with Kofi, he's a welder now": a fact for each of them
+        for clause in own_subjects:  # "Had lunch with Bastian, he's a welder now": a fact for each of them
             _clause_facts(clause, [], out, base)
     else:
         _sentence_fact(body, out, base, note=note_label(sentence.text))

@@ -859,8 +859,8 @@ _NOT_IN_AN_EMPLOYERS_NAME = frozenset({"NUM", "VERB", "AUX", "ADV", "ADP", "DET"
 
 def _named_at_work(sentence: str, lead: str, before: str, phrase: list[str], end: int) -> bool:
     """From a writer who does not capitalize, right after a word of work or an occupation, the words up
-    to where the sentence goes on name the employer, whatever words they are ("started at the juniper
-    deli on king st", "my job at harbour lights cafe is so slow", "an apprenticeship w holloway
+    to where the sentence goes on name the employer, whatever words they are ("started at the bluebell
+    deli on king st", "my job at harbour lights cafe is so slow", "an apprenticeship w ashcombe
     joinery"); not "at the front desk", "at full speed", "a builder for the loft conversion"."""
     after_work = (lead in ("at", "for") and _HIRED_BEFORE.search(before)
                   or lead == "at" and _AS_AN_OCCUPATION_BEFORE.search(before)
@@ -1223,7 +1223,7 @@ def _is_vocative(sentence: str, mention: Mention, mentions: list[Mention]) -> bo
             and not _TOLD_OF_AFTER.match(after))
 
 
-# "Tomasz, he's a carpenter": a name set before a description of him, not the one spoken to ("Jess, she's
+# "Teodor, he's a carpenter": a name set before a description of him, not the one spoken to ("Jess, she's
 # asking about you" stays a call)
 _TOLD_OF_AFTER = re.compile(r"^\s*,\s*(?:he|she)(?:'s|\s+is|\s+was)\s+(?:an?|my|our|from)\s", re.I)
 
