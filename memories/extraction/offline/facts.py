@@ -853,7 +853,7 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
             linked = frozenset()
         if not linked:
             out.relation(person, rel_type, partner, method="frame")
-    # "my PhD at UW", "a nurse at NHS Fife": initials right after "at" stand for an institution, whatever
+    # "my master's at UQ", "a nurse at NHS Fife": initials right after "at" stand for an institution, whatever
     # the name's shape voted (not "in IT", "in HR": a field)
     initials = {i for i in sentence.ids if i is not None and types[i] in ("concept", "place")
                 and _INITIALS.fullmatch(name := out.registry.entities[i].name)
