@@ -140,6 +140,12 @@ def named_relatives(message: str) -> list[tuple[str, str]]:
 
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)[^\w]*(\w+)")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_OR_LINE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def message_sentences(message: str) -> list[str]:
+    """A message's sentences and lines, as a write reads which sentence names what."""
+    return _SENTENCE_OR_LINE_BREAK.split(message or "")
 
 
 def writes_in_lower_case(message: str) -> bool:

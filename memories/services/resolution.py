@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memories import prompts
+from memories.extraction.mentions import message_sentences
 from memories.extraction.offline.entities import says_a_name_changed
 from memories.models import Agent, Entity, EntityAlias
 from memories.naming import (
@@ -135,7 +136,7 @@ def entity_resolve(
     vector = vector if vector is not None else embed([name])[0]
     if normalize_type(entity_type) == "person" and (known := _known_by_given_name_alone(agent, name, message, speaker)):
         alias_register(agent=agent, entity=known, names=[name, *aliases])
-        _given_in_full(agent, known, name, vector)
+        _shown_by(agent, known, name, vector)
         return Resolution(name, known, "given_name")
     # "Dr. Rahimi" that no known Rahimi fits alone is someone new, not the nearest-looking Rahimi
     candidates = [] if titled_surname(name) else resolve_fuzzy(agent=agent, vector=vector, entity_type=entity_type)
@@ -176,10 +177,7 @@ def _named_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray |
     if (not surname or entity.type != "person" or titled_surname(name) or len(name.split()) < 2
             or surname_of(name) != surname):
         return
-    entity.display_name = name.strip()
-    changed = {"display_name": entity.display_name} | ({"name_embedding": vector} if vector is not None else {})
-    Entity.objects.filter(pk=entity.pk).update(**changed)
-    agent_graph_bump_on_commit(agent_id=agent.id)
+    _shown_by(agent, entity, name, vector)
 
 
 def _known_by_given_name_alone(agent: Agent, name: str, message: str, speaker: str) -> Entity | None:
@@ -202,7 +200,7 @@ def _known_by_given_name_alone(agent: Agent, name: str, message: str, speaker: s
     short = re.compile(rf"(?<!\w){re.escape(known)}(?!\w)", re.I)
     apart = re.compile(rf"\b(?:another|other|different|two|also\s+(?:called|named)|(?:name|names)(?:\s+is|'s)\s+also)"
                        rf"\s+(?:{re.escape(known)}|{re.escape(given)})", re.I)
-    for sentence in _SENTENCE_END.split(message or ""):
+    for sentence in message_sentences(message):
         if not re.search(re.escape(name), sentence, re.I):
             continue
         if (apart.search(sentence) or _INTRODUCED.search(sentence)
@@ -217,11 +215,8 @@ _INTRODUCED = re.compile(
     r"this\s+(?:guy|girl|man|woman|lady|bloke|lad))\b", re.I)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def _given_in_full(agent: Agent, entity: Entity, name: str, vector: np.ndarray | None) -> None:
-    """The person known as "Raf" is shown by the full name a message gives them, "Rafael Moreno"."""
+def _shown_by(agent: Agent, entity: Entity, name: str, vector: np.ndarray | None) -> None:
+    """The person is shown by the fuller name a message gives them ("Raf" → "Rafael Moreno")."""
     entity.display_name = name.strip()
     changed = {"display_name": entity.display_name} | ({"name_embedding": vector} if vector is not None else {})
     Entity.objects.filter(pk=entity.pk).update(**changed)

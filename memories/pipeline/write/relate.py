@@ -6,12 +6,12 @@ written by memories.services."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from django.db import DatabaseError, transaction
 from django.db.models import Q
 
+from memories.extraction.mentions import message_sentences
 from memories.extraction.schema import ExtractedFact, Extraction
 from memories.models import Entity, Fact, Relationship
 from memories.naming import mentions, normalize_alias
@@ -169,13 +169,10 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
 def _began(s: Storage, names: list[str], ended: datetime) -> datetime:
     """When an ended state began: as long before its end as the sentence naming it says it lasted ("I
     left Halden Bank after almost four years"), else at its end (a beginning never said)."""
-    for sentence in _SENTENCE.split(s.message.text):
+    for sentence in message_sentences(s.message.text):
         if any(mentions(sentence, name) for name in names) and (span := ended_after(sentence)):
             return ended - span
     return ended
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _ended_states(extraction: Extraction):
