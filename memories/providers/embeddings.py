@@ -218,35 +218,57 @@ class OpenAICompatibleEmbedder:
 
 class CachingEmbedder:
     """Wraps an embedder with an LRU cache of text → vector and batches the misses: names and
-    repeated phrases are embedded once, and a bulk import can prime it a batch at a time."""
+    repeated phrases are embedded once, and a bulk import can prime it a batch at a time.
+
+    A text another thread is computing is waited for, not computed again: a write that primes its
+    facts' vectors on another thread (memories/services/priming.py) and the step that needs them
+    share one computation."""
 
     def __init__(self, inner: EmbedderClient, maxsize: int = 20000):
         self.inner = inner
         self.dimensions = inner.dimensions
         self.maxsize = maxsize
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._pending: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        found: dict[str, np.ndarray] = {}
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            missing, waiting = [], {}
+            for text in dict.fromkeys(texts):
+                vector = self._cache.get(text)
+                if vector is not None:
+                    self._cache.move_to_end(text)
+                    found[text] = vector
+                elif text in self._pending:
+                    waiting[text] = self._pending[text]
+                else:
+                    missing.append(text)
+            done = threading.Event()
+            for text in missing:
+                self._pending[text] = done
         if missing:
-            vectors = self.inner.embed(missing)
+            try:
+                vectors = self.inner.embed(missing)
+            finally:
+                with self._lock:
+                    for text in missing:
+                        self._pending.pop(text, None)
+                done.set()
+            found.update(zip(missing, vectors, strict=True))
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
                     self._cache[text] = vector
                 while len(self._cache) > self.maxsize:
                     self._cache.popitem(last=False)
-        out = []
-        with self._lock:
-            for text in texts:
+        for text, event in waiting.items():
+            event.wait()
+            with self._lock:
                 vector = self._cache.get(text)
-                if vector is None:  # evicted between the two locks: compute it alone
-                    vector = self.inner.embed([text])[0]
-                else:
-                    self._cache.move_to_end(text)
-                out.append(vector)
-        return out
+            # the other thread failed, or its vector was pushed out since: computed here
+            found[text] = vector if vector is not None else self.inner.embed([text])[0]
+        return [found[text] for text in texts]
 
 
 _embedder: EmbedderClient | None = None

@@ -27,7 +27,8 @@ from memories.models import Agent, Event, PipelineRun, RunStatus
 from memories.pipeline import write as pipeline
 from memories.pipeline.results import WriteResult
 from memories.pipeline.trace import Tracer
-from memories.providers.embeddings import EmbedderClient, get_embedder
+from memories.pipeline.write.ahead import embed_ahead
+from memories.providers.embeddings import CachingEmbedder, EmbedderClient, get_embedder
 from memories.providers.llm import LLMClient, get_llm_client
 from memories.redaction import REDACTED_KEY_PREFIX, request_key_digest
 from memories.selectors.forget import forget_key
@@ -175,7 +176,9 @@ def memory_write(
                         embedder=embedder, started=started)
     llm = llm or get_llm_client()
     if not llm.enabled and isinstance(message, str) and len(message) <= WriteConfig().max_message_bytes:
-        parse_ahead(message)  # the offline extractor's parse, while the message is embedded and logged
+        # the offline extractor's parse, and its facts' and names' vectors, while the message is
+        # embedded and logged
+        _ahead(embedder, text=message, speaker=speaker_name, occurred_at=occurred_at, recent=recent_messages)
     event, run, created = event_submit(
         agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
         recent_messages=recent_messages, idempotency_key=idempotency_key, external_id=external_id,
@@ -251,11 +254,19 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
 
 
 def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: PipelineRun | None) -> WriteResult:
+    logged = run is not None  # its caller just logged it, and started what it computes ahead
     run = run or _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
     if run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
     if not llm.enabled and run.event.redacted_at is None:
-        parse_ahead(run.event.text)  # the offline extractor's parse, while the names it holds are looked up
+        # the offline extractor's parse, and its facts' and names' vectors, while the names the
+        # message holds are looked up
+        if logged:
+            parse_ahead(run.event.text)
+        else:
+            params = run.params or {}
+            _ahead(embedder, text=run.event.text, speaker=run.event.speaker, occurred_at=run.event.occurred_at,
+                   recent=params.get("recent_messages") or ())
     llm = llm_within_budget(agent=run.agent, llm=llm)  # past the agent's budget: the offline path
     # the read steps run on the message as stored; the forget guard runs with the job locked (a
     # message it redacts since is read again there, and a redacted one is not stored at all)
@@ -269,6 +280,18 @@ def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: Pipe
             return WriteResult.from_dict(run.result)
         return _process_locked(run, llm=llm, embedder=embedder, persist_trace=True, tracer=tracer,
                                prepared=prepared, read=read)
+
+
+def _ahead(embedder: EmbedderClient | None, *, text: str, speaker: str, occurred_at: datetime | None,
+           recent) -> None:
+    """Start the offline extraction's parse and its vectors on other threads (the vectors only
+    where the embedder keeps them for the write to find)."""
+    embedder = embedder or get_embedder()
+    if isinstance(embedder, CachingEmbedder):
+        recent = tuple(m for m in recent if isinstance(m, str)) if isinstance(recent, list | tuple) else ()
+        embed_ahead(embedder, text=text, speaker=speaker, occurred_at=occurred_at, recent_messages=recent)
+    else:
+        parse_ahead(text)
 
 
 def _fail(run_id: int, exc: Exception, *, leased: bool) -> None:

@@ -1,6 +1,7 @@
 """A write starts parsing its message on the parser's own thread while it embeds and logs it; the
 extraction then uses that parse, waiting for it if it is still under way, and never parses a
-sentence twice."""
+sentence twice. A single write also computes its facts' and names' vectors on a thread of its own
+meanwhile: each is computed once, and what it stores is what it stores without."""
 
 import uuid
 
@@ -45,3 +46,73 @@ def test_a_message_parsed_ahead_is_parsed_once_and_extracted_as_without(monkeypa
     assert [(r.source, r.rel_type, r.target) for r in ahead.relations] == \
         [(r.source, r.rel_type, r.target) for r in alone.relations]
     assert ahead.facts and ahead.relations
+
+
+class CountingEmbedder:
+    """The bundled model, noting every text it computes; `gate` (when set) holds each call until
+    it is opened, so two callers can be made to overlap."""
+
+    def __init__(self, inner, gate=None):
+        self.inner, self.gate, self.texts = inner, gate, []
+        self.dimensions = inner.dimensions
+        self.calls, self.threads = 0, {}
+
+    def embed(self, texts):
+        import threading
+
+        self.calls += 1
+        self.texts += list(texts)
+        self.threads.update(dict.fromkeys(texts, threading.current_thread().name))
+        if self.gate is not None:
+            assert self.gate.wait(10), "the gate was never opened"
+        return self.inner.embed(texts)
+
+
+def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(embedder):
+    import threading
+
+    from memories.providers.embeddings import CachingEmbedder
+
+    gate = threading.Event()
+    counting = CountingEmbedder(embedder.inner, gate)
+    caching = CachingEmbedder(counting)
+    first: list = []
+    worker = threading.Thread(target=lambda: first.extend(caching.embed(["Ines moved to Porto", "Ines"])))
+    worker.start()
+    while counting.calls == 0:  # the other thread is computing its two texts
+        threading.Event().wait(0.005)
+    second: list = []
+    waiter = threading.Thread(target=lambda: second.extend(caching.embed(["Ines", "Porto"])))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive(), "the second caller did not wait for the text under way"
+    gate.set()
+    worker.join(10)
+    waiter.join(10)
+    assert sorted(counting.texts) == ["Ines", "Ines moved to Porto", "Porto"]  # each computed once
+    assert (second[0] == first[1]).all()
+    assert len(second) == 2 and len(first) == 2
+
+
+def test_a_single_write_computes_each_vector_once_and_stores_what_it_would_without(agent, other_agent, embedder):
+    from memories.models import Fact
+    from memories.providers.embeddings import CachingEmbedder
+    from memories.services.write import memory_write
+
+    tag = uuid.uuid4().hex[:6]  # texts no earlier test left in a cache
+    message = f"Marta Silva started at Quarry Labs as a chemist ({tag}). Her sister Beatriz lives in Braga."
+    counting = CountingEmbedder(embedder.inner)
+    ahead = memory_write(agent=agent, message=message, speaker_name="Tomas", embedder=CachingEmbedder(counting))
+    without = memory_write(agent=other_agent, message=message, speaker_name="Tomas", embedder=embedder.inner)
+    assert ahead.success and without.success
+    assert len(counting.texts) == len(set(counting.texts)), "a text was computed twice"
+    # the facts' vectors were computed beside the message's own, on the write-ahead thread
+    assert {counting.threads[f.text] for f in Fact.objects.filter(agent=agent)} == {"write-ahead_0"}
+
+    def stored(of):
+        return {f.text: f.embedding for f in Fact.objects.filter(agent=of)}
+
+    facts, expected = stored(agent), stored(other_agent)
+    assert facts.keys() == expected.keys() and len(facts) >= 2
+    for text, vector in facts.items():
+        assert max(abs(a - b) for a, b in zip(vector, expected[text], strict=True)) < 1e-6
