@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Q
 
 from memories.extraction.mentions import name_runs
-from memories.fast_rows import fast_timestamps
+from memories.fast_rows import fast_timestamps, id_array
 from memories.lru import LRUCache
 from memories.models import Agent, Entity, EntityAlias, Event, Fact, Relationship
 from memories.models.visibility import Moment, event_visible_sql, version_visible, version_visible_sql
@@ -137,9 +137,10 @@ def one_hop(*, agent: Agent, entity_ids: list[int], as_of: Moment | datetime | N
     visible, params = version_visible_sql(as_of, "r")
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT r.source_id, r.target_id FROM {Relationship._meta.db_table} r "
-                       f"WHERE r.agent_id = %s AND (r.source_id = ANY(%s) OR r.target_id = ANY(%s)) AND {visible} "
+                       f"WHERE r.agent_id = %s AND (r.source_id = ANY(%s::bigint[]) "
+                       f"OR r.target_id = ANY(%s::bigint[])) AND {visible} "
                        f"ORDER BY r.strength DESC, r.id LIMIT %s",
-                       [agent.id, list(entity_ids), list(entity_ids), *params, limit * 2])
+                       [agent.id, id_array(entity_ids), id_array(entity_ids), *params, limit * 2])
         rels = cursor.fetchall()
     out: list[int] = []
     for source, target in rels:
@@ -203,9 +204,9 @@ def facts_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[i
         FROM {Fact._meta.db_table} f
         JOIN {Entity._meta.db_table} en ON en.id = f.entity_id
         LEFT JOIN {Event._meta.db_table} ev ON ev.id = f.source_event_id
-        WHERE f.agent_id = %s AND f.id = ANY(%s)
+        WHERE f.agent_id = %s AND f.id = ANY(%s::bigint[])
     """
-    args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, list(ids)]
+    args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, id_array(ids)]
     rows, sims = {}, {}
     with connection.cursor() as cursor:
         fast_timestamps(cursor)
@@ -224,8 +225,8 @@ def events_for_rows(*, agent: Agent, ids: list[int], vector=None) -> tuple[dict[
         return {}, {}
     cosine = "1 - (embedding <=> %s::vector)" if vector is not None else "NULL"
     sql = (f"SELECT id, text, speaker, occurred_at, external_id, {cosine} FROM {Event._meta.db_table} "
-           f"WHERE agent_id = %s AND id = ANY(%s)")
-    args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, list(ids)]
+           f"WHERE agent_id = %s AND id = ANY(%s::bigint[])")
+    args = ([vector_literal(vector)] if vector is not None else []) + [agent.id, id_array(ids)]
     rows, sims = {}, {}
     with connection.cursor() as cursor:
         fast_timestamps(cursor)
@@ -281,10 +282,10 @@ def neighbour_events(*, agent: Agent, event_ids: list[int], window: int, max_gap
             (SELECT e.id, e.occurred_at FROM {table} e WHERE e.agent_id = s.agent_id
                AND e.occurred_at > s.occurred_at AND {visible} ORDER BY e.occurred_at ASC LIMIT %s)
         ) n
-        WHERE s.id = ANY(%s) AND s.agent_id = %s
+        WHERE s.id = ANY(%s::bigint[]) AND s.agent_id = %s
           AND abs(extract(epoch FROM n.occurred_at - s.occurred_at)) <= %s
     """
-    params = [*visible_params, window, *visible_params, window, list(event_ids), agent.id, max_gap_minutes * 60]
+    params = [*visible_params, window, *visible_params, window, id_array(event_ids), agent.id, max_gap_minutes * 60]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()

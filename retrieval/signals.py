@@ -17,6 +17,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
+from memories.fast_rows import id_array
 from memories.lru import LRUCache
 from memories.models import DOCUMENT_TABLES, FactEntityLink, KeywordCorpus, KeywordTerm
 from memories.models.visibility import Moment, event_visible_sql, version_visible_sql
@@ -302,9 +303,9 @@ def _best_visible(kind: str, doc_ids: np.ndarray, keys: np.ndarray, scores: np.n
 def _visible_ids(kind: str, agent_id: int, ids: list[int], as_of, config: RetrievalConfig, window) -> set[int]:
     visible, params = _visibility(kind, as_of, config.candidates.min_confidence)
     extra, extra_params = _window_sql(kind, window)
-    with connection.cursor() as cursor:  # the ids as one array literal: cheaper to send than a list
+    with connection.cursor() as cursor:
         cursor.execute(f"SELECT d.id FROM {DOCUMENT_TABLES[kind]} d WHERE d.id = ANY(%s::bigint[]) AND d.agent_id = %s "
-                       f"AND {visible}{extra}", ["{" + ",".join(map(str, ids)) + "}", agent_id, *params, *extra_params])
+                       f"AND {visible}{extra}", [id_array(ids), agent_id, *params, *extra_params])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -350,10 +351,10 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
         # all of them. Equal distances go by id, whatever the plan.
         links = FactEntityLink._meta.db_table
         sql = (f"SELECT l.entity_id, d.id, 1 - (d.embedding <=> %s::vector) FROM {links} l "
-               f"JOIN {DOCUMENT_TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s) "
-               f"AND d.id = ANY(ARRAY(SELECT fact_id FROM {links} WHERE entity_id = ANY(%s))) AND {visible} "
+               f"JOIN {DOCUMENT_TABLES['fact']} d ON d.id = l.fact_id WHERE l.entity_id = ANY(%s::bigint[]) "
+               f"AND d.id = ANY(ARRAY(SELECT fact_id FROM {links} WHERE entity_id = ANY(%s::bigint[]))) AND {visible} "
                f"AND d.confidence >= %s ORDER BY {EXACT_ORDER}, d.id LIMIT %s")
-        rows += _run(sql, [vec, small, small, *params, min_confidence, vec, limit * 3])
+        rows += _run(sql, [vec, id_array(small), id_array(small), *params, min_confidence, vec, limit * 3])
     if large:
         share = min(1.0, sum(counts[e] for e in large) / max(agent_rows, 1))
         ef = int(min(limits.hnsw_ef_search_max, max(limits.hnsw_ef_search_min, limit / share)))
@@ -361,9 +362,9 @@ def graph_facts(*, agent_id: int, entity_scores: dict[int, float], vector: np.nd
                f"FROM {DOCUMENT_TABLES['fact']} d WHERE d.agent_id = %s AND d.embedding IS NOT NULL AND {visible} "
                f"AND d.confidence >= %s ORDER BY {OWN_INDEX_ORDER} LIMIT %s) "
                f"SELECT l.entity_id, near.id, 1 - near.distance FROM near "
-               f"JOIN {FactEntityLink._meta.db_table} l ON l.fact_id = near.id AND l.entity_id = ANY(%s) "
+               f"JOIN {FactEntityLink._meta.db_table} l ON l.fact_id = near.id AND l.entity_id = ANY(%s::bigint[]) "
                f"ORDER BY near.distance LIMIT %s")
-        rows += _run(sql, [vec, agent_id, *params, min_confidence, vec, ef, large, limit * 3], ef_search=ef)
+        rows += _run(sql, [vec, agent_id, *params, min_confidence, vec, ef, id_array(large), limit * 3], ef_search=ef)
         info["ef_search"] = ef
     best: dict[int, float] = {}
     for entity_id, fact_id, cosine in rows:
@@ -382,7 +383,8 @@ def _linked_nearest_held(held: vector_cache.AgentVectors, entity_ids: list[int],
         return []
     with connection.cursor() as cursor:  # one row of packed arrays, not a tuple per link
         cursor.execute(f"SELECT string_agg(int8send(entity_id), ''::bytea), string_agg(int8send(fact_id), ''::bytea) "
-                       f"FROM {FactEntityLink._meta.db_table} WHERE entity_id = ANY(%s)", [entity_ids])
+                       f"FROM {FactEntityLink._meta.db_table} WHERE entity_id = ANY(%s::bigint[])",
+                       [id_array(entity_ids)])
         entities, facts = cursor.fetchone()
     links = np.stack([postings.packed_array(entities, ">i8", np.int64),
                       postings.packed_array(facts, ">i8", np.int64)], axis=1)

@@ -35,6 +35,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
+from memories.fast_rows import id_array
 from memories.models import DOCUMENT_TABLES, Agent, KeywordCorpus
 from memories.models.base import EMBEDDING_DIMENSIONS
 from memories.selectors import read_snapshot
@@ -291,8 +292,8 @@ def _refreshed(agent_id: int, kind: str, held: AgentVectors | None, key: tuple[i
                            f"AND embedding IS NOT NULL", [agent_id])
             read = cursor.fetchall()
         elif len(wanted):
-            cursor.execute(f"SELECT id, vector_send(embedding) FROM {table} WHERE id = ANY(%s) AND agent_id = %s "
-                           f"AND embedding IS NOT NULL", [wanted.tolist(), agent_id])
+            cursor.execute(f"SELECT id, vector_send(embedding) FROM {table} WHERE id = ANY(%s::bigint[]) "
+                           f"AND agent_id = %s AND embedding IS NOT NULL", [id_array(wanted.tolist()), agent_id])
             read = cursor.fetchall()
     if read:
         read_ids = np.array([row[0] for row in read], dtype=np.int64)
