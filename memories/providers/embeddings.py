@@ -221,7 +221,7 @@ class CachingEmbedder:
     repeated phrases are embedded once, and a bulk import can prime it a batch at a time.
 
     A text another thread is computing is waited for, not computed again: a write that primes its
-    facts' vectors on another thread (memories/services/priming.py) and the step that needs them
+    facts' vectors on another thread (memories/pipeline/write/ahead.py) and the step that needs them
     share one computation."""
 
     def __init__(self, inner: EmbedderClient, maxsize: int = 20000):
@@ -229,11 +229,13 @@ class CachingEmbedder:
         self.dimensions = inner.dimensions
         self.maxsize = maxsize
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._pending: dict[str, threading.Event] = {}
+        # texts being computed: by whom (a process forked meanwhile never waits for its parent's)
+        self._pending: dict[str, tuple[int, threading.Event]] = {}
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         found: dict[str, np.ndarray] = {}
+        pid = os.getpid()
         with self._lock:
             missing, waiting = [], {}
             for text in dict.fromkeys(texts):
@@ -241,27 +243,28 @@ class CachingEmbedder:
                 if vector is not None:
                     self._cache.move_to_end(text)
                     found[text] = vector
-                elif text in self._pending:
-                    waiting[text] = self._pending[text]
+                elif text in self._pending and self._pending[text][0] == pid:
+                    waiting[text] = self._pending[text][1]
                 else:
                     missing.append(text)
             done = threading.Event()
             for text in missing:
-                self._pending[text] = done
+                self._pending[text] = (pid, done)
         if missing:
+            computed: dict[str, np.ndarray] | None = None
             try:
-                vectors = self.inner.embed(missing)
-            finally:
+                computed = dict(zip(missing, self.inner.embed(missing), strict=True))
+            finally:  # cached before the waiters wake; on a failure they compute their own
                 with self._lock:
                     for text in missing:
-                        self._pending.pop(text, None)
+                        if computed is not None:
+                            self._cache[text] = computed[text]
+                        if self._pending.get(text, (0, None))[1] is done:
+                            del self._pending[text]
+                    while len(self._cache) > self.maxsize:
+                        self._cache.popitem(last=False)
                 done.set()
-            found.update(zip(missing, vectors, strict=True))
-            with self._lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._cache[text] = vector
-                while len(self._cache) > self.maxsize:
-                    self._cache.popitem(last=False)
+            found.update(computed)
         for text, event in waiting.items():
             event.wait()
             with self._lock:

@@ -116,3 +116,45 @@ def test_a_single_write_computes_each_vector_once_and_stores_what_it_would_witho
     assert facts.keys() == expected.keys() and len(facts) >= 2
     for text, vector in facts.items():
         assert max(abs(a - b) for a, b in zip(vector, expected[text], strict=True)) < 1e-6
+
+
+def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(embedder):
+    import threading
+
+    import pytest
+
+    from memories.providers.embeddings import CachingEmbedder
+
+    gate = threading.Event()
+
+    class FailsFirst(CountingEmbedder):
+        def embed(self, texts):
+            first = self.calls == 0
+            vectors = super().embed(texts)
+            if first:
+                raise RuntimeError("the endpoint went away")
+            return vectors
+
+    failing = FailsFirst(embedder.inner, gate)
+    caching = CachingEmbedder(failing)
+    errors: list = []
+
+    def first_caller():
+        with pytest.raises(RuntimeError):
+            caching.embed(["Lucia teaches in Gdansk"])
+        errors.append("raised")
+
+    worker = threading.Thread(target=first_caller)
+    worker.start()
+    while failing.calls == 0:
+        threading.Event().wait(0.005)
+    result: list = []
+    waiter = threading.Thread(target=lambda: result.extend(caching.embed(["Lucia teaches in Gdansk"])))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive(), "the second caller did not wait for the text under way"
+    gate.set()
+    worker.join(10)
+    waiter.join(10)
+    assert errors == ["raised"] and len(result) == 1
+    assert failing.texts == ["Lucia teaches in Gdansk"] * 2  # computed again by the one that waited
