@@ -27,4 +27,4 @@ def id_array(ids) -> str:
     """Ids as one `bigint[]` literal (`= ANY(%s::bigint[])`): Django's client-side binding dumps
     a Python list one element at a time, in Python, which for the few hundred candidates of a
     retrieval costs more than the statement that reads them."""
-    return "{" + ",".join(map(str, ids)) + "}"
+    return "{" + ",".join(str(int(i)) for i in ids) + "}"

@@ -220,9 +220,10 @@ class CachingEmbedder:
     """Wraps an embedder with an LRU cache of text → vector and batches the misses: names and
     repeated phrases are embedded once, and a bulk import can prime it a batch at a time.
 
-    A text another thread is computing is waited for, not computed again: a write that primes its
-    facts' vectors on another thread (memories/pipeline/write/ahead.py) and the step that needs them
-    share one computation."""
+    A text another thread of the process is computing is waited for, not computed again: a write
+    that computes its facts' vectors ahead on another thread (memories/pipeline/write/ahead.py) and
+    the step that needs them share one computation. When that computation fails, the texts are
+    computed by those that waited."""
 
     def __init__(self, inner: EmbedderClient, maxsize: int = 20000):
         self.inner = inner
@@ -236,42 +237,52 @@ class CachingEmbedder:
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         found: dict[str, np.ndarray] = {}
         pid = os.getpid()
-        with self._lock:
-            missing, waiting = [], {}
-            for text in dict.fromkeys(texts):
-                vector = self._cache.get(text)
-                if vector is not None:
-                    self._cache.move_to_end(text)
-                    found[text] = vector
-                elif text in self._pending and self._pending[text][0] == pid:
-                    waiting[text] = self._pending[text][1]
-                else:
-                    missing.append(text)
-            done = threading.Event()
-            for text in missing:
-                self._pending[text] = (pid, done)
-        if missing:
-            computed: dict[str, np.ndarray] | None = None
-            try:
+        missing: list[str] = []
+        waiting: dict[str, threading.Event] = {}
+        done = threading.Event()
+        computed: dict[str, np.ndarray] | None = None
+        try:
+            with self._lock:
+                for text in dict.fromkeys(texts):
+                    vector = self._cache.get(text)
+                    if vector is not None:
+                        self._cache.move_to_end(text)
+                        found[text] = vector
+                    elif text in self._pending and self._pending[text][0] == pid:
+                        waiting[text] = self._pending[text][1]
+                    else:
+                        missing.append(text)
+                        self._pending[text] = (pid, done)
+            if missing:
                 computed = dict(zip(missing, self.inner.embed(missing), strict=True))
-            finally:  # cached before the waiters wake; on a failure they compute their own
-                with self._lock:
-                    for text in missing:
-                        if computed is not None:
-                            self._cache[text] = computed[text]
-                        if self._pending.get(text, (0, None))[1] is done:
-                            del self._pending[text]
-                    while len(self._cache) > self.maxsize:
-                        self._cache.popitem(last=False)
-                done.set()
-            found.update(computed)
+        finally:  # cached before the waiters wake; on a failure they compute their own
+            with self._lock:
+                for text in missing:
+                    if computed is not None:
+                        self._cache[text] = computed[text]
+                    if self._pending.get(text, (0, None))[1] is done:
+                        del self._pending[text]
+                while len(self._cache) > self.maxsize:
+                    self._cache.popitem(last=False)
+            done.set()
+        found.update(computed or {})
+        again = []
         for text, event in waiting.items():
-            event.wait()
+            if not event.is_set():
+                with turn_given_up():  # in a web request, its turn goes to the next one meanwhile
+                    event.wait(PENDING_WAIT_SECONDS)
             with self._lock:
                 vector = self._cache.get(text)
-            # the other thread failed, or its vector was pushed out since: computed here
-            found[text] = vector if vector is not None else self.inner.embed([text])[0]
+            if vector is None:  # the other thread failed or is stuck, or its vector was pushed out since
+                again.append(text)
+            else:
+                found[text] = vector
+        if again:
+            found.update(zip(again, self.embed(again), strict=True))
         return [found[text] for text in texts]
+
+
+PENDING_WAIT_SECONDS = 60.0  # a text another thread computes is waited for this long, then computed here
 
 
 _embedder: EmbedderClient | None = None

@@ -177,8 +177,9 @@ def memory_write(
     llm = llm or get_llm_client()
     if not llm.enabled and isinstance(message, str) and len(message) <= WriteConfig().max_message_bytes:
         # the offline extractor's parse, and its facts' and names' vectors, while the message is
-        # embedded and logged
-        _ahead(embedder, text=message, speaker=speaker_name, occurred_at=occurred_at, recent=recent_messages)
+        # embedded and logged (at the time it is logged with, which dates what it says)
+        _ahead(embedder, text=message, speaker=speaker_name, occurred_at=occurred_at or timezone.now(),
+               recent=recent_messages)
     event, run, created = event_submit(
         agent=agent, message=message, speaker_name=speaker_name, occurred_at=occurred_at,
         recent_messages=recent_messages, idempotency_key=idempotency_key, external_id=external_id,
@@ -254,19 +255,11 @@ def event_process(*, run_id: int, llm: LLMClient | None = None, embedder: Embedd
 
 
 def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: PipelineRun | None) -> WriteResult:
-    logged = run is not None  # its caller just logged it, and started what it computes ahead
     run = run or _run_with_event(PipelineRun.objects.filter(pk=run_id)).get()
     if run.status == RunStatus.SUCCEEDED:
         return WriteResult.from_dict(run.result)
     if not llm.enabled and run.event.redacted_at is None:
-        # the offline extractor's parse, and its facts' and names' vectors, while the names the
-        # message holds are looked up
-        if logged:
-            parse_ahead(run.event.text)
-        else:
-            params = run.params or {}
-            _ahead(embedder, text=run.event.text, speaker=run.event.speaker, occurred_at=run.event.occurred_at,
-                   recent=params.get("recent_messages") or ())
+        parse_ahead(run.event.text)  # the offline extractor's parse, while the names it holds are looked up
     llm = llm_within_budget(agent=run.agent, llm=llm)  # past the agent's budget: the offline path
     # the read steps run on the message as stored; the forget guard runs with the job locked (a
     # message it redacts since is read again there, and a redacted one is not stored at all)
@@ -282,12 +275,12 @@ def _process(run_id: int, *, llm: LLMClient, embedder: EmbedderClient, run: Pipe
                                prepared=prepared, read=read)
 
 
-def _ahead(embedder: EmbedderClient | None, *, text: str, speaker: str, occurred_at: datetime | None,
-           recent) -> None:
+def _ahead(embedder: EmbedderClient | None, *, text: str, speaker, occurred_at: datetime, recent) -> None:
     """Start the offline extraction's parse and its vectors on other threads (the vectors only
-    where the embedder keeps them for the write to find)."""
+    where the embedder keeps them for the write to find, and for a request that names its writer:
+    one that does not is answered with a 400 by `event_submit`)."""
     embedder = embedder or get_embedder()
-    if isinstance(embedder, CachingEmbedder):
+    if isinstance(embedder, CachingEmbedder) and isinstance(speaker, str) and speaker.strip():
         recent = tuple(m for m in recent if isinstance(m, str)) if isinstance(recent, list | tuple) else ()
         embed_ahead(embedder, text=text, speaker=speaker, occurred_at=occurred_at, recent_messages=recent)
     else:

@@ -5,6 +5,8 @@ meanwhile: each is computed once, and what it stores is what it stores without."
 
 import uuid
 
+import pytest
+
 from memories.extraction.offline import extract_offline, parse, parse_ahead
 from memories.extraction.offline.text import normalize_message, split_sentences
 
@@ -49,8 +51,8 @@ def test_a_message_parsed_ahead_is_parsed_once_and_extracted_as_without(monkeypa
 
 
 class CountingEmbedder:
-    """The bundled model, noting every text it computes; `gate` (when set) holds each call until
-    it is opened, so two callers can be made to overlap."""
+    """The bundled model, noting every text it computes and on which thread; `gate` (when set)
+    holds its first call until it is opened, so that a second caller comes while it is under way."""
 
     def __init__(self, inner, gate=None):
         self.inner, self.gate, self.texts = inner, gate, []
@@ -63,9 +65,18 @@ class CountingEmbedder:
         self.calls += 1
         self.texts += list(texts)
         self.threads.update(dict.fromkeys(texts, threading.current_thread().name))
-        if self.gate is not None:
+        if self.gate is not None and self.calls == 1:
             assert self.gate.wait(10), "the gate was never opened"
         return self.inner.embed(texts)
+
+
+def _until(condition, seconds=10.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.005)
 
 
 def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(embedder):
@@ -79,34 +90,43 @@ def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(emb
     first: list = []
     worker = threading.Thread(target=lambda: first.extend(caching.embed(["Ines moved to Porto", "Ines"])))
     worker.start()
-    while counting.calls == 0:  # the other thread is computing its two texts
-        threading.Event().wait(0.005)
+    _until(lambda: counting.calls == 1)  # the other thread is computing its two texts
     second: list = []
-    waiter = threading.Thread(target=lambda: second.extend(caching.embed(["Ines", "Porto"])))
+    waiter = threading.Thread(target=lambda: second.extend(caching.embed(["Ines"])))
     waiter.start()
     waiter.join(0.2)
     assert waiter.is_alive(), "the second caller did not wait for the text under way"
     gate.set()
     worker.join(10)
     waiter.join(10)
-    assert sorted(counting.texts) == ["Ines", "Ines moved to Porto", "Porto"]  # each computed once
-    assert (second[0] == first[1]).all()
-    assert len(second) == 2 and len(first) == 2
+    assert counting.texts == ["Ines moved to Porto", "Ines"]  # each computed once
+    assert len(first) == 2 and len(second) == 1 and (second[0] == first[1]).all()
 
 
-def test_a_single_write_computes_each_vector_once_and_stores_what_it_would_without(agent, other_agent, embedder):
+def test_a_single_write_computes_each_vector_once_and_stores_what_it_would_without(agent, other_agent, embedder,
+                                                                                    monkeypatch):
     from memories.models import Fact
+    from memories.pipeline.write import ahead
     from memories.providers.embeddings import CachingEmbedder
-    from memories.services.write import memory_write
+    from memories.services import write
 
+    def ahead_then_wait(*args, **kwargs):  # the ahead work done before the write goes on, so that
+        _until(lambda: ahead._busy.acquire(blocking=False))  # no earlier write's is under way
+        ahead._busy.release()
+        future = ahead.embed_ahead(*args, **kwargs)
+        assert future is not None
+        future.result(10)
+
+    monkeypatch.setattr(write, "embed_ahead", ahead_then_wait)
     tag = uuid.uuid4().hex[:6]  # texts no earlier test left in a cache
     message = f"Marta Silva started at Quarry Labs as a chemist ({tag}). Her sister Beatriz lives in Braga."
     counting = CountingEmbedder(embedder.inner)
-    ahead = memory_write(agent=agent, message=message, speaker_name="Tomas", embedder=CachingEmbedder(counting))
-    without = memory_write(agent=other_agent, message=message, speaker_name="Tomas", embedder=embedder.inner)
-    assert ahead.success and without.success
+    ahead_result = write.memory_write(agent=agent, message=message, speaker_name="Tomas",
+                                      embedder=CachingEmbedder(counting))
+    without = write.memory_write(agent=other_agent, message=message, speaker_name="Tomas", embedder=embedder.inner)
+    assert ahead_result.success and without.success
     assert len(counting.texts) == len(set(counting.texts)), "a text was computed twice"
-    # the facts' vectors were computed beside the message's own, on the write-ahead thread
+    # the facts' vectors were computed on the write-ahead thread, not in the write's own steps
     assert {counting.threads[f.text] for f in Fact.objects.filter(agent=agent)} == {"write-ahead_0"}
 
     def stored(of):
@@ -118,10 +138,22 @@ def test_a_single_write_computes_each_vector_once_and_stores_what_it_would_witho
         assert max(abs(a - b) for a, b in zip(vector, expected[text], strict=True)) < 1e-6
 
 
+def test_a_write_whose_writer_is_missing_is_refused_with_nothing_computed_ahead(agent, embedder):
+    from memories.errors import DomainError
+    from memories.models import Event
+    from memories.providers.embeddings import CachingEmbedder
+    from memories.services.write import memory_write
+
+    counting = CountingEmbedder(embedder.inner)
+    for speaker in ("", None, 7):
+        with pytest.raises(DomainError, match="speaker"):
+            memory_write(agent=agent, message="Ana moved to Lisbon.", speaker_name=speaker,
+                         embedder=CachingEmbedder(counting))
+    assert counting.texts == [] and not Event.objects.filter(agent=agent).exists()
+
+
 def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(embedder):
     import threading
-
-    import pytest
 
     from memories.providers.embeddings import CachingEmbedder
 
@@ -146,8 +178,7 @@ def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(e
 
     worker = threading.Thread(target=first_caller)
     worker.start()
-    while failing.calls == 0:
-        threading.Event().wait(0.005)
+    _until(lambda: failing.calls == 1)
     result: list = []
     waiter = threading.Thread(target=lambda: result.extend(caching.embed(["Lucia teaches in Gdansk"])))
     waiter.start()
@@ -158,3 +189,4 @@ def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(e
     waiter.join(10)
     assert errors == ["raised"] and len(result) == 1
     assert failing.texts == ["Lucia teaches in Gdansk"] * 2  # computed again by the one that waited
+    assert caching.embed(["Lucia teaches in Gdansk"])[0] is result[0]  # and kept

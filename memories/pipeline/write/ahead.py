@@ -4,14 +4,17 @@ The offline extractor reads a message the same way whatever the agent knows, up 
 resolves, so the fact texts and names it finds on the message alone are nearly always the ones
 the write embeds later (`normalize`, `resolve_entities`). An import embeds them a batch at a time
 (memories/services/imports.py); a single write starts them on another thread while its message
-is embedded and logged, so the two vectors computations run on two cores. The embedder's cache
-then answers the write, or the write waits for the computation under way instead of repeating it
+is embedded and logged: its Python runs while the main thread waits on the model and the database,
+and the two embeddings run on two cores. The embedder's cache then answers the write, or the write waits for the computation under way instead of repeating it
 (memories/providers/embeddings.py: CachingEmbedder). A text the write reads differently once it
-knows the agent (a name resolved) is embedded by the write itself, as without this step."""
+knows the agent (a name resolved) is embedded by the write itself, as without this step. The
+worker's writes (logged by the API, embedded there) only parse ahead: they have no embedding of
+their own to overlap with."""
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +27,16 @@ logger = logging.getLogger(__name__)
 
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write-ahead")
 _busy = threading.Semaphore(1)
+
+
+def _after_fork() -> None:
+    # a forked process has none of its parent's threads: a pool of its own, and a thread not busy
+    global _pool, _busy
+    _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write-ahead")
+    _busy = threading.Semaphore(1)
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def offline_texts(text: str, *, speaker: str, occurred_at: datetime | None = None,
