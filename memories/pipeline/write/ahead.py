@@ -5,11 +5,11 @@ resolves, so the fact texts and names it finds on the message alone are nearly a
 the write embeds later (`normalize`, `resolve_entities`). An import embeds them a batch at a time
 (memories/services/imports.py); a single write starts them on another thread while its message
 is embedded and logged: its Python runs while the main thread waits on the model and the database,
-and the two embeddings run on two cores. The embedder's cache then answers the write, or the write waits for the computation under way instead of repeating it
-(memories/providers/embeddings.py: CachingEmbedder). A text the write reads differently once it
-knows the agent (a name resolved) is embedded by the write itself, as without this step. The
-worker's writes (logged by the API, embedded there) only parse ahead: they have no embedding of
-their own to overlap with."""
+and the two embeddings run side by side. The embedder's cache then answers the write, or the write
+waits for the computation under way instead of repeating it (memories/providers/embeddings.py:
+CachingEmbedder). A text the write reads differently once it knows the agent (a name resolved) is
+embedded by the write itself, as without this step. The worker's writes (logged by the API,
+embedded there) only parse ahead: they have no embedding of their own to overlap with."""
 
 from __future__ import annotations
 
