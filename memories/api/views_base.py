@@ -12,7 +12,7 @@ from rest_framework import serializers, viewsets
 from memories import selectors
 from memories.api.auth import principal_of
 from memories.errors import ConfigError, DomainError, NotFound
-from memories.models import Agent
+from memories.models import Agent, ApiKey
 
 logger = logging.getLogger(__name__)
 ID_REGEX = r"[0-9]{1,18}"
@@ -30,7 +30,10 @@ class AgentScopedMixin:
         if self._agent is None:
             slug = self.kwargs.get("agent", "")
             principal = principal_of(self.request)
-            agent = selectors.agent_by_slug(slug=slug)
+            # a key bound to this agent brought its row with it (read with the key, this request)
+            key = getattr(self.request, "auth", None)
+            bound = key.agent if isinstance(key, ApiKey) and key.agent_id is not None else None
+            agent = bound if bound is not None and bound.slug == slug else selectors.agent_by_slug(slug=slug)
             if agent is None or principal is None or not principal.can_see(agent):
                 raise NotFound(f"agent {slug!r} not found")
             self._agent = agent

@@ -154,6 +154,21 @@ def test_a_foreign_agent_looks_exactly_like_a_missing_one(seeded, other_agent, m
     assert real["code"] == missing["code"] == "not_found"
 
 
+def test_a_key_bound_to_its_agent_is_read_with_it_in_one_statement(seeded, make_key, client_for):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    bound = client_for(make_key(seeded, "read"))
+    with CaptureQueriesContext(connection) as queries:
+        assert bound.get(url(seeded, "facts")).status_code == 200
+    agent_reads = [q["sql"] for q in queries.captured_queries if '"memories_agent"' in q["sql"]]
+    assert agent_reads and all('"memories_apikey"' in sql for sql in agent_reads)
+    everyone = client_for(make_key(None, "read"))  # a key of every agent: the agent looked up by its name
+    with CaptureQueriesContext(connection) as queries:
+        assert everyone.get(url(seeded, "facts")).status_code == 200
+    assert any('"memories_agent"."slug"' in q["sql"] for q in queries.captured_queries)
+
+
 def test_agent_list_shows_only_the_keys_agent(seeded, other_agent, make_key, client_for):
     bound = client_for(make_key(seeded, "read")).get("/api/v1/agents/").json()
     assert [a["slug"] for a in bound["results"]] == ["test-agent"]

@@ -402,3 +402,16 @@ def test_signals_run_inline_while_another_retrieval_is_under_way_and_answer_the_
         concurrency.shutdown()  # the pool threads' connections, before the tables are flushed
     assert on_pool and not [name for name in submitted if name.startswith("_timed")]
     assert busy.facts and busy.ranking == alone.ranking and busy.context == alone.context
+
+
+def test_a_result_as_the_api_returns_it_is_every_field_of_the_result(ricardo):
+    import dataclasses
+
+    result = memory_retrieve(agent=ricardo, query="Where does Ricardo Gomes live and work?", limit=10)
+    assert result.facts and result.events and result.trace and result.facts[0].citations
+    returned = result.as_dict()
+    assert returned == dataclasses.asdict(result)
+    json.dumps(returned)  # JSON all the way down
+    returned["facts"][0]["scores"]["semantic"] = -1.0  # the caller's copy: the result keeps its own
+    returned["facts"][0]["citations"].clear()
+    assert result.facts[0].scores.get("semantic") != -1.0 and result.facts[0].citations
