@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from retrieval.keys import CandidateKey
 
@@ -67,7 +67,7 @@ class RetrieveResult:
         reaches, and a result's trace holds a few hundred (about a millisecond of a request's CPU).
         The lists and the dicts of its facts and events are new; the trace's steps are copies
         already (`Tracer` steps as dicts), copied one level more."""
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out = {name: getattr(self, name) for name in _RESULT_FIELDS}
         out["facts"] = [{**vars(f), "scores": dict(f.scores), "citations": [dict(vars(c)) for c in f.citations]}
                         for f in self.facts]
         out["events"] = [{**vars(e), "scores": dict(e.scores)} for e in self.events]
@@ -97,3 +97,6 @@ class RetrieveResult:
     def _by_key(self) -> dict[CandidateKey, RetrievedFact | RetrievedEvent]:
         return {**{CandidateKey.fact(f.id): f for f in self.facts},
                 **{CandidateKey.event(e.id): e for e in self.events}}
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(RetrieveResult))

@@ -32,7 +32,8 @@ class AgentScopedMixin:
             principal = principal_of(self.request)
             # a key bound to this agent brought its row with it (read with the key, this request)
             key = getattr(self.request, "auth", None)
-            bound = key.agent if isinstance(key, ApiKey) and key.agent_id is not None else None
+            bound = (key.agent if isinstance(key, ApiKey) and key.agent_id is not None and ApiKey.agent.is_cached(key)
+                     else None)
             agent = bound if bound is not None and bound.slug == slug else selectors.agent_by_slug(slug=slug)
             if agent is None or principal is None or not principal.can_see(agent):
                 raise NotFound(f"agent {slug!r} not found")

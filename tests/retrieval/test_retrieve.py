@@ -415,3 +415,26 @@ def test_a_result_as_the_api_returns_it_is_every_field_of_the_result(ricardo):
     returned["facts"][0]["scores"]["semantic"] = -1.0  # the caller's copy: the result keeps its own
     returned["facts"][0]["citations"].clear()
     assert result.facts[0].scores.get("semantic") != -1.0 and result.facts[0].citations
+
+
+def test_every_field_of_a_result_reaches_the_response_as_asdict_gives_it():
+    import dataclasses
+
+    from retrieval.results import Citation, RetrievedEvent, RetrievedFact, RetrieveResult
+
+    values = {"str": "x", "int": 3, "float": 0.5, "dict": {"semantic": 0.25}, "list": ["f:1"]}
+    filled = {}
+    for f in dataclasses.fields(RetrieveResult):  # a field added later is filled too
+        kind = str(f.type)
+        filled[f.name] = values["list"] if kind.startswith("list[str]") else values["dict"] if kind.startswith(
+            "dict") else values["int"] if kind.startswith("int") else values["float"] if kind.startswith(
+            "float") else values["str"]
+    fact = RetrievedFact(id=1, text="Ana lives in Porto", entity="ana", entity_name="Ana", score=0.9, rank=1,
+                         scores={"semantic": 0.9}, citations=[Citation(7, "m7", "2024-01-01T00:00:00+00:00", "Ana")],
+                         valid_from="2024-01-01T00:00:00+00:00", valid_to=None,
+                         recorded_at="2024-01-01T00:00:00+00:00", invalidated_at=None, source_context="")
+    event = RetrievedEvent(id=7, text="I live in Porto", speaker="Ana", occurred_at="2024-01-01T00:00:00+00:00",
+                           external_id="m7", score=0.5, rank=2, scores={"keyword": 0.5})
+    filled.update(facts=[fact], events=[event], trace=[{"name": "plan", "data": {"intent": "fact"}}])
+    result = RetrieveResult(**filled)
+    assert result.as_dict() == dataclasses.asdict(result)
