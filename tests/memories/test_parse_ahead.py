@@ -88,7 +88,7 @@ def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(emb
     counting = CountingEmbedder(embedder.inner, gate)
     caching = CachingEmbedder(counting)
     first: list = []
-    worker = threading.Thread(target=lambda: first.extend(caching.embed(["Ines moved to Porto", "Ines"])))
+    worker = threading.Thread(target=lambda: first.extend(caching.embed(["Ines moved to Sintra", "Ines"])))
     worker.start()
     _until(lambda: counting.calls == 1)  # the other thread is computing its two texts
     second: list = []
@@ -99,7 +99,7 @@ def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(emb
     gate.set()
     worker.join(10)
     waiter.join(10)
-    assert counting.texts == ["Ines moved to Porto", "Ines"]  # each computed once
+    assert counting.texts == ["Ines moved to Sintra", "Ines"]  # each computed once
     assert len(first) == 2 and len(second) == 1 and (second[0] == first[1]).all()
 
 
@@ -119,11 +119,11 @@ def test_a_single_write_computes_each_vector_once_and_stores_what_it_would_witho
 
     monkeypatch.setattr(write, "embed_ahead", ahead_then_wait)
     tag = uuid.uuid4().hex[:6]  # texts no earlier test left in a cache
-    message = f"Marta Silva started at Quarry Labs as a chemist ({tag}). Her sister Beatriz lives in Braga."
+    message = f"Marta Silva started at Quarry Labs as a chemist ({tag}). Her sister Odile lives in Sintra."
     counting = CountingEmbedder(embedder.inner)
-    ahead_result = write.memory_write(agent=agent, message=message, speaker_name="Tomas",
+    ahead_result = write.memory_write(agent=agent, message=message, speaker_name="Halvard",
                                       embedder=CachingEmbedder(counting))
-    without = write.memory_write(agent=other_agent, message=message, speaker_name="Tomas", embedder=embedder.inner)
+    without = write.memory_write(agent=other_agent, message=message, speaker_name="Halvard", embedder=embedder.inner)
     assert ahead_result.success and without.success
     assert len(counting.texts) == len(set(counting.texts)), "a text was computed twice"
     # the facts' vectors were computed on the write-ahead thread, not in the write's own steps
@@ -147,7 +147,7 @@ def test_a_write_whose_writer_is_missing_is_refused_with_nothing_computed_ahead(
     counting = CountingEmbedder(embedder.inner)
     for speaker in ("", None, 7):
         with pytest.raises(DomainError, match="speaker"):
-            memory_write(agent=agent, message="Ana moved to Lisbon.", speaker_name=speaker,
+            memory_write(agent=agent, message="Mirela moved to Sintra.", speaker_name=speaker,
                          embedder=CachingEmbedder(counting))
     assert counting.texts == [] and not Event.objects.filter(agent=agent).exists()
 
@@ -173,14 +173,14 @@ def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(e
 
     def first_caller():
         with pytest.raises(RuntimeError):
-            caching.embed(["Lucia teaches in Gdansk"])
+            caching.embed(["Vesna teaches in Gdansk"])
         errors.append("raised")
 
     worker = threading.Thread(target=first_caller)
     worker.start()
     _until(lambda: failing.calls == 1)
     result: list = []
-    waiter = threading.Thread(target=lambda: result.extend(caching.embed(["Lucia teaches in Gdansk"])))
+    waiter = threading.Thread(target=lambda: result.extend(caching.embed(["Vesna teaches in Gdansk"])))
     waiter.start()
     waiter.join(0.2)
     assert waiter.is_alive(), "the second caller did not wait for the text under way"
@@ -188,5 +188,5 @@ def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(e
     worker.join(10)
     waiter.join(10)
     assert errors == ["raised"] and len(result) == 1
-    assert failing.texts == ["Lucia teaches in Gdansk"] * 2  # computed again by the one that waited
-    assert caching.embed(["Lucia teaches in Gdansk"])[0] is result[0]  # and kept
+    assert failing.texts == ["Vesna teaches in Gdansk"] * 2  # computed again by the one that waited
+    assert caching.embed(["Vesna teaches in Gdansk"])[0] is result[0]  # and kept

@@ -429,11 +429,11 @@ def test_every_field_of_a_result_reaches_the_response_as_asdict_gives_it():
         filled[f.name] = values["list"] if kind.startswith("list[str]") else values["dict"] if kind.startswith(
             "dict") else values["int"] if kind.startswith("int") else values["float"] if kind.startswith(
             "float") else values["str"]
-    fact = RetrievedFact(id=1, text="Ana lives in Porto", entity="ana", entity_name="Ana", score=0.9, rank=1,
-                         scores={"semantic": 0.9}, citations=[Citation(7, "m7", "2024-01-01T00:00:00+00:00", "Ana")],
+    fact = RetrievedFact(id=1, text="Mirela lives in Sintra", entity="mirela", entity_name="Mirela", score=0.9, rank=1,
+                         scores={"semantic": 0.9}, citations=[Citation(7, "m7", "2024-01-01T00:00:00+00:00", "Mirela")],
                          valid_from="2024-01-01T00:00:00+00:00", valid_to=None,
                          recorded_at="2024-01-01T00:00:00+00:00", invalidated_at=None, source_context="")
-    event = RetrievedEvent(id=7, text="I live in Porto", speaker="Ana", occurred_at="2024-01-01T00:00:00+00:00",
+    event = RetrievedEvent(id=7, text="I live in Sintra", speaker="Mirela", occurred_at="2024-01-01T00:00:00+00:00",
                            external_id="m7", score=0.5, rank=2, scores={"keyword": 0.5})
     filled.update(facts=[fact], events=[event], trace=[{"name": "plan", "data": {"intent": "fact"}}])
     result = RetrieveResult(**filled)
