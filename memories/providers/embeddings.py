@@ -266,19 +266,21 @@ class CachingEmbedder:
                     self._cache.popitem(last=False)
             done.set()
         found.update(computed or {})
-        again = []
+        again, stuck = [], []
         for text, event in waiting.items():
             if not event.is_set():
                 with turn_given_up():  # in a web request, its turn goes to the next one meanwhile
                     event.wait(PENDING_WAIT_SECONDS)
             with self._lock:
                 vector = self._cache.get(text)
-            if vector is None:  # the other thread failed or is stuck, or its vector was pushed out since
-                again.append(text)
-            else:
+            if vector is not None:
                 found[text] = vector
+            else:  # the other thread failed or its vector was pushed out since (again), or it is stuck
+                (again if event.is_set() else stuck).append(text)
         if again:
             found.update(zip(again, self.embed(again), strict=True))
+        if stuck:  # computed here, not waited for again (the stuck thread caches them when it ends)
+            found.update(zip(stuck, self.inner.embed(stuck), strict=True))
         return [found[text] for text in texts]
 
 

@@ -190,3 +190,24 @@ def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(e
     assert errors == ["raised"] and len(result) == 1
     assert failing.texts == ["Vesna teaches in Gdansk"] * 2  # computed again by the one that waited
     assert caching.embed(["Vesna teaches in Gdansk"])[0] is result[0]  # and kept
+
+
+def test_a_text_stuck_in_another_thread_is_computed_by_the_one_waiting_once_it_stops_waiting(embedder, monkeypatch):
+    import threading
+
+    from memories.providers import embeddings
+    from memories.providers.embeddings import CachingEmbedder
+
+    monkeypatch.setattr(embeddings, "PENDING_WAIT_SECONDS", 0.3)
+    gate = threading.Event()
+    counting = CountingEmbedder(embedder.inner, gate)
+    caching = CachingEmbedder(counting)
+    worker = threading.Thread(target=lambda: caching.embed(["Halvard restores boats in Sintra"]))
+    worker.start()
+    _until(lambda: counting.calls == 1)
+    try:
+        vector = caching.embed(["Halvard restores boats in Sintra"])[0]  # waits 0.3 s, then computes it
+        assert counting.texts == ["Halvard restores boats in Sintra"] * 2 and vector.shape == (384,)
+    finally:
+        gate.set()
+        worker.join(10)
