@@ -15,11 +15,11 @@ from django.db import connections
 
 from memories.config import WriteConfig
 from memories.errors import DomainError
-from memories.extraction.offline import extract_offline
 from memories.extraction.offline.parse import ParserProcess, parse_many
 from memories.extraction.offline.text import normalize_message, split_sentences
 from memories.importers.locomo import Turn
 from memories.models import Agent, Event, PipelineRun
+from memories.pipeline.write.ahead import offline_texts
 from memories.providers.embeddings import get_embedder
 from memories.providers.llm import get_llm_client
 from memories.services import import_processes
@@ -56,8 +56,7 @@ def _prime(embedder, turns: Sequence[Turn], indexes: Sequence[int], recent_windo
                                           recent_messages=_recent(turns, index, recent_window),
                                           with_speaker=config.event_embedding_speaker,
                                           context=config.event_embedding_context))
-        extraction = extract_offline(turn.text, speaker=turn.speaker, occurred_at=turn.occurred_at)
-        texts += [f.text for f in extraction.facts] + [e.name for e in extraction.entities]
+        texts += offline_texts(turn.text, speaker=turn.speaker, occurred_at=turn.occurred_at)
     if texts:
         embedder.embed(texts)
 

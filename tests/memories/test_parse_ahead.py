@@ -79,6 +79,22 @@ def _until(condition, seconds=10.0):
         time.sleep(0.005)
 
 
+def _asked_while_under_way(caching, texts, gate, worker) -> list:
+    """What a second caller gets for `texts` while `worker` computes them behind `gate`: it is
+    still waiting 0.2 s later; then the gate opens and both finish."""
+    import threading
+
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.extend(caching.embed(texts)))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive(), "the second caller did not wait for the text under way"
+    gate.set()
+    worker.join(10)
+    waiter.join(10)
+    return got
+
+
 def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(embedder):
     import threading
 
@@ -91,14 +107,7 @@ def test_a_text_under_way_in_another_thread_is_waited_for_not_computed_again(emb
     worker = threading.Thread(target=lambda: first.extend(caching.embed(["Ines moved to Sintra", "Ines"])))
     worker.start()
     _until(lambda: counting.calls == 1)  # the other thread is computing its two texts
-    second: list = []
-    waiter = threading.Thread(target=lambda: second.extend(caching.embed(["Ines"])))
-    waiter.start()
-    waiter.join(0.2)
-    assert waiter.is_alive(), "the second caller did not wait for the text under way"
-    gate.set()
-    worker.join(10)
-    waiter.join(10)
+    second = _asked_while_under_way(caching, ["Ines"], gate, worker)
     assert counting.texts == ["Ines moved to Sintra", "Ines"]  # each computed once
     assert len(first) == 2 and len(second) == 1 and (second[0] == first[1]).all()
 
@@ -179,14 +188,7 @@ def test_a_text_whose_computation_failed_is_computed_by_the_one_waiting_for_it(e
     worker = threading.Thread(target=first_caller)
     worker.start()
     _until(lambda: failing.calls == 1)
-    result: list = []
-    waiter = threading.Thread(target=lambda: result.extend(caching.embed(["Vesna teaches in Gdansk"])))
-    waiter.start()
-    waiter.join(0.2)
-    assert waiter.is_alive(), "the second caller did not wait for the text under way"
-    gate.set()
-    worker.join(10)
-    waiter.join(10)
+    result = _asked_while_under_way(caching, ["Vesna teaches in Gdansk"], gate, worker)
     assert errors == ["raised"] and len(result) == 1
     assert failing.texts == ["Vesna teaches in Gdansk"] * 2  # computed again by the one that waited
     assert caching.embed(["Vesna teaches in Gdansk"])[0] is result[0]  # and kept
