@@ -21,6 +21,7 @@ from memories.naming import (
     clipped_family_name,
     diminutive_stems,
     entity_key,
+    family_name_moved,
     first_names_compatible,
     genders_differ,
     in_nickname_table,
@@ -161,14 +162,19 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
     # a one-word name no one is given ("Kerrigan", "Xiaoming") may be the family name of a full
     # name, or its given name said after the family name
     bare = normalize_alias(name) if len(name.split()) == 1 and not _given_name(name) else ""
+    writer_key = entity_key("person", writer) if writer.strip() else ""
     for entity in rows:
         names = [entity.display_name, *entity.alias_names]
+        if own_surname and entity.key == writer_key and all(len(n.split()) == 1 for n in names):
+            continue  # the writer known as "Dan" reads "a Daniel Kahneman book": someone else's full name
         surnames = {surname_of(n) for n in names} - {""}
-        if own_surname and surnames and own_surname not in surnames:
+        # "Tuấn Trương" for Trương Minh Tuấn: by the name the person is known by, not by any alias
+        moved = family_name_moved(name, entity.display_name)
+        if own_surname and surnames and own_surname not in surnames and not moved:
             continue  # "Sam Whitfield" is not the "Sam Patel" who is also called "Sam"
         if name_of_other_sex(name, entity.display_name):
             continue  # "gabriel" is not Gabriela, even where her short form "gabi" is his too
-        if any(person_names_compatible(name, n, either_way=False) for n in names) or (
+        if moved or any(person_names_compatible(name, n, either_way=False) for n in names) or (
                 bare and bare == surname_of(entity.display_name)):
             found[entity.id] = entity
     return list(found.values())
@@ -183,7 +189,7 @@ def _alias_names():
 
 def _given_name(word: str) -> bool:
     """A given name the lexicon or the nickname table knows ("Grace", "Paddy")."""
-    return normalize_alias(word) in FIRST_NAMES or bool(nickname_of(word))
+    return normalize_alias(word) in FIRST_NAMES or in_nickname_table(word)
 
 
 

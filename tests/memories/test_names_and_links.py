@@ -65,6 +65,48 @@ def test_clipped_forms_and_other_spellings_but_not_any_shared_letters():
     assert not person_names_compatible("Tina Marsh", "Valentina Russo", either_way=False)
 
 
+def test_the_nickname_tables_short_forms_but_not_its_loose_pairs():
+    # pairs the `nicknames` package gives that no list or spelling rule of ours did
+    for short, full in [("Jo", "Joanne"), ("Em", "Emily"), ("Kenzy", "Mackenzie"), ("Tilla", "Matilda")]:
+        assert first_names_compatible(short, full, either_way=False), (short, full)
+    assert person_names_compatible("Jo", "Joanne Prescott", either_way=False)
+    # it also lists full given names for others ("Emily" for Amelia, "Andrew" for Andrea) and pairs
+    # that share no start ("Erin" for Aaron): those stay two people
+    for a, b in [("Emily", "Amelia"), ("Andrew", "Andrea"), ("Erin", "Aaron"), ("Lena", "Catherine")]:
+        assert not first_names_compatible(a, b), (a, b)
+    # its short forms are no given names of their own: "art" and "chat" are words
+    from memories.naming import in_nickname_table
+    assert not in_nickname_table("art") and not in_nickname_table("chat")
+
+
+def test_a_pet_ending_on_a_given_name_and_a_family_name_moved():
+    for longer, name in [("Gracie", "Grace"), ("Tommy", "Tom"), ("Natey", "Nate"), ("Ruthie", "Ruth")]:
+        assert first_names_compatible(longer, name, either_way=False), (longer, name)
+    for longer, name in [("Tommy", "Tim"), ("Rosie", "Ross"), ("Andy", "An")]:
+        assert not first_names_compatible(longer, name, either_way=False), (longer, name)
+    # written family name first, said given name first, a middle name dropped or kept
+    from memories.naming import family_name_moved
+    assert family_name_moved("Khải Đoàn", "Đoàn Văn Khải") and family_name_moved("Đoàn Văn Khải", "Khải Đoàn")
+    assert family_name_moved("Minh Anh Nguyen", "Nguyen Minh Anh")
+    assert not family_name_moved("Khải Đoàn", "Đoàn Văn Minh") and not family_name_moved("Khải Đoàn", "Võ Văn Khải")
+    assert not family_name_moved("Anna Lee", "Lee Kim") and not family_name_moved("Anna Lee", "Anna Lee")
+
+
+def test_names_the_writer_goes_by_read_off_the_parse():
+    from memories.extraction.offline.entities import writer_nicknames
+
+    assert writer_nicknames("he calls me t-bone which is a whole story", "Dylan Hart") == ["t-bone"]
+    assert writer_nicknames("they all call me dh already lol", "Dylan Hart") == ["dh"]
+    assert writer_nicknames("my derby name is hart attack obviously", "Dylan Hart") == ["hart attack"]
+    assert writer_nicknames("Everyone at work calls me Bee.", "Dylan Hart") == ["Bee"]
+    # descriptions, kin words, the writer's own name, a call on the phone, another's name
+    for text in ("My sister called me lazy again.", "She called me an idiot.", "The grandkids call me grandad.",
+                 "Call me when you land!", "He called me yesterday.", "Everyone calls me Dylan.",
+                 "My name is Dylan Hart.", "my dog's name is Biscuit", "my team name is Thunderbolts",
+                 "my pet name is Biscuit", "They call him Bee."):
+        assert writer_nicknames(text, "Dylan Hart") == [], text
+
+
 def test_acronyms_of_multi_word_names():
     assert is_acronym_of("NSB", "Northfield Savings Bank")
     assert is_acronym_of("BoW", "Bank of Westmoor")

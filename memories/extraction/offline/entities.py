@@ -18,6 +18,7 @@ from memories.extraction.offline.lexicon import (
     KINSHIP,
     MALE_KIN,
     MALE_NAMES,
+    NAME_KINDS,
     OCCUPATIONS,
     ORG_NOUNS,
     ORG_PREFIXES,
@@ -515,6 +516,14 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         entity.scores.pop("known", None)
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
+    for sentence in sentences:  # "they all call me jp": the writer's own, in any case
+        for nick in writer_nicknames(sentence.text, registry.entities[SPEAKER].name):
+            read = registry.lookup(nick)
+            if read is not None and read != SPEAKER:  # "my middle name is Oluwaseun": no one else
+                registry.merge(read, SPEAKER)
+                for other in sentences:
+                    other.ids = [SPEAKER if i == read else i for i in other.ids]
+            registry.add_alias(SPEAKER, nick)
     _apply_quoted_nicknames(registry, sentences)
     return registry, sentences, ctx
 
@@ -602,6 +611,36 @@ def _vote_shared_first_names(registry: Registry, known_people: Sequence[str]) ->
         if (len(words) in (2, 3) and all(w[:1].isupper() for w in words) and words[0].lower() in firsts
                 and words[0].lower() not in HONORIFICS and entity.type in ("concept", "place")):
             entity.vote("person", 50)
+
+
+_QUOTES = "'\"‘’“”"
+
+
+def writer_nicknames(text: str, speaker: str) -> list[str]:
+    """Names the writer says they go by, read off the parse whatever their case: the second object
+    of "call" with "me" ("they all call me jp", "he calls me t-bone", "everyone calls me Bee") and
+    what "my nickname" or "my ⟨kind⟩ name" is ("my derby name is shawshank"). Not a description
+    ("they call me lazy", "she called me an idiot"), a kin word ("the kids call me nana") or a
+    name that is the writer's own."""
+    doc = parse(text)
+    spans = []
+    for token in doc:
+        if token.lemma_ == "call" and any(c.dep_ == "dobj" and c.lower_ == "me" for c in token.children):
+            spans += [c for c in token.children if c.dep_ == "oprd" and c.pos_ in ("NOUN", "PROPN")]
+        elif (token.lemma_ in ("name", "nickname") and token.dep_ == "nsubj" and token.head.lemma_ == "be"
+              and any(c.dep_ == "poss" and c.lower_ == "my" for c in token.children)
+              and (token.lemma_ == "nickname" or any(c.dep_ in ("compound", "amod") and c.lower_ in NAME_KINDS
+                                                     for c in token.children))):
+            spans += [c for c in token.head.children if c.dep_ == "attr" and c.pos_ in ("NOUN", "PROPN")]
+    out = []
+    for head in spans:
+        words = doc[head.left_edge.i : head.i + 1]
+        nick = text[words.start_char : words.end_char].strip(_QUOTES + " ")
+        if (not nick or len(nick.split()) > 2 or any(t.pos_ in ("DET", "ADJ", "NUM", "PRON") for t in words)
+                or nick.lower() in KINSHIP or nick.lower() in speaker.lower().split()):
+            continue
+        out.append(nick)
+    return out
 
 
 def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> None:

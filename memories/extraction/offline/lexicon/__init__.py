@@ -38,6 +38,7 @@ _WORDS = _toml(_HERE / "words.toml")
 _W = {key: word_set(value) for key, value in _WORDS.items() if isinstance(value, str)}
 
 STOP_CAPS = _W["stop_caps"]
+NAME_KINDS = _W["name_kinds"]
 CALENDAR_TAILS = _W["calendar_tails"]
 GREETING_WORDS = _W["greeting_words"]
 HONORIFICS = _W["honorifics"]
