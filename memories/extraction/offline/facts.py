@@ -732,6 +732,9 @@ _RECIPROCAL = (
     ("spouse_of", r"got\s+married|are\s+married|were\s+married|married|wed|tied\s+the\s+knot|eloped"),
     ("engaged_to", r"got\s+engaged|are\s+engaged|became\s+engaged"),
     ("partner_of", r"(?:are|were|started|have\s+been|'re)\s+(?:\w+\s+)?(?:dating|seeing\s+each\s+other|together)|"
+                   # "Ana and I are official", "are a thing now", "are an item": a couple's start in chat
+                   r"(?:are|'re)\s+(?:now\s+|finally\s+|officially\s+|so\s+)?(?:official|a\s+(?:thing|couple)|an\s+item)"
+                   r"(?=\s*(?:[.!,;]|now\b|as\s+of\b|$))|"
                    r"(?:admitted|announced|said)\s+(?:that\s+)?(?:they|we)(?:'re|\s+are)\s+dating|"
                    r"(?:moved|moving|move)\s+in\s+together|"
                    # "Ana and I are expecting!", "are having a baby": a couple's child on the way
