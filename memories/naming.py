@@ -120,9 +120,9 @@ def mentions(text: str, name: str, min_length: int = 3) -> bool:
 
 # Given names and their short forms. Below, the common ones, English and the best-known of other
 # languages: their words are the given names the table knows (`in_nickname_table`). The `nicknames`
-# package's table of English given names (`_package_nicknames`) adds the pairs it gives ("Jo" for
-# Joanne, "Em" for Emily, "Kenzie" for Mackenzie) to what can be one person's names, not to the
-# words read as names: it also lists "Art", "Chat" and "Angel". A spelling rule covers the rest
+# package's table of English given names (`_package_nicknames`) adds the short forms it gives that
+# begin as their name does ("Jo" for Joanne, "Em" for Emily) to what can be one person's names, not to
+# the words read as names: it also lists "Art", "Chat" and "Angel". A spelling rule covers the rest
 # ("Dan"/"Daniel", "Danny"/"Daniel", "Becca"/"Rebecca", "Lupita"/"Guadalupe").
 _NICKNAME_LIST = """
 liz lizzie lisa betty bess beth bessie betsy elsie libby eliza:elizabeth
@@ -174,37 +174,26 @@ def _nickname_table(listing: str) -> dict[str, tuple[str, ...]]:
 
 
 def _package_nicknames() -> dict[str, tuple[str, ...]]:
-    """The `nicknames` package's short forms, without the pairs that would join two people: a short
-    form that is a full name of the table itself ("Emily" is listed for Amelia, "Andrew" for Andrea),
-    and one that shares neither its first letter nor three letters in a row with the full name
-    ("Erin" listed for Aaron). The irregular forms it loses so ("Peggy", "Bill") are in the list above."""
+    """The `nicknames` package's short forms that begin as their full name does ("jo" for Joanne, "em"
+    for Emily), and are no full name of the table themselves. Its looser pairs would join two people:
+    full names listed for others ("Emily" for Amelia), forms that share a full name ("Carl" and
+    "Charlie" for Charles) or rhymes ("Lloyd" for Floyd); those stay out, and these pairs are read
+    one by one, never through a full name they share."""
     from nicknames import NickNamer
 
     namer = NickNamer()
     full_names = frozenset(namer.nickname_lookup)
-
-    def trigrams(word: str) -> set[str]:
-        return {word[i : i + 3] for i in range(len(word) - 2)}
-
     return {short: tuple(sorted(kept)) for short, fulls in namer.canonical_lookup.items()
-            if short not in full_names and (kept := {full for full in fulls if full != short and (
-                short[0] == full[0] or trigrams(short) & trigrams(full))})}
+            if short not in full_names
+            and (kept := {full for full in fulls if full != short and full[:2] == short[:2]})}
 
 
-def _merged(*tables: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-    merged: dict[str, tuple[str, ...]] = {}
-    for table in tables:
-        for short, fulls in table.items():
-            merged[short] = tuple(dict.fromkeys([*merged.get(short, ()), *fulls]))
-    return merged
-
-
-_LISTED = _nickname_table(_NICKNAME_LIST)
-_NICKNAMES = _merged(_LISTED, _package_nicknames())
+_NICKNAMES = _nickname_table(_NICKNAME_LIST)
+_PACKAGE = _package_nicknames()
 _DIMINUTIVE_ENDINGS = ("ie", "y", "ey", "i")
 
 
-_TABLE_NAMES = frozenset(_LISTED) | frozenset(full for fulls in _LISTED.values() for full in fulls)
+_TABLE_NAMES = frozenset(_NICKNAMES) | frozenset(full for fulls in _NICKNAMES.values() for full in fulls)
 
 
 def in_nickname_table(word: str) -> bool:
@@ -244,10 +233,10 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
         return True
     if len(a) > len(b):
         if not either_way:
-            return b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or _pet_form_of(a, b)
+            return b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or a in _PACKAGE.get(b, ())
         a, b = b, a
     if b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or set(_NICKNAMES.get(a, ())) & set(
-            _NICKNAMES.get(b, ())):
+            _NICKNAMES.get(b, ())) or b in _PACKAGE.get(a, ()):
         return True
     if _skeleton(b) in {skeleton for full in _NICKNAMES.get(a, ()) for skeleton in _skeletons(full)}:
         return True  # "Sasha" for "Aleksandr", "Alex" for "Alejandro": the table's "Alexander" spelled another way
@@ -263,18 +252,6 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     # a clipped end or middle of a longer name: "Tina" for Valentina, "Seun" for Oluwaseun, "Funmi"
     # for Olufunmilayo
     return len(a) >= 4 and (b.endswith(a) or len(a) >= 5 and 2 <= b.find(a) <= len(b) - len(a) - 2)
-
-
-def _pet_form_of(longer: str, name: str) -> bool:
-    """Is `longer` (folded) the name `name` with an English pet ending: "Tommy" (Tom), "Gracie"
-    (Grace), "Natey" (Nate), "Ruthie" (Ruth)? The name whole, its consonant doubled, or without
-    its final e, before -y, -ie, -ey or -i."""
-    for ending in _DIMINUTIVE_ENDINGS:
-        stem = longer.removesuffix(ending) if longer.endswith(ending) else ""
-        if len(stem) >= 2 and (stem == name or name.endswith("e") and stem == name[:-1]
-                               or len(stem) >= 3 and stem[-1] == stem[-2] and stem[:-1] == name):
-            return True
-    return False
 
 
 # Portuguese, Spanish and Italian diminutive endings: "Aninha" (Ana), "Pedrinho" (Pedro), "Juanito"
@@ -369,14 +346,17 @@ def person_names_compatible(a: str, b: str, either_way: bool = True) -> bool:
 
 def family_name_moved(a: str, b: str) -> bool:
     """"Khải Đoàn" / "Đoàn Văn Khải", "Minh Anh Nguyen" / "Nguyen Minh Anh": a name written family name
-    first (Vietnamese, Chinese, Korean, Hungarian) said given name first, a middle name left out or
-    kept: the same words but for middle ones, with the family name moved from one end to the other."""
+    first (Vietnamese, Chinese, Korean) said given name first, a middle name left out or kept: the
+    same words but for middle ones, with the family name moved from one end to the other; one of the
+    two has three words or more."""
     ja, jb = _joined_words(a), _joined_words(b)
     return _moved(ja, jb) or _moved(jb, ja)
 
 
 def _moved(short: list[str], full: list[str]) -> bool:
-    if len(short) < 2 or len(full) < len(short) or short == full:
+    # the written-first form keeps a middle name: two names of two words swapped ("Paul James",
+    # "James Paul") are as often two people
+    if len(short) < 2 or len(full) < 3 or len(full) < len(short) or short == full:
         return False
     return short[-1] == full[0] and short[0] != full[0] and short[:-1] == full[len(full) - len(short) + 1:] or (
         short[0] == full[-1] and short[1:] == full[:len(short) - 1] and short[0] != full[0])

@@ -165,8 +165,9 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
     writer_key = entity_key("person", writer) if writer.strip() else ""
     for entity in rows:
         names = [entity.display_name, *entity.alias_names]
-        if own_surname and entity.key == writer_key and all(len(n.split()) == 1 for n in names):
-            continue  # the writer known as "Dan" reads "a Daniel Kahneman book": someone else's full name
+        if own_surname and entity.key == writer_key and all(len(n.split()) == 1 for n in names) and (
+                person_words(name)[:1] != person_words(entity.display_name)[:1]):
+            continue  # the writer known as "Dan" reads "a Daniel Kahneman book"; "I'm Dan Brooks" is theirs
         surnames = {surname_of(n) for n in names} - {""}
         # "Tuấn Trương" for Trương Minh Tuấn: by the name the person is known by, not by any alias
         moved = family_name_moved(name, entity.display_name)

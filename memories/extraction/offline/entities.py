@@ -28,6 +28,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_PREFIXES,
     PLACE_SUFFIXES,
     PLACES,
+    STOP_CAPS,
     WORD_PLACES,
     WORLD_GIVEN_NAMES,
     alternation,
@@ -620,24 +621,31 @@ def writer_nicknames(text: str, speaker: str) -> list[str]:
     """Names the writer says they go by, read off the parse whatever their case: the second object
     of "call" with "me" ("they all call me jp", "he calls me t-bone", "everyone calls me Bee") and
     what "my nickname" or "my ⟨kind⟩ name" is ("my derby name is shawshank"). Not a description
-    ("they call me lazy", "she called me an idiot"), a kin word ("the kids call me nana") or a
-    name that is the writer's own."""
+    ("they call me lazy", "she called me an idiot", "called me names"), a word of chat ("lol"), a
+    kin word ("the kids call me nana"), a name the writer gives someone else ("my nickname for Mark
+    is Bear") or a name that is the writer's own."""
     doc = parse(text)
-    spans = []
+    heads = []
     for token in doc:
         if token.lemma_ == "call" and any(c.dep_ == "dobj" and c.lower_ == "me" for c in token.children):
-            spans += [c for c in token.children if c.dep_ == "oprd" and c.pos_ in ("NOUN", "PROPN")]
+            heads += [(c, True) for c in token.children if c.dep_ == "oprd" and c.pos_ in ("NOUN", "PROPN")]
         elif (token.lemma_ in ("name", "nickname") and token.dep_ == "nsubj" and token.head.lemma_ == "be"
               and any(c.dep_ == "poss" and c.lower_ == "my" for c in token.children)
+              and not any(c.dep_ == "prep" for c in token.children)
               and (token.lemma_ == "nickname" or any(c.dep_ in ("compound", "amod") and c.lower_ in NAME_KINDS
                                                      for c in token.children))):
-            spans += [c for c in token.head.children if c.dep_ == "attr" and c.pos_ in ("NOUN", "PROPN")]
+            heads += [(c, False) for c in token.head.children if c.dep_ == "attr" and c.pos_ in ("NOUN", "PROPN")]
     out = []
-    for head in spans:
+    for head, called in heads:
         words = doc[head.left_edge.i : head.i + 1]
-        nick = text[words.start_char : words.end_char].strip(_QUOTES + " ")
+        said = text[words.start_char : words.end_char]
+        nick = said.strip(_QUOTES + " ")
         if (not nick or len(nick.split()) > 2 or any(t.pos_ in ("DET", "ADJ", "NUM", "PRON") for t in words)
-                or nick.lower() in KINSHIP or nick.lower() in speaker.lower().split()):
+                or not all(c.isalnum() or c in " -'’" for c in nick) or nick.lower() in KINSHIP
+                or nick.lower() in STOP_CAPS or nick.lower() in speaker.lower().split()):
+            continue
+        # a word of the dictionary, said after "call me" in lower case and unquoted, says what, not who
+        if called and nick == said and nick.islower() and all(is_dictionary_word(w) for w in nick.split()):
             continue
         out.append(nick)
     return out

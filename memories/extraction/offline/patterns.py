@@ -141,15 +141,6 @@ RULES: tuple[Rule, ...] = (
         "work_next",
         **_JOB_CHANGE,
     ),
-    # "moved from ⟨org⟩ to ⟨org⟩", "switched from ⟨org⟩ to ⟨org⟩": a new employer, the old one left
-    # (both organizations; between places it is a move of home, "moved_to")
-    _rule(
-        "changed_employer",
-        r"(?:moved|moves|moving|switched|switches|switching|jumped|jumps|jumping|changed\s+jobs)\s+"
-        r"from\s+(?:the\s+)?\x02(?P<old>\d+)\x03\s+to",
-        "work",
-        **_JOB_CHANGE,
-    ),
     _rule(
         "moved_away",
         r"(?:moved|relocated)\s+(?:away\s+)?(?:from|out\s+of)",
@@ -510,7 +501,6 @@ WORKPLACE_RULE = Rule(
 
 _JOB_RULES = frozenset({"works_at", "role_at", "with_org", "joined", "at_org_now", "left_for", "appointed"})
 _JOINED_RULE = next(rule for rule in RULES if rule.name == "joined")
-_LEFT_JOB_RULE = next(rule for rule in RULES if rule.name == "left_job")
 # what may follow the place a state ended at: the clause's end, or a word of time or reason ("finished
 # at ⟨X⟩ last week", "done with ⟨X⟩ forever"); not a noun of its own, nor "early" or "today" alone
 _OVER_AFTER = re.compile(
@@ -572,13 +562,6 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()
-        if rule.name == "changed_employer":
-            old = int(match.group("old"))
-            if registry.entities[old].type != "organization" or old == obj:
-                groups.discard(rule.group)
-                continue
-            hits += [RuleMatch(_LEFT_JOB_RULE, old, future), RuleMatch(rule, obj, future)]
-            continue
         if rule.name == "finished_school" and not _SCHOOL_NAME.search(registry.entities[obj].name):
             # "finished at ⟨shop⟩", "Finished ⟨initials⟩!": whatever the writer was doing there is over
             # (the write ends the job, the studies or the membership it finds), no school's years; not
