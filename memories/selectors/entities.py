@@ -190,7 +190,7 @@ def _alias_names():
 
 def _given_name(word: str) -> bool:
     """A given name the lexicon or the nickname table knows ("Grace", "Paddy")."""
-    return normalize_alias(word) in FIRST_NAMES or in_nickname_table(word)
+    return normalize_alias(word) in FIRST_NAMES or bool(nickname_of(word))
 
 
 
