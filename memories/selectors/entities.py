@@ -139,9 +139,9 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
     (short form, diminutive, nickname, accents and punctuation aside) and no other surname;
     for a title with a surname ("Dr. Fisher"), the people of that surname other than `writer`
     (see `_people_with_surname`)."""
+    writer_key = entity_key("person", writer) if writer.strip() else ""
     surname = titled_surname(name)
     if surname:
-        writer_key = entity_key("person", writer) if writer.strip() else ""
         return [e for e in _people_with_surname(agent, surname, limit, asked=name, strict_titles=strict_titles)
                 if e.key != writer_key]
     first = strip_accents(name.strip().split()[0])
@@ -162,7 +162,6 @@ def resolve_person_name(*, agent: Agent, name: str, limit: int = 300, writer: st
     # a one-word name no one is given ("Kerrigan", "Xiaoming") may be the family name of a full
     # name, or its given name said after the family name
     bare = normalize_alias(name) if len(name.split()) == 1 and not _given_name(name) else ""
-    writer_key = entity_key("person", writer) if writer.strip() else ""
     for entity in rows:
         names = [entity.display_name, *entity.alias_names]
         if own_surname and entity.key == writer_key and all(len(n.split()) == 1 for n in names) and (

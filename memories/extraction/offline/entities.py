@@ -517,14 +517,7 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         entity.scores.pop("known", None)
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
-    for sentence in sentences:  # "they all call me jp": the writer's own, in any case
-        for nick in writer_nicknames(sentence.text, registry.entities[SPEAKER].name):
-            read = registry.lookup(nick)
-            if read is not None and read != SPEAKER:  # "my middle name is Oluwaseun": no one else
-                registry.merge(read, SPEAKER)
-                for other in sentences:
-                    other.ids = [SPEAKER if i == read else i for i in other.ids]
-            registry.add_alias(SPEAKER, nick)
+    _apply_writer_nicknames(registry, sentences)
     _apply_quoted_nicknames(registry, sentences)
     return registry, sentences, ctx
 
@@ -614,6 +607,24 @@ def _vote_shared_first_names(registry: Registry, known_people: Sequence[str]) ->
             entity.vote("person", 50)
 
 
+def _merge_into(registry: Registry, sentences: list[Sentence], gone: int, into: int) -> None:
+    """`gone` was another name of `into`: merged in the registry, and every mention of it is `into`'s."""
+    registry.merge(gone, into)
+    for sentence in sentences:
+        sentence.ids = [into if i == gone else i for i in sentence.ids]
+
+
+def _apply_writer_nicknames(registry: Registry, sentences: list[Sentence]) -> None:
+    """"they all call me jp": the name is the writer's, in any case; read as someone else before
+    ("my middle name is Oluwaseun"), that one is the writer."""
+    for sentence in sentences:
+        for nick in writer_nicknames(sentence.text, registry.entities[SPEAKER].name):
+            read = registry.lookup(nick)
+            if read is not None and read != SPEAKER:
+                _merge_into(registry, sentences, read, SPEAKER)
+            registry.add_alias(SPEAKER, nick)
+
+
 _QUOTES = "'\"‘’“”"
 
 
@@ -668,9 +679,7 @@ def _apply_declared_nicknames(registry: Registry, sentences: list[Sentence]) -> 
                 continue
             if nick is None or owner is None or nick in (owner, SPEAKER):
                 continue
-            registry.merge(nick, owner)
-            for other in sentences:
-                other.ids = [owner if i == nick else i for i in other.ids]
+            _merge_into(registry, sentences, nick, owner)
             # the declaration keeps the nickname as written ("… but call me Nina")
             del sentence.mentions[k], sentence.ids[k]
 
