@@ -13,7 +13,9 @@ from memories.extraction.offline.lexicon import (
     FEMALE_KIN,
     FEMALE_NAMES,
     FIRST_NAMES,
+    GIVEN_NAMES,
     HONORIFICS,
+    HONORIFICS_AFTER_WORD,
     KIN_MODIFIERS,
     KINSHIP,
     MALE_KIN,
@@ -495,6 +497,9 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER and (kin := _KIN_IN_PARENS.match(sentence.text, mention.end)):
                 registry.add_alias(idx, kin.group(1).title())  # "Emmanuel Okafor (Dad)": later "Dad" is him
+            if idx is not None and idx != SPEAKER and " " not in mention.text.strip() and (
+                    titled := _TITLE_AFTER.match(sentence.text, mention.end)):
+                registry.add_alias(idx, f"{mention.text.strip()} {titled.group(1)}")  # "Kemal Hoca" is Kemal
     for idx, titled in titled_aliases:
         registry.add_alias(idx, titled)  # "Dr. Roxana Rahimi": later "Dr. Rahimi" is her
     for sentence in sentences:
@@ -784,6 +789,14 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
     _vote_context(entity, before, after)
     if len(words) == 1 and words[0] not in PLACES and not mention.text.isupper() and _HUMAN_AFTER.match(after):
         entity.vote("person", 40)
+    if _POST_AFTER.match(after):
+        entity.vote("person", 90)  # "Adaeze Orji, an architect at …": what a person is, set off after the name
+
+
+_TITLE_AFTER = re.compile(rf" ((?i:{alternation(HONORIFICS_AFTER_WORD)}))(?![\w'’-])")
+# the post ends the phrase: not "a teacher training college", "a marine park"
+_POST_AFTER = re.compile(rf"^\s*(?:,|[—–])\s*(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?(?:{alternation(OCCUPATIONS)})"
+                         r"(?=\s*(?:[,.;!?)—–]|$)|\s+(?:at|for|with|in|from|who|and)\b)")
 
 
 _AND_I = re.compile(r"(?:\s+\w+){0,3}?\s+(?:and|&)\s+(?:i|me)\b", re.I)
@@ -843,6 +856,9 @@ def _vote_name_shape(entity: MessageEntity, words: list[str], text: str, before:
     elif (name in WORD_PLACES and text[:1].isupper() and name not in FIRST_NAMES and name not in WORLD_GIVEN_NAMES
           and _PLACE_WORD_BEFORE.search(before)):
         entity.vote("place", 45)  # "Leaving Bath", "moved to Shanghai"; not "I work at Orange", "Reading is fun"
+    if len(words) == 2 and (words[0] in GIVEN_NAMES or not is_dictionary_word(words[0])) and re.fullmatch(
+            r"[A-Z]\w+ [A-Z][\w']+-[A-Z][\w']+", text):
+        entity.vote("person", 45)  # "Babatunde Oriel-Coker": a given name and a double-barrelled family name
     if words[0] in FIRST_NAMES:
         entity.vote("person", 55 if len(words) > 1 else 50)
         entity.gender = entity.gender or gender_of(words[0])

@@ -265,6 +265,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
         out.relation(person, "lives_in", place)
         _slot_fact(person, "lives_in", place, False, "biographical_milestone", out, base)
     _who_clauses(text, out, base)
+    _apposed_posts(text, out, base)
     body = _DISLOCATED.sub(r"\g<s>", strip_discourse(text))  # "⟨1⟩, he's a welder" read as "⟨1⟩'s a welder"
     if not _WORDS.search(body):
         return
@@ -333,7 +334,7 @@ _ACQUIRED_PET = re.compile(
     rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
     rf"(?:adopted|adopts?|adopting|got|have|has|"
     # not "still got the plush toy rabbit from grandma": a toy
-    rf"rescued|bought|brought\s+home|took\s+in|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
+    rf"rescued|bought|brought\s+home|took\s+(?:in|on)|taken\s+(?:in|on)|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
     rf"(?:(?!(?:stuffed|toy|plush|soft|cuddly|robot|robotic|fake|ceramic|wooden|inflatable)\b)[\w-]+\s+){{0,2}}?"
     rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b(?!\s+(?:him|her|it)\b))",
     re.I,
@@ -431,6 +432,26 @@ def _home_is(body: str, out: Collector, base: float) -> None:
     hits = [h for h in match_rules(predicate, out.registry) if h.rule.group == "residence"]
     if hits:
         _clause_facts(Clause(body, [subject], predicate, "direct"), hits, out, base)
+
+
+# "⟨1⟩, a paediatric nurse, ...", "⟨1⟩ — an architect at ⟨2⟩ —": what someone is, set off after the name
+_APPOSED_POST = re.compile(
+    rf"{PH}\s*(?:,|[—–])\s*(?P<post>(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?(?P<job>[\w-]+))"
+    r"(?P<rest>\s+(?:at|for|with)\s+\x02\d+\x03)?\s*(?=[,.;!?—–)]|$)")
+
+
+def _apposed_posts(text: str, out: Collector, base: float) -> None:
+    """A post set off after a person's name is what that person is ("⟨1⟩, a pharmacist", "⟨1⟩, a
+    nurse at ⟨2⟩"), not what the sentence's subject is."""
+    for match in _APPOSED_POST.finditer(text):
+        who, job = int(match.group(1)), match.group("job").lower()
+        if who == SPEAKER or not out.registry.is_person(who) or not (
+                job in OCCUPATIONS or len(job) > 5 and any(job.endswith(j) for j in OCCUPATIONS if len(j) >= 5)):
+            continue
+        if match.group("rest"):
+            _descriptors(who, match.group("post") + match.group("rest"), out, base)
+        else:
+            out.fact(who, f"{ph(who)} is {match.group('post')}", confidence=base, category="biographical_milestone")
 
 
 _SELF_INTRO = re.compile(r"^(?P<lead>.*?)\x02(?P<s>\d+)\x03 is \x02(?P=s)\x03\s*,\s*(?P<rest>.+)$")

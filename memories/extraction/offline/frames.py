@@ -368,6 +368,8 @@ def _verb_chain(verb) -> list:
     for _ in range(6):
         if verb.dep_ == "xcomp" and any(c.dep_ == "dobj" for c in verb.head.children):
             break  # "quit his job to open a cafe": the purpose is an event of its own, not the quitting
+        if verb.dep_ == "advcl" and verb.i < verb.head.i and _names_its_own(verb.head, verb):
+            break  # "Having been made a partner at X, I left Y": a clause set before the verb is its own event
         if verb.head.i == verb.i or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj") or (
                 # a clause with a subject of its own says its own thing ("I no longer teach — I'm a
                 # designer at X"); one without shares what the verb it hangs from is said under
@@ -382,6 +384,14 @@ def _verb_chain(verb) -> list:
         if not through:  # "sold our flat and moved to X": the selling is another event
             chain.append(verb)
     return chain
+
+
+def _names_its_own(head, clause) -> bool:
+    """Whether the verb names a place or organization of its own outside `clause` ("I left Y"), not a
+    date ("Having worked at X for ten years, I retired in May": the retiring ends X)."""
+    inside = {t.i for t in clause.subtree}
+    return any(t.pos_ == "PROPN" and t.ent_type_ not in ("DATE", "TIME") and t.i not in inside
+               for c in head.children if c.dep_ in ("dobj", "prep") for t in c.subtree)
 
 
 def _chain_words(chain) -> frozenset[str]:
@@ -839,7 +849,14 @@ _NAMING_VERBS = frozenset({"name", "call"})
 
 
 def _pet_noun(token) -> bool:
-    return token.pos_ == "NOUN" and token.lemma_.lower() in PET_TERMS
+    return token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() in PET_TERMS  # "a black Labrador"
+
+
+def _taken_in(verb) -> bool:
+    """"adopted", "got", "took in", "have taken on", "was acquired": an animal comes to live with someone."""
+    lemma = verb.lemma_.lower()
+    return lemma in _TAKEN_IN or lemma == "acquire" or lemma == "take" and any(
+        c.dep_ == "prt" and c.lower_ in ("in", "on") for c in verb.children)
 
 
 _TAKEN_IN = frozenset({"adopt", "foster", "get", "buy"})  # not "met a cat called X", "rescued a hiker named X"
@@ -905,7 +922,7 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
     pairs += [(t, t.head.head) for t in doc if t.i in ids and t.i not in paired and types[ids[t.i]] == "pet"
               and t.dep_ == "oprd" and t.head.dep_ == "acl" and t.head.lemma_.lower() in _NAMING_VERBS
               and t.head.head.pos_ == "NOUN" and t.head.head.dep_ == "dobj"
-              and t.head.head.head.lemma_.lower() in _TAKEN_IN]
+              and _taken_in(t.head.head.head)]
     # "her cat, a Maine Coon named Pixie": a pet named after its kind, apposed to what someone owns
     pairs += [(t, t.head.head) for t in doc if t.i in ids and t.i not in paired and types[ids[t.i]] == "pet"
               and t.dep_ == "oprd" and t.head.dep_ == "acl" and t.head.lemma_.lower() in _NAMING_VERBS
@@ -922,7 +939,7 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
             verb = noun.head if noun.dep_ in ("dobj", "attr") else name.head
             owners = [ids[c.i] for c in verb.children if c.dep_ in _SUBJECTS and c.i in ids]
             opening = verb.dep_ == "ROOT" or verb.i == 0
-            if not owners and opening and verb.lemma_.lower() in _TAKEN_IN | _NAMING_VERBS and not any(
+            if not owners and opening and (_taken_in(verb) or verb.lemma_.lower() in _NAMING_VERBS) and not any(
                     c.dep_ in _SUBJECTS for c in verb.children):
                 owners = [_elided_subject(sentence)]  # "adopted a whippet named socks, shes 9": the writer's
         if owners and owners[0] != pet and types[owners[0]] == "person":

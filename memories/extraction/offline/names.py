@@ -25,6 +25,7 @@ from memories.extraction.offline.lexicon import (
     GIVEN_NAMES,
     GREETING_WORDS,
     HONORIFICS,
+    HONORIFICS_AFTER_WORD,
     IRREGULAR_PAST,
     KIN_TITLES,
     KINSHIP,
@@ -41,6 +42,7 @@ from memories.extraction.offline.lexicon import (
     PLACES,
     STOP_CAPS,
     TITLE_MODIFIERS,
+    TITLES_IN_LOWER_CASE,
     WORLD_FAMILY_NAMES,
     WORLD_GIVEN_NAMES,
     alternation,
@@ -71,8 +73,19 @@ _UP = UPPER_LETTERS  # a capital letter, in a character class
 WORD_RE = re.compile(r"[^\W\d_]\w*(?:'\w+)*(?:-\w+)*")
 _CONTRACTION_SUFFIXES = frozenset({"m", "ve", "d", "ll", "re", "t"})
 _QUOTED = re.compile(r'"([^"\n]{2,80})"')
-_ALIAS_GAP = re.compile(r"^\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?$", re.I)
+_ALIAS_GAP = re.compile(
+    r"^\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+|(?:real|full|legal|proper|actual|birth)\s+name(?:\s+is)?:?\s+|n[ée]e\s+)?$",
+    re.I)
 _ALIAS_CLOSE = re.compile(r"^\s*\)")
+# "pip (rosalind brisbyn if ur wondering)", "Spud (real name Pelleas Harrowby, no one uses it)": a full name
+# in brackets with a remark after it, before the bracket closes
+_ALIAS_REMARK = re.compile(r"^(?:\s*[,;:—–]|\s+-\s)[^()]{0,60}\)")
+# a remark about the name itself ("if ur wondering", "nobody uses it"), not about someone else
+_NAME_REMARK = re.compile(
+    r"^\s*,?\s*(?:if\s+(?:u|ur|you|you're|youre|ya)\b[^()]{0,25}|(?:but\s+|though\s+|tho\s+)?(?:nobody|no\s+one|no1)\s+"
+    r"(?:uses|calls|says)\b[^()]{0,30}|lol|haha\w*|btw|officially|technically)\s*\)", re.I)
+# "tomek from my team (tomasz oriel)": a full name in brackets after where one knows someone from
+_WHERE_FROM_GAP = re.compile(r"^\s+(?:from|at|in|on)\s+(?:[a-z]+\s+){0,2}[a-z]+\s*\(\s*$", re.I)
 # "bazza (Barry Lynch to his mum)": a full name in brackets, said for whom it is the name
 _FULL_NAME_SAID_TO = re.compile(
     r"^\s+(?:to|for)\s+(?:his|her|their|my|your|ur|u|you|the|everyone|everybody|people|friends|family|work|"
@@ -203,6 +216,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     mentions += _lower_organizations(sentence, _Spans(mentions), ctx.lowercase_writer)
     if ctx.lowercase_writer:
         mentions += _lower_named_organizations(sentence, _Spans(mentions))
+        mentions += _bracketed_lower_names(sentence, mentions)
     mentions.sort(key=lambda m: m.start)
     if ctx.lowercase_writer:
         _with_lower_initials(sentence, mentions)
@@ -257,6 +271,11 @@ _LOWER_NAMED = re.compile(
 )
 
 
+# "my cousin kemal tamsk aka kemo": the name after "aka", said of the name before it
+_LOWER_AKA = re.compile(
+    rf"\b(?P<full>[{_LO}]+ [{_LO}]+) (?:aka|a\.k\.a\.?)\s+(?P<name>[{_LO}][{_LO}'-]{{1,20}})\b")
+
+
 # what "her name is" is said to be, when it gives none
 _SAID_OF_A_NAME = frozenset({
     "unknown", "irrelevant", "secret", "unclear", "long", "short", "weird", "funny", "hard", "difficult", "easy",
@@ -280,13 +299,22 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
            and (m.group("stated") and m.group("name") not in _SAID_OF_A_NAME
                 # not "calls me sunshine"; initials are ("calls me kb")
                 or m.group("me") and (not is_dictionary_word(m.group("name")) or len(m.group("name")) <= 2)
-                or not m.group("me") and _parsed_as_noun(sentence, m.start("name")))
+                or not m.group("me") and (_parsed_as_noun(sentence, m.start("name"))
+                                          # "so we call him gaz": no English word, whatever the parse
+                                          or not m.group("bare") and not is_word_form(m.group("name"))
+                                          and not is_common_word(m.group("name"))))
            # "got a cat, named her …", "a kitten, he's called …"
            and (not (m.group("bare") or (m.group("called") or "").startswith("it"))
                 or _PET_BEFORE.search(sentence, 0, m.start()))]
+    out += [Mention(m.start("name"), m.end("name"), m.group("name").capitalize(), person=True)
+            for m in _LOWER_AKA.finditer(sentence) if not taken.overlaps(m.start("name"), m.end("name"))
+            and m.group("name") not in STOP_CAPS and not is_common_word(m.group("name"))
+            # after a full name, not "my brother milo aka bestie"
+            and not any(is_word_form(w) and w not in GIVEN_NAMES for w in m.group("full").split())]
     for token in parse(sentence):
         word = token.text
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
+                or word in HONORIFICS_AFTER_WORD
                 or word in FOLDED_PLACES or word in KINSHIP or is_common_word(word)
                 or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start <= token.idx < m.end for m in out)):
             continue
@@ -316,6 +344,41 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
                     paired and paired.idx + len(paired))) and not taken.overlaps(end, family):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
+    return out
+
+
+# "jess (jessica ng)", "tomek from work (tomasz oriel if ur asking)": a person's full name in brackets
+# after the name one goes by, in lower case: one to three words that are not everyday English
+_BRACKETED_LOWER = re.compile(
+    rf"\s*(?:[a-z]+\s+){{0,3}}?\(\s*(?:aka\s+|(?:real|full)\s+name\s+)?(?P<name>[{_LO}][{_LO}'-]+(?:\s+[{_LO}][{_LO}'-]+){{0,2}})"
+    r"(?=\s*(?:\)|[,;:—–]|\s(?:if|tho|though|but|lol|haha|btw)\b))")
+
+
+_REPEATED_LETTER = re.compile(r"(.)\1\1|^(?:ha|he|hi|lo|lma|o|m|g)+h*$")  # "omgggg", "hahaha", "lmaooo"
+
+
+def _bracketed_lower_names(sentence: str, mentions: list[Mention]) -> list[Mention]:
+    out = []
+    for mention in mentions:
+        said = sentence[mention.start:mention.end]
+        if " " in said.strip() or mention.place or mention.organization or mention.title or said.lower() in KINSHIP:
+            continue
+        found = _BRACKETED_LOWER.match(sentence, mention.end)
+        if found is None:
+            continue
+        inside = [m for m in mentions if m.start < found.end("name") and found.start("name") < m.end]
+        if inside and not (len(inside) == 1 and inside[0].start == found.start("name") and inside[0].end < found.end(
+                "name") and inside[0].person):
+            continue
+        words = found.group("name").split()
+        if any(w in STOP_CAPS or w in KINSHIP or w in PLACES or is_common_word(w) or _REPEATED_LETTER.search(w)
+               for w in words) or not (words[0] in GIVEN_NAMES or in_nickname_table(words[0]) or len(words) > 1 and (
+                _unknown_word(words[0])) or first_names_compatible(said, words[0])):
+            continue  # "pip (the dog)", "jess (my cousin)", "sam (ugh)", "tomek (hahaha)"
+        if inside:  # "jessica" read alone, the bracket says "jessica ng"
+            inside[0].end, inside[0].text = found.end("name"), found.group("name").title()
+        else:
+            out.append(Mention(found.start("name"), found.end("name"), found.group("name").title(), person=True))
     return out
 
 
@@ -357,7 +420,7 @@ def _family_word_after(token):
     after = token.head
     word = after.text
     if (not after.is_alpha or not after.is_lower or len(word) < 2 or after.pos_ in ("VERB", "AUX")
-            or is_common_word(word) or word in KINSHIP or word in STOP_CAPS
+            or is_common_word(word) or word in KINSHIP or word in STOP_CAPS or word in HONORIFICS_AFTER_WORD
             or word.endswith("s") and (verb_lemma(word[:-1]) or verb_lemma(word[:-2]))):  # "marek snores all night"
         return None
     if is_word_form(word) and not _PERSON_CUE_AFTER.match(token.doc.text, after.idx + len(word)):
@@ -373,6 +436,8 @@ def _family_name_after(sentence: str, end: int) -> int | None:
     if family is None:
         return None
     name, at = family.group("name"), family.start("name")
+    if name in HONORIFICS_AFTER_WORD:
+        return None  # "ottarine maam": a title after her name
     if _unknown_word(name) and not _is_verb_at(sentence, at) or name in WORLD_FAMILY_NAMES and not _is_verb_at(
             sentence, at, known=True):  # "ricardo torres works nights": no verb "torre"
         return family.end()
@@ -1060,10 +1125,15 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
         last -= 1
+    titled_after = last - first > 1 and words[last - 1].lower() in HONORIFICS_AFTER_WORD
+    last -= titled_after  # "Kemal Hoca", "Ottarine Maam": a title after the name is no part of it
     if first >= last or _calendar_phrase(sentence, tokens, run, words, first, last):
         return None
     if last - first == 1 and _short_month(sentence, tokens[run[first]][0], tokens[run[first]][2]):
         return None  # "starting in Jan", "by Sept", "Feb 3rd": a month
+    if last - first == 1 and words[first].lower() in PET_TERMS and (kind := _KIND_BEFORE.search(
+            sentence, 0, tokens[run[first]][0])) and not set(kind.group(1).split()) & _SAID_OF_PEOPLE:
+        return None  # "a black Labrador named Pelleas", "our Dalmatian": the kind; not "my sister Kitty"
     if _POST_OF_BEFORE.search(sentence, 0, tokens[run[first]][0]) and all(
             is_word_form(w) and w.lower() not in PLACES for w in words[first:last]) and (
             words[last - 1].lower() not in ORG_SUFFIXES):
@@ -1083,11 +1153,21 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     end = tokens[kept[-1]][0] + len(words[last - 1])
     if len(kept) == 1 and HONORIFIC_SUFFIX.search(words[first]):
         return Mention(start, end, sentence[start:end], honorific=True)  # "Tanaka-san": a title after the name
-    if len(kept) == 1 and not honorific and not _single_word_ok(sentence, tokens, run, first, ctx):
+    # "pani Zofia", "seu Jorge": a title in lower case before the name's capitals
+    titled_before = not honorific and bool(_LOWER_TITLE_BEFORE.search(sentence, 0, start))
+    if len(kept) == 1 and not honorific and not titled_after and not titled_before and not _single_word_ok(
+            sentence, tokens, run, first, ctx):
         return None
-    return Mention(start, end, sentence[name_start:end], honorific=honorific)
+    return Mention(start, end, sentence[name_start:end], honorific=honorific, person=titled_after or titled_before)
 
 
+# English ones are words or brands in lower case too ("I miss Paris", "ms Teams", "dr Pepper", "madame Tussauds")
+_NOT_TITLES_IN_LOWER_CASE = word_set("mr mrs ms miss mx dr doctor prof professor sir dame madame monsieur mme")
+_LOWER_TITLE_BEFORE = re.compile(
+    rf"(?<![\w.])(?:{alternation((HONORIFICS | TITLES_IN_LOWER_CASE) - _NOT_TITLES_IN_LOWER_CASE)})\s+$")
+_KIND_BEFORE = re.compile(r"\b(?:an?|my|our|his|her|their|your)\s+((?:[a-z-]+\s+){0,2})$", re.I)
+_SAID_OF_PEOPLE = frozenset(KINSHIP) | OCCUPATIONS | PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | word_set(
+    "friend mate neighbour neighbor colleague coworker flatmate roommate classmate teammate")
 _CALENDAR_AFTER = re.compile(r" ([A-Z]\w*)")
 
 
@@ -1235,12 +1315,32 @@ def alias_pairs(sentence: str, mentions: list[Mention]) -> list[tuple[Mention, M
     pairs = []
     for first, second in zip(mentions, mentions[1:], strict=False):
         gap = sentence[first.end : second.start]
-        if _ALIAS_GAP.match(gap) and (_ALIAS_CLOSE.match(sentence[second.end :]) or (
-                " " not in first.text.strip() and len(second.text.split()) >= 2
-                and _FULL_NAME_SAID_TO.match(sentence[second.end :]))) or _APPOSITION_GAP.match(gap) and (
-                is_acronym_of(first.text, second.text) or is_acronym_of(second.text, first.text)):
+        after = sentence[second.end :]
+        short_then_full = " " not in first.text.strip() and len(second.text.split()) >= 2
+        if _ALIAS_GAP.match(gap) and (_ALIAS_CLOSE.match(after) or short_then_full and (
+                _FULL_NAME_SAID_TO.match(after) or _NAME_REMARK.match(after) or _ALIAS_REMARK.match(after) and (
+                    gap.strip() != "(" or _goes_by(first, second)))) or _APPOSITION_GAP.match(gap) and (
+                is_acronym_of(first.text, second.text) or is_acronym_of(second.text, first.text)) or (
+                short_then_full and _known_from_there(first, second, gap, after)):
             pairs.append((first, second))
     return pairs
+
+
+def _known_from_there(short: Mention, full: Mention, gap: str, after: str) -> bool:
+    """"tomek from work (tomasz oriel)": the full name in brackets after where one knows someone from;
+    not a place's, nor that of a Tomek known by another full name."""
+    return bool(_WHERE_FROM_GAP.match(gap) and (_ALIAS_CLOSE.match(after) or _NAME_REMARK.match(after))) and (
+        _goes_by(short, full) and not (short.place or short.organization or full.place or full.organization)
+        and not (" " in short.known and short.known.lower() != full.text.lower()))
+
+
+def _goes_by(short: Mention, full: Mention) -> bool:
+    """Could `short` be what the person named `full` goes by: one of its words, or a short form of
+    its first word ("Tomek" for Tomasz Oriel, "Quyên" for Nguyen Thi Quyên)?"""
+    words = [w for w in re.split(r"[\s-]+", full.text) if w]
+    key = strip_accents(short.text.strip()).lower()
+    return any(strip_accents(w).lower() == key for w in words) or first_names_compatible(
+        short.text.strip(), words[0], either_way=False)
 
 
 _APPOSITION_GAP = re.compile(r"^\s*[—–,(-]\s*(?:the\s+|aka\s+|i\.e\.,?\s+)?$", re.I)
@@ -1248,7 +1348,8 @@ _APPOSITION_GAP = re.compile(r"^\s*[—–,(-]\s*(?:the\s+|aka\s+|i\.e\.,?\s+)?$
 
 # "Kolya — that's what his friends call Nikolai", "Alexander, who everyone calls Sasha",
 # "Alexander (known as Sasha)", "Sasha is short for Alexander": the short name is an alias.
-_CALLERS = (r"(?:everyone|everybody|people|we|they|i|all\s+of\s+us|(?:his|her|their|our|my)\s+\w+)"
+_CALLERS = (r"(?:everyone|everybody|people|we|they|i|all\s+of\s+us|"
+            r"(?:his|her|their|our|my|the)\s+(?:whole\s+|entire\s+)?\w+)"
             r"(?:\s+(?:all|just|usually|always|only|still))*")  # "who we all just call Jojo"
 _SHORT_FIRST = re.compile(
     rf"^\s*(?:[—–,(-]\s*)?(?:that's|that\s+is|which\s+is)\s+what\s+{_CALLERS}\s+calls?\s+$"
@@ -1278,9 +1379,15 @@ def stated_aliases(sentence: str, mentions: list[Mention]) -> list[tuple[Mention
             pairs.append((first, second))
         elif _FULL_FIRST.match(gap) or (_SHORT_AFTER_GAP.match(gap) and (
                 _SHORT_AFTER_USE.match(sentence[second.end :]) or _apposed_short_form(sentence, first, second))
-                and len(second.text.split()) < len(first.text.split())) or bracketed_nickname(sentence, first, second):
+                and _shorter(second, first)) or bracketed_nickname(sentence, first, second):
             pairs.append((second, first))
     return pairs
+
+
+def _shorter(short: Mention, full: Mention) -> bool:
+    """"Teresa Vidal" → "Tess", "Teodoro" → "Teo": fewer words, or one word and fewer letters."""
+    words, full_words = len(short.text.split()), len(full.text.split())
+    return words < full_words or words == 1 and len(short.text.strip()) < len(full.text.strip())
 
 
 # "Maximiliano Ortiz, Maxi, moved to Rosario": a short form of the given name set off by commas; not a

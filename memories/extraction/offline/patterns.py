@@ -733,6 +733,8 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
 # --- kinship, pets, places ----------------------------------------------------------------------
 
 _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
+# what a remark on a name opens with ("though everyone calls her ⟨2⟩", "known as ⟨2⟩"), not "her best friend"
+_NAME_SAID = r"(?:though|tho|although|but|who|whom|aka|known|called|nobody|no\s+one|everyone|everybody|we|to\s)"
 _CALLED_ALT = "|".join(sorted(PARENT_NAMES | GRANDPARENT_NAMES, key=len, reverse=True))  # "Dad — ⟨1⟩ —"
 _KIN_PATTERNS = (
     # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩) / ⟨0⟩'s college boyfriend, ⟨2⟩
@@ -773,10 +775,11 @@ _KIN_PATTERNS = (
         re.I,
     ),
     # a sentence opening with the writer's word for a parent, then the name: "Dad — ⟨1⟩ — has
-    # carried mail for 34 years", "Mom, ⟨2⟩, was on a night shift", "mam (⟨3⟩) had another fall"
+    # carried mail for 34 years", "Mom, ⟨2⟩, was on a night shift", "mam (⟨3⟩) had another fall",
+    # "Mum (⟨2⟩, though everyone calls her ⟨2⟩) retired"
     re.compile(
         rf"^\W*(?P<own>)(?P<mods>)(?P<kin>{_CALLED_ALT})"
-        rf"(?:\s*[—–]\s*{_E.format('name')}\s*[—–,]|\s*\(\s*{_E.format('name2')}\s*\)"
+        rf"(?:\s*[—–]\s*{_E.format('name')}\s*[—–,]|\s*\(\s*{_E.format('name2')}\s*(?:\)|[,;—–]\s*{_NAME_SAID}[^()]{{0,80}}\))"
         rf"|\s*,\s*{_E.format('name3')}\s*,(?!\s*(?:and|or|&)\b))",  # closed: no list, no "Dad, Lena says hi"
         re.I,
     ),

@@ -45,6 +45,7 @@ def normalize_message(text: str) -> str:
     sentences); chat spellings in lower case read as the words they stand for ("im", "w/", "workin")."""
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(_chat_form, text)
+    text = _TWO_FOR_TO.sub(_two_for_to, text)
     text = _LABEL_OPENING.sub("", text)
     text = _COLON_BEFORE_VERB.sub(lambda m: f"{m['pre']}. ", text)
     text = _NOTICE_OPENING.sub(lambda m: m["first"], text)
@@ -151,6 +152,17 @@ def _chat_form(m: re.Match) -> str:
 
 _CHAT_FORM = re.compile(
     r"(?<![\w'/])(?:" + "|".join(re.escape(k) for k in sorted(CHAT_FORMS, key=len, reverse=True)) + r")(?![\w'/])")
+# "moved 2 bristol", "going back 2 uni": "2" for "to" after a verb of going
+_TWO_FOR_TO = re.compile(r"\b(moved|moving|went|going|back|relocated|relocating|headed|heading|came|coming)"
+                         r" 2 (?=([^\W\d_][\w'-]*))", re.I)
+
+
+def _two_for_to(match: re.Match) -> str:
+    """Not a count: "moved 2 years ago", "went 2 times", "moving 2 boxes" keep their number."""
+    word = match.group(2).lower()
+    if word in ("more", "of", "or", "and") or word.endswith("s") and is_word_form(word):
+        return match.group()
+    return f"{match.group(1)} to "
 _DROPPED_G = re.compile(r"(?<![\w'])([a-z]{3,})in(?:'|(?![\w']))")
 
 
