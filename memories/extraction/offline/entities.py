@@ -497,9 +497,12 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER and (kin := _KIN_IN_PARENS.match(sentence.text, mention.end)):
                 registry.add_alias(idx, kin.group(1).title())  # "Emmanuel Okafor (Dad)": later "Dad" is him
-            if idx is not None and idx != SPEAKER and " " not in mention.text.strip() and (
-                    titled := _TITLE_AFTER.match(sentence.text, mention.end)):
-                registry.add_alias(idx, f"{mention.text.strip()} {titled.group(1)}")  # "Kemal Hoca" is Kemal
+            name = mention.text.strip()
+            said = sentence.text[mention.start:mention.end]
+            titled = _TITLE_AFTER.fullmatch(said[len(name):]) if said.lower().startswith(name.lower()) else None
+            if idx is not None and idx != SPEAKER and " " not in name and (
+                    titled or (titled := _TITLE_AFTER.match(sentence.text, mention.end))):
+                registry.add_alias(idx, f"{name} {titled.group(1)}")  # "Kemal Hoca" is Kemal, however it was read
     for idx, titled in titled_aliases:
         registry.add_alias(idx, titled)  # "Dr. Roxana Rahimi": later "Dr. Rahimi" is her
     for sentence in sentences:

@@ -1158,7 +1158,10 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     if len(kept) == 1 and not honorific and not titled_after and not titled_before and not _single_word_ok(
             sentence, tokens, run, first, ctx):
         return None
-    return Mention(start, end, sentence[name_start:end], honorific=honorific, person=titled_after or titled_before)
+    # the span takes the title after the name in too: the sentence reads "⟨Kemal Tamsk⟩", not "⟨Kemal Tamsk⟩ Hoca"
+    span_end = tokens[run[last]][1] if titled_after else end
+    return Mention(start, span_end, sentence[name_start:end], honorific=honorific,
+                   person=titled_after or titled_before)
 
 
 # English ones are words or brands in lower case too ("I miss Paris", "ms Teams", "dr Pepper", "madame Tussauds")
