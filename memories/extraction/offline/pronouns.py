@@ -24,7 +24,11 @@ _VOCATIVE_MARK = "\x04"
 _VOCATIVE_GAP = re.compile(r"\s*(?:,\s*)?\x04\s*,?")
 # a letter's "Dear ⟨listener⟩," before what it says: the salutation goes with the name
 _SALUTATION_GAP = re.compile(r"^\W*dear\s*\x04\s*[,:]?\s*", re.I)
-_ALIAS_COLLAPSE = re.compile(rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+)?\x02\1\x03\s*\)", re.I)
+# "⟨1⟩ (⟨1⟩)", "⟨1⟩ (real name ⟨1⟩, nobody uses it)", "⟨1⟩ aka ⟨1⟩": one person said twice, said once
+_ALIAS_COLLAPSE = re.compile(
+    rf"{PH}\s*\(\s*(?:aka\s+|a\.k\.a\.?\s+|(?:real|full)\s+name\s+)?\x02\1\x03\s*"
+    r"(?:,?\s*(?:if\s+(?:u|ur|you|you're|youre|ya)\b|(?:but\s+|though\s+|tho\s+)?(?:nobody|no\s+one)\s+(?:uses|calls)\b)"
+    r"[^()]{0,30})?\)|\x02(\d+)\x03\s+(?:aka|a\.k\.a\.?)\s+\x02\2\x03", re.I)
 # "⟨1⟩, we call her ⟨1⟩, just got a job": a nickname declared between a subject and its verb is
 # an aside; what follows is said of the subject
 _NAMER = (r"(?:we|i|everyone|everybody|people|they|most\s+people|all\s+of\s+us|"
@@ -156,7 +160,7 @@ def tag_sentence(sentence: Sentence, state: PronounState) -> str:
         pos = mention.end
     pieces.append(sentence.text[pos:])
     tagged = _VOCATIVE_GAP.sub(" ", _SALUTATION_GAP.sub("", "".join(pieces)))
-    tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1))), tagged)
+    tagged = _ALIAS_COLLAPSE.sub(lambda m: ph(int(m.group(1) or m.group(2))), tagged)
     tagged = _NAMING_ASIDE.sub(lambda m: ph(int(m.group(1))) + " ", tagged)
     sentence.tagged = _resolve_there(_resolve_pronouns(tagged.strip(), state), state)
     return sentence.tagged
