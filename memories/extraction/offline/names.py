@@ -354,7 +354,7 @@ _BRACKETED_LOWER = re.compile(
     r"(?=\s*(?:\)|[,;:—–]|\s(?:if|tho|though|but|lol|haha|btw)\b))")
 
 
-_REPEATED_LETTER = re.compile(r"(.)\1\1|^(?:ha|he|hi|lo|lma|o|m|g)+h*$")  # "omgggg", "hahaha", "lmaooo"
+_CHAT_NOISE = re.compile(r"(.)\1\1|^(?:ha|he|hi|lo|lma|o|m|g)+h*$")  # "omgggg", "hahaha", "lmaooo"
 
 
 def _bracketed_lower_names(sentence: str, mentions: list[Mention]) -> list[Mention]:
@@ -371,7 +371,7 @@ def _bracketed_lower_names(sentence: str, mentions: list[Mention]) -> list[Menti
                 "name") and inside[0].person):
             continue
         words = found.group("name").split()
-        if any(w in STOP_CAPS or w in KINSHIP or w in PLACES or is_common_word(w) or _REPEATED_LETTER.search(w)
+        if any(w in STOP_CAPS or w in KINSHIP or w in PLACES or is_common_word(w) or _CHAT_NOISE.search(w)
                for w in words) or not (words[0] in GIVEN_NAMES or in_nickname_table(words[0]) or len(words) > 1 and (
                 _unknown_word(words[0])) or first_names_compatible(said, words[0])):
             continue  # "pip (the dog)", "jess (my cousin)", "sam (ugh)", "tomek (hahaha)"
@@ -1169,8 +1169,8 @@ _NOT_TITLES_IN_LOWER_CASE = word_set("mr mrs ms miss mx dr doctor prof professor
 _LOWER_TITLE_BEFORE = re.compile(
     rf"(?<![\w.])(?:{alternation((HONORIFICS | TITLES_IN_LOWER_CASE) - _NOT_TITLES_IN_LOWER_CASE)})\s+$")
 _KIND_BEFORE = re.compile(r"\b(?:an?|my|our|his|her|their|your)\s+((?:[a-z-]+\s+){0,2})$", re.I)
-_SAID_OF_PEOPLE = frozenset(KINSHIP) | OCCUPATIONS | PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | word_set(
-    "friend mate neighbour neighbor colleague coworker flatmate roommate classmate teammate")
+# the kin table holds friend, neighbour, colleague, flatmate ...; "classmate" it does not
+_SAID_OF_PEOPLE = frozenset(KINSHIP) | OCCUPATIONS | PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | {"classmate"}
 _CALENDAR_AFTER = re.compile(r" ([A-Z]\w*)")
 
 

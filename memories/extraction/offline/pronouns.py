@@ -263,8 +263,8 @@ def _pronoun(match: re.Match, tagged: str, subject: int | None, state: PronounSt
     if possessive and _NAME_GIVEN_AFTER.match(tagged, match.end()):
         return match.group()  # "we took in a kitten, her name is ⟨1⟩": whose name is the one it gives
     is_object = word == "him" or (word == "her" and not possessive)
-    if is_object and _NAMING_BEFORE.search(tagged, 0, match.start()) and tagged.startswith("\x02", _after_space(
-            tagged, match.end())):
+    if is_object and _NAMING_BEFORE.search(tagged, 0, match.start()) and tagged[match.end():].lstrip(" ").startswith(
+            "\x02"):
         return match.group()  # "my husband Pelham has named him ⟨Pip⟩": the one named, not someone before
     idx = state.antecedent("m" if word in ("he", "him", "his") else "f", subject if is_object else None)
     if idx is None:
@@ -274,12 +274,6 @@ def _pronoun(match: re.Match, tagged: str, subject: int | None, state: PronounSt
 
 
 _NAMING_BEFORE = re.compile(r"\b(?:named|names|renamed)\s+$", re.I)
-
-
-def _after_space(text: str, at: int) -> int:
-    while at < len(text) and text[at] == " ":
-        at += 1
-    return at
 
 
 _NAME_GIVEN_AFTER = re.compile(r"\s+name(?:\s+is|'s|\s+was)\s+\x02", re.I)
