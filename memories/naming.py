@@ -233,7 +233,9 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
         return True
     if len(a) > len(b):
         if not either_way:
-            return b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or a in _PACKAGE.get(b, ())
+            return (b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or a in _PACKAGE.get(b, ())
+                    or any(b == stem + b[-1] and b[-1] in "aeiou" for stem in _ending_stems(a)))
+        # "Gracie" for Grace, "Rosie" for Rose; not "Dani" after Dan, "Lucy" after Luc: names of their own
         a, b = b, a
     if b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or set(_NICKNAMES.get(a, ())) & set(
             _NICKNAMES.get(b, ())) or b in _PACKAGE.get(a, ()):
@@ -242,16 +244,34 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
         return True  # "Sasha" for "Aleksandr", "Alex" for "Alejandro": the table's "Alexander" spelled another way
     if len(a) >= 3 and b.startswith(a):
         return True
-    for ending in _DIMINUTIVE_ENDINGS:
-        plain = a.removesuffix(ending) if a.endswith(ending) else ""
-        for stem in {plain, plain.replace("ck", "k")}:  # "Vicky" for Vikram too
-            if len(stem) >= 3 and (b.startswith(stem) or b.startswith(stem[:-1]) and stem[-1] == stem[-2]):
-                return True
+    if _ending_on(a, b):
+        return True
+    if 4 <= len(a) <= 5 and a.endswith("s") and b == a[:-1] + b[-1:] and b[-1:] in ("a", "e", "i", "o"):
+        return True  # chat's "-s" for the last vowel: "kwams" for Kwame, "nins" for Nina (not "Lars" for Larissa)
+    if len(a) >= 5 and a.endswith("o") and a[-2] == a[-3] and a[-2] not in "aeiou" and b.startswith(a[:-2]):
+        return True  # "Jonno" for Jonathan, "Robbo" for Robert: a doubled consonant and "-o"
+    if len(a) >= 3 and a.endswith("z") and b.startswith(a[:-1] + "s"):
+        return True  # "Roz" for Rosalind: a clipped "s" said as "z"
+    if len(a) >= 3 and b[0] in "aeiou" and a[0] not in "aeiou" and a not in _TABLE_NAMES and any(
+            len(stem) >= 3 and b[1:].startswith(stem) for stem in (a, *_ending_stems(a))):
+        return True  # "Liv" for Olivia: the name after its opening vowel (not "Ben", a name the tables give others)
     if a.endswith("e") and len(a) >= 4 and b.startswith(a[:-1]):
         return True
     # a clipped end or middle of a longer name: "Tina" for Valentina, "Seun" for Oluwaseun, "Funmi"
     # for Olufunmilayo
     return len(a) >= 4 and (b.endswith(a) or len(a) >= 5 and 2 <= b.find(a) <= len(b) - len(a) - 2)
+
+
+def _ending_stems(short: str) -> list[str]:
+    """A folded name without an English diminutive ending ("vicky" → "vick", "vik")."""
+    plains = [short.removesuffix(e) for e in _DIMINUTIVE_ENDINGS if short.endswith(e)]
+    return list(dict.fromkeys(stem for plain in plains for stem in (plain, plain.replace("ck", "k"))))
+
+
+def _ending_on(short: str, full: str) -> bool:
+    """`short` is `full`'s opening with a diminutive ending: "Danny" (Daniel), "Vicky" (Vikram), "Gracie"."""
+    return any(len(stem) >= 3 and (full.startswith(stem) or full.startswith(stem[:-1]) and stem[-1] == stem[-2])
+               for stem in _ending_stems(short))
 
 
 # Portuguese, Spanish and Italian diminutive endings: "Aninha" (Ana), "Pedrinho" (Pedro), "Juanito"

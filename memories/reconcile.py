@@ -189,9 +189,12 @@ CLOSING_RELATIONS: dict[str, str] = {
     # one of many edges, not a slot: a pet that died or was rehomed, a club left
     "former_owner_of": "has_pet",
     "former_member_of": "member_of",
+    "former_roommate_of": "roommate_of",  # "Pelleas moved out": the shared home, whoever shared it
 }
 # a pet that died or was given up, said by someone who did not hold it: it ends every owner's edge
-ENDED_FOR_EVERY_HOLDER = frozenset({"former_owner_of"})
+ENDED_FOR_EVERY_HOLDER = frozenset({"former_owner_of", "former_roommate_of"})
+# relations said the same either way round: an ending of one names its two people in either order
+SYMMETRIC_ENDINGS = frozenset({"roommate_of"})
 # a cessation that does not say which state ended ("done with ⟨X⟩", "finished at ⟨X⟩"): it ends
 # whichever of these states the subject holds toward the other end, and adds no edge of its own
 STATE_ENDINGS: dict[str, tuple[str, ...]] = {"finished_with": ("works_at", "studies_at", "member_of")}
@@ -233,10 +236,15 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
     closing = rel_type in CLOSING_RELATIONS
     ended = CLOSING_RELATIONS.get(rel_type, rel_type)
     if closing and ended not in SINGLE_VALUED_RELATIONS:  # one edge of many ends: that very edge
-        exact = [e.id for e in current if (e.rel_type, e.source_id, e.target_id) == (ended, source_id, target_id)]
+        pair = {source_id, target_id}
+        exact = [e.id for e in current if e.rel_type == ended and (
+            (e.source_id, e.target_id) == (source_id, target_id)
+            or ended in SYMMETRIC_ENDINGS and {e.source_id, e.target_id} == pair)]
         if not exact and rel_type in ENDED_FOR_EVERY_HOLDER:
-            # "Meg has been rehomed", said by one who never had her: no one keeps her
-            return [e.id for e in current if (e.rel_type, e.target_id) == (ended, target_id)]
+            # "Meg has been rehomed", said by one who never had her: no one keeps her; "Pelleas moved
+            # out", said of someone the writer did not live with: no one lives with him
+            return [e.id for e in current if e.rel_type == ended and (
+                e.target_id == target_id or ended in SYMMETRIC_ENDINGS and e.source_id == target_id)]
         return exact
     new = _holdings(ended, source_id, target_id)
     out = []

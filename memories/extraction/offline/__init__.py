@@ -29,6 +29,7 @@ from memories.extraction.offline.classify import is_question
 from memories.extraction.offline.corrections import correction_in, split_correction
 from memories.extraction.offline.entities import build_registry
 from memories.extraction.offline.facts import (
+    EXPLICIT,
     Collector,
     adopted_pets,
     households,
@@ -40,9 +41,9 @@ from memories.extraction.offline.facts import (
 from memories.extraction.offline.frames import Embed
 from memories.extraction.offline.grammar import rewrite_second_person
 from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, PARENT_NAMES, PLACE_OTHER_NAMES
-from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon
+from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon, studies_over
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
-from memories.extraction.offline.text import SPEAKER, normalize_message, restore_possessives, split_sentences
+from memories.extraction.offline.text import SPEAKER, normalize_message, ph, restore_possessives, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
 from memories.naming import UPPER_LETTERS, mentions
 from memories.roles import PARTNER_SLOT
@@ -161,11 +162,32 @@ def _addressee(sentences, registry) -> int | None:
         return None
     mention = greeted[0]
     name = mention.known or mention.text.strip()
+    if _to_the_writer(name, registry.entities[SPEAKER].name, text):
+        return SPEAKER
     idx = registry.lookup(name)
     if idx is None:
         idx = registry.ensure(name)
         registry.entities[idx].forced = "person"
     return idx if idx != SPEAKER and registry.is_person(idx) else None
+
+
+# "Yours sincerely, Daniel Okoro": who signs a letter
+_SIGNED = re.compile(
+    r"\b(?:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
+    r"with\s+(?:thanks|best\s+wishes)|many\s+thanks)\s*,\s*(?:(?:mr|mrs|ms|miss|dr|prof)\.?\s+)?"
+    rf"(?P<name>[{UPPER_LETTERS}][\w.'’-]*(?:\s+[{UPPER_LETTERS}][\w'’-]*)*)", re.I)
+_TITLE = re.compile(r"^(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+", re.I)
+
+
+def _to_the_writer(name: str, writer: str, text: str) -> bool:
+    """"Dear Ms. Mould, … Yours sincerely, Daniel Okoro" pasted by Kezia Mould: a letter to the writer,
+    by her title and family name, signed by someone else. Its "you" and "your" are hers."""
+    bare = _TITLE.sub("", name).strip()
+    family = writer.split()[1:]
+    if not _TITLE.match(name) or " " in bare or not family or bare.lower() != family[-1].lower():
+        return False
+    signed = _SIGNED.search(text)
+    return signed is not None and not any(w.lower() in writer.lower().split() for w in signed["name"].split())
 
 
 def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:
@@ -177,6 +199,7 @@ def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:
     signed_post(sentence, out)
     _attach_cessations(sentence.text, out.registry, out)
     _attach_deaths(sentence.text, out.registry, out)
+    _attach_studies_over(sentence.text, out.registry, out)
 
 
 def _said_of(out: Collector, listener: int, facts_before, relations_before) -> bool:
@@ -313,6 +336,22 @@ def _attach_cessations(text: str, registry, out: Collector) -> None:
             fact.ends_subject = name
         fact.ends = list(dict.fromkeys([*fact.ends, *terms]))
 
+
+
+def _attach_studies_over(text: str, registry, out: Collector) -> None:
+    """"graduated!!", said without where: the fact that says it retracts the subject's place of
+    study, whichever it is (the write ends it when there is exactly one)."""
+    for subject_text in studies_over(text):
+        subject = SPEAKER if subject_text.lower() in ("", *_FIRST_PERSON) else registry.lookup(subject_text)
+        if subject is None or (subject != SPEAKER and not registry.is_person(subject)):
+            continue
+        name = registry.entities[subject].name
+        fact = next((f for f in reversed(out.facts.values()) if f.subject == name), None)
+        if fact is not None and not fact.slot and not fact.ends:
+            fact.slot, fact.value, fact.negated = "studies_at", "", True
+        else:  # "graduated today!!": too little said for a fact of its own, or one that ends others
+            out.fact(subject, f"{ph(subject)} finished {ph(subject)}'s studies", confidence=EXPLICIT,
+                     category="biographical_milestone", slot="studies_at", negated=True)
 
 
 def _attach_deaths(text: str, registry, out: Collector) -> None:

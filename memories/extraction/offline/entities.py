@@ -109,6 +109,8 @@ _ORG_STRONG = _phrases_before(
     "plays for,play for,playing for,played for,volunteer with,volunteers with,volunteering with,"
     "volunteered with,volunteer at,volunteers at,member of,captain of,sings in,sing in,sang in"
 )
+# "works part-time at ⟨Lawson⟩", "worked nights for ⟨X⟩": a word or two between the work and its place
+_WORKS_SOMEHOW_AT = re.compile(r"\bwork(?:s|ed|ing)?\s+(?:[\w-]+\s+){1,2}?(?:at|for)(?:\s+the)?\s*$")
 _ORG_WEAK = _phrases_before("left,quit,leaving,leave,accepted")
 # Where someone lives or moved to is a place, whatever a stored type or the parser's label said
 # ("phoned from X" may have stored it as an organization; "I moved to X" retypes it).
@@ -462,10 +464,12 @@ def _drop_family_names(sentences: list[Sentence], speaker: str, people: Sequence
     speaker_family = {" ".join(own[cut:]) for cut in range(1, len(own))}
     for sentence in sentences:
         keep = [m for m in sentence.mentions if m.known or m.honorific or m.title or m.text.lower() in PLACES or not (
-            m.text.lower() in speaker_family or len(carriers.get(m.text.lower(), ())) >= 2)]
+            m.text.lower() in speaker_family or len(carriers.get(m.text.lower(), ())) >= 2)
+            or _KIN_RIGHT_BEFORE.search(sentence.text, 0, m.start)]  # "my son Kamau": his given name
         sentence.mentions = keep
 
 
+_KIN_RIGHT_BEFORE = re.compile(rf"\b(?:my|our)\s+(?:(?:{MOD_ALT})\s+)*(?:{KIN_ALT})\s*,?\s*$", re.I)
 _OWN_SHORT_NAME = re.compile(r"\s+(?:here|again)\s*(?:[.!,;:—–-]|$)")  # not "Chris again forgot ..."
 
 
@@ -523,11 +527,33 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                     entity.scores["known"] = 0
     for entity in registry.entities:
         entity.scores.pop("known", None)
+    _vote_like_the_job_left(registry, sentences)
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     _apply_writer_nicknames(registry, sentences)
     _apply_quoted_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+# "moved from ⟨Infosys⟩ to ⟨X⟩", "left ⟨Infosys⟩ for ⟨X⟩": a job left for another
+_JOB_MOVE_GAP = re.compile(r"\s+(?:to|for|to\s+join|to\s+go\s+to)\s+(?:the\s+)?$", re.I)
+_JOB_MOVE_BEFORE = re.compile(r"\b(?:from|left|leaving|leaves|quit|quitting)\s+(?:the\s+)?$", re.I)
+
+
+def _vote_like_the_job_left(registry: Registry, sentences: list[Sentence]) -> None:
+    """What one leaves an organization for is an organization too: "moved from ⟨Infosys⟩ to
+    ⟨Thoughtworks⟩", "left ⟨Tesco⟩ for ⟨Aldi⟩" (a town said so is one the gazetteer knows)."""
+    for sentence in sentences:
+        pairs = zip(sentence.mentions, sentence.ids, sentence.mentions[1:], sentence.ids[1:], strict=False)
+        for left, a, then, b in pairs:
+            if None in (a, b) or SPEAKER in (a, b) or registry.entities[a].type != "organization":
+                continue
+            if not (_JOB_MOVE_BEFORE.search(sentence.text, 0, left.start)
+                    and _JOB_MOVE_GAP.fullmatch(sentence.text, left.end, then.start)):
+                continue
+            entity = registry.entities[b]
+            if entity.type not in ("organization", "person") and entity.name.lower() not in PLACES:
+                entity.vote("organization", 200)
 
 
 def _titled_aliases(sentences: list[Sentence], registry: Registry) -> list[tuple[int, str]]:
@@ -794,6 +820,8 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 40)
     if _POST_AFTER.match(after):
         entity.vote("person", 90)  # "Adaeze Orji, an architect at …": what a person is, set off after the name
+    if " ".join(words) in PLACES and (street := _STREET_BEFORE.search(before)) and street["last"] in PLACE_SUFFIXES:
+        entity.vote("place", 80)  # "14 Clifton Road, Bristol": an address's town
 
 
 _TITLE_AFTER = re.compile(rf" ((?i:{alternation(HONORIFICS_AFTER_WORD)}))(?![\w'’-])")
@@ -802,6 +830,7 @@ _POST_AFTER = re.compile(rf"^\s*(?:,|[—–])\s*(?:an?|the)\s+(?:[\w-]+\s+){{0,
                          r"(?=\s*(?:[,.;!?)—–]|$)|\s+(?:at|for|with|in|from|who|and)\b)")
 
 
+_STREET_BEFORE = re.compile(r"\b(?P<last>[a-z]+)\.?,\s*$")
 _AND_I = re.compile(r"(?:\s+\w+){0,3}?\s+(?:and|&)\s+(?:i|me)\b", re.I)
 _VERB_ING_OR_ED_BEFORE = re.compile(r"\b[A-Za-z]{2,}(?:ing|ed)\s*$")
 
@@ -881,7 +910,7 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
     if (_INSTITUTION_AFTER.match(after) and entity.name.lower() not in PLACES and not _A_BEFORE.search(before)
             and not is_dictionary_word(entity.name.lower())):  # not "a Catholic school"
         entity.vote("organization", 60)
-    if _ORG_STRONG.search(before) or _ROLE_AT_BEFORE.search(before):
+    if _ORG_STRONG.search(before) or _ROLE_AT_BEFORE.search(before) or _WORKS_SOMEHOW_AT.search(before):
         entity.vote("organization", 70)
     elif _ORG_WEAK.search(before):
         entity.vote("organization", 35)

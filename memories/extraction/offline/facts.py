@@ -19,7 +19,15 @@ from memories.extraction.offline.classify import (
 from memories.extraction.offline.clauses import Clause, analyze, singular_predicate, split_clauses
 from memories.extraction.offline.dates import SEASON, annotate_dates, time_said
 from memories.extraction.offline.entities import PET_ALT, Registry, Sentence
-from memories.extraction.offline.frames import Embed, kin_links, partner_links, pet_endings, pet_links
+from memories.extraction.offline.frames import (
+    Embed,
+    job_moves,
+    kin_links,
+    moved_out,
+    partner_links,
+    pet_endings,
+    pet_links,
+)
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
 from memories.extraction.offline.lexicon import FIRST_NAMES, OCCUPATIONS, word_set
@@ -205,6 +213,20 @@ def households(sentence: Sentence, out: Collector, before: set) -> None:
         for key in set(out.relations) - before:
             if key[0] == SPEAKER and key[1] == "lives_in":
                 out.relations[key].household = True
+    # "my aunt lives in ⟨Cork⟩ with her husband ⟨Dermot⟩": whom one lives with lives there too
+    homes = [(s, t) for (s, r, t) in set(out.relations) - before if r == "lives_in" and out.registry.is_person(s)]
+    if len(homes) == 1:
+        subject, place = homes[0]
+        for match in _LIVES_WITH.finditer(sentence.tagged):
+            other = int(match.group("who"))
+            if other not in (subject, SPEAKER) and out.registry.is_person(other):
+                out.relation(other, "lives_in", place, method="frame")
+
+
+# "... with her husband ⟨Dermot⟩", "w my bf ⟨Kemal⟩" (not "with ⟨Tom⟩'s help")
+_LIVES_WITH = re.compile(
+    r"\b(?:with|w/?)\s+(?:(?:my|his|her|their|our|\x02\d+\x03's)\s+)?(?:[\w-]+\s+){0,2}?\x02(?P<who>\d+)\x03(?!['’]s)",
+    re.I)
 
 
 # "Yours sincerely, ⟨2⟩, Practice Manager.": a letter signed with a post and no employer
@@ -865,6 +887,17 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
         for who in [owner] if owner is not None else owned or [SPEAKER]:
             out.unlink(who, "has_pet", pet)
             out.relation(who, "former_owner_of", pet, method="frame")
+    # "moved from ⟨Infosys⟩ to ⟨Thoughtworks⟩": one job left, another taken
+    for who, left, joined in job_moves(sentence, types):
+        for rel_type in ("works_at", "lives_in", "studies_at"):
+            out.unlink(who, rel_type, joined)
+        out.unlink(who, "works_at", left)
+        out.relation(who, "former_employee_of", left, method="frame")
+        out.relation(who, "works_at", joined, method="frame")
+    # "Pelleas moved out": whoever shared a home with him no longer does
+    for who in moved_out(sentence, types):
+        out.unlink(SPEAKER, "roommate_of", who)
+        out.relation(SPEAKER, "former_roommate_of", who, method="frame")
     # kinship the parse ties where the surface patterns did not ("my supervisor at the lab is X")
     _kin_hits([kinship_match(owner, name, kin, mods) for owner, name, kin, mods in kin_links(sentence, types)
                if not out.linked(owner, name)], out)

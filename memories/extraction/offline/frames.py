@@ -139,6 +139,8 @@ class Frames:
     past_states: frozenset[str]
     spans: frozenset[str]
     habits: frozenset[str]
+    present: frozenset[str]
+    had: frozenset[str]
     other: tuple[str, ...]
 
 
@@ -188,6 +190,8 @@ def frames() -> Frames:
         past_states=frozenset(data["blocked"]["past_states"]),
         spans=frozenset(data["blocked"]["spans"]),
         habits=frozenset(data["blocked"]["habits"]),
+        present=frozenset(data["blocked"]["present"]),
+        had=frozenset(data["blocked"]["had"]),
         other=tuple(data["other"]["prototypes"]),
     )
 
@@ -246,7 +250,17 @@ def _elided_subject(sentence) -> int:
 
 
 def _is_verb(token) -> bool:
-    return token.pos_ in ("VERB", "AUX") or token.dep_ == "ROOT"
+    return token.pos_ in ("VERB", "AUX") or token.dep_ == "ROOT" or _misread_verb(token)
+
+
+# verbs of a state the parser may read as plural nouns after a name ("My brother Felix studies at X"
+# as "Felix studies", a noun apposed to "brother")
+_NOUN_LIKE_VERBS = frozenset({"studies", "works", "lives", "teaches", "trains", "volunteers", "lectures"})
+
+
+def _misread_verb(token) -> bool:
+    return (token.tag_ == "NNS" and token.lower_ in _NOUN_LIKE_VERBS and token.dep_ in ("appos", "compound")
+            and token.i + 1 < len(token.doc) and token.doc[token.i + 1].pos_ == "ADP")
 
 
 def _way(token) -> list:
@@ -280,6 +294,9 @@ def _subjects(verb, ids: dict[int, int], elided: int) -> list[int]:
     """Whom `verb` is said of: its own subject (with the names coordinated with it), the subject of
     the verb it hangs from, the noun a relative clause ("who moved to X") hangs from, or, with no
     subject in reach, `elided`."""
+    if _misread_verb(verb):  # "My brother Felix studies at X": the name right before it
+        before = verb.doc[verb.i - 1]
+        return _with_conjuncts(before, ids) if before.i in ids else []
     for _ in range(6):
         subjects = [c for c in verb.children if c.dep_ in _SUBJECTS]
         if subjects:
@@ -607,6 +624,10 @@ def _durative(verb, data: Frames) -> bool:
     """"have been at X since May", "has been in X for two years": "have" and a state's span."""
     # "been at X 3 yrs now": chat drops the "I've" of a sentence that opens so
     dropped = verb.i == 0 and verb.lower_ == "been" and not any(c.dep_ in _SUBJECTS for c in verb.children)
+    if verb.lemma_ == "be" and verb.tag_ in ("VBZ", "VBP") and any(
+            c.dep_ == "advmod" and c.lower_ in data.present for c in verb.children) and not any(
+            c.dep_ == "prep" and c.lower_ == "for" for c in verb.children):  # not "in Paris now for a week"
+        return True  # "she's in Glasgow now", "he's at X now": the state of today, said as such
     if not dropped and not any(c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children):
         return False
     # with the "I've" dropped, only a counted span says a state ("for 4 years", not "for ages with my sister")
@@ -650,6 +671,9 @@ def _was(verb, said: frozenset[str], data: Frames) -> bool:
     if (said & _FORMERLY and verb.tag_ in ("VBD", "VBN") and verb.lemma_.lower() in _HELD and not said & _NEGATIONS
             and not near & _STILL):
         return True  # "previously held roles at X", "was formerly with X": a state held that was
+    if (verb.lemma_ == "have" and verb.tag_ == "VBD" and not said & _NEGATIONS and not near & _STILL
+            and any(c.dep_ == "dobj" and c.lemma_.lower() in data.had for c in verb.children)):
+        return True  # "had a job in Lagos", "had a flat in Porto": what one had then
     if not (_job_said_with_be(verb) or verb.lemma_.lower() in data.past_states) or said & _NEGATIONS or near & _STILL:
         return False
     auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.tag_ != "TO"]
@@ -994,6 +1018,69 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
         owner = owners[0] if owners and types[owners[0]] == "person" else None
         if (owner, pet) not in out:
             out.append((owner, pet))
+    return out
+
+
+def moved_out(sentence, types: Sequence[str]) -> list[int]:
+    """The people other than the writer the sentence says moved out ("Pelleas moved out last week",
+    "my flatmate has moved out of the flat"): a shared home they no longer share. Not "moved out of
+    ⟨a town⟩" (a move, the frames' own), nor "will move out", "didn't move out"."""
+    if not any(i is not None and i != SPEAKER and types[i] == "person" for i in sentence.ids):
+        return []
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence)
+    modifiers = frames().modifiers
+    out = []
+    for verb in doc:
+        if verb.lemma_.lower() not in ("move", "clear") or not any(
+                c.dep_ in ("prt", "advmod") and c.lower_ == "out" for c in verb.children):
+            continue
+        if any(c.lower_ in modifiers for c in verb.children if c.dep_ in ("aux", "neg", "advmod")):
+            continue
+        outs = [c for c in verb.children if c.lower_ == "out"]
+        places = [t for c in outs for t in c.subtree if t.i in ids and types[ids[t.i]] == "place"]
+        if places:
+            continue
+        for who in _subjects(verb, ids, SPEAKER):
+            if who != SPEAKER and types[who] == "person" and who not in out:
+                out.append(who)
+    return out
+
+
+def job_moves(sentence, types: Sequence[str]) -> list[tuple[int, int, int]]:
+    """(person, organization left, organization joined) of a job changed in one clause: "I moved
+    from ⟨Infosys⟩ to ⟨Thoughtworks⟩", "she left ⟨Tesco⟩ for ⟨Aldi⟩", "he quit ⟨X⟩ to join ⟨Y⟩".
+    Not what might be ("I could switch from X to Y"), nor a service changed ("switched from ⟨a
+    bank⟩ to ⟨another⟩" is said with "bank", whose kind the organization's name does not carry)."""
+    orgs = [i for i in sentence.ids if i is not None and i != SPEAKER and types[i] == "organization"]
+    if len(set(orgs)) < 2:
+        return []
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence)
+    modifiers = frames().modifiers
+    out = []
+
+    def org(token) -> int | None:
+        return ids.get(token.i) if ids.get(token.i) in orgs else None
+
+    for verb in doc:
+        if not _is_verb(verb) or any(c.lower_ in modifiers for c in verb.children if c.dep_ in ("aux", "neg")):
+            continue
+        left = joined = None
+        for c in verb.children:
+            if c.dep_ == "prep" and c.lower_ == "from":
+                left = next((org(g) for g in c.children if g.dep_ == "pobj" and org(g) is not None), left)
+            elif c.dep_ == "dobj" and verb.lemma_.lower() in ("leave", "quit") and org(c) is not None:
+                left = org(c)
+            elif c.dep_ == "prep" and c.lower_ in ("to", "for"):
+                joined = next((org(g) for g in c.children if g.dep_ == "pobj" and org(g) is not None), joined)
+            elif c.dep_ in ("xcomp", "advcl") and c.lemma_.lower() == "join":
+                joined = next((org(g) for g in c.children if g.dep_ == "dobj" and org(g) is not None), joined)
+        if left is None or joined is None or left == joined:
+            continue
+        for who in _subjects(verb, ids, _elided_subject(sentence)):
+            if types[who] == "person":
+                out.append((who, left, joined))
     return out
 
 

@@ -23,6 +23,7 @@ from memories.extraction.offline.lexicon import (
     FIRST_NAMES,
     FOLDED_PLACES,
     GIVEN_NAMES,
+    GRANDPARENT_NAMES,
     GREETING_WORDS,
     HONORIFICS,
     HONORIFICS_AFTER_WORD,
@@ -35,6 +36,7 @@ from memories.extraction.offline.lexicon import (
     ORG_NOUNS,
     ORG_PREFIXES,
     ORG_SUFFIXES,
+    PARENT_NAMES,
     PERSON_NOUNS,
     PERSON_VERBS,
     PET_TERMS,
@@ -210,9 +212,10 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
         if mention is not None:
             mentions.append(mention)
     mentions += _lower_places(sentence, _Spans(mentions), ctx.lowercase_writer)
-    mentions += _lower_kin_names(sentence, _Spans(mentions))
+    own = frozenset(w.lower() for w in ctx.speaker.split()[1:])  # "my brother jonathan mould": the family's own
+    mentions += _lower_kin_names(sentence, _Spans(mentions), own)
     if ctx.lowercase_writer:
-        mentions += _lower_given_names(sentence, _Spans(mentions))
+        mentions += _lower_given_names(sentence, _Spans(mentions), own)
     mentions += _lower_organizations(sentence, _Spans(mentions), ctx.lowercase_writer)
     if ctx.lowercase_writer:
         mentions += _lower_named_organizations(sentence, _Spans(mentions))
@@ -290,7 +293,7 @@ _PERSON_NOUNS = PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | word_set(
     "dude bloke chap kid fella gal lad lass bro sis babe")
 
 
-def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
+def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = frozenset()) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
            if m.group("name") not in STOP_CAPS and not taken.overlaps(m.start("name"), m.end("name"))
@@ -322,7 +325,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
         # a given name of another country with a family name after it ("marek zielinski") is a person too
         full = (word in WORLD_GIVEN_NAMES or given) and _family_name_after(
-            sentence, token.idx + len(word))  # where the family name ends
+            sentence, token.idx + len(word), own)  # where the family name ends
         if full and is_dictionary_word(word) and (is_common_word(word) or not _unknown_word(
                 sentence[token.idx + len(word):full].strip().replace("'", ""))):
             full = None  # "ines varga" is someone; "grace period", "will power" are not
@@ -340,7 +343,7 @@ def _lower_given_names(sentence: str, taken: _Spans) -> list[Mention]:
                     or placed and word in WORLD_FAMILY_NAMES and _unknown_word(before.text)) and (
                     not taken.overlaps(before.idx, token.idx)):
                 start = before.idx  # "bridget oneill told me", "my manager is ngozi okafor": her given name too
-            elif (given or full or placed) and (family := full or _family_name_after(sentence, end) or (
+            elif (given or full or placed) and (family := full or _family_name_after(sentence, end, own) or (
                     paired and paired.idx + len(paired))) and not taken.overlaps(end, family):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
             out.append(Mention(start, end, sentence[start:end].title(), person=True))
@@ -428,18 +431,19 @@ def _family_word_after(token):
     return after
 
 
-def _family_name_after(sentence: str, end: int) -> int | None:
+def _family_name_after(sentence: str, end: int, own: frozenset[str] = frozenset()) -> int | None:
     """Where the family name after a lower-case given name ends, when the next word is one no
-    dictionary holds ("marta zielinska") or a family name that is no ordinary word ("ana torres");
-    None otherwise."""
+    dictionary holds ("marta zielinska"), a family name that is no ordinary word ("ana torres") or
+    the writer's own family name, whatever word it is ("my brother jonathan mould"); None otherwise."""
     family = _LOWER_FAMILY_NAME.match(sentence, end)
     if family is None:
         return None
     name, at = family.group("name"), family.start("name")
     if name in HONORIFICS_AFTER_WORD:
         return None  # "ottarine maam": a title after her name
-    if _unknown_word(name) and not _is_verb_at(sentence, at) or name in WORLD_FAMILY_NAMES and not _is_verb_at(
-            sentence, at, known=True):  # "ricardo torres works nights": no verb "torre"
+    # "ricardo torres works nights": no verb "torre"
+    if (_unknown_word(name) or name in own) and not _is_verb_at(sentence, at) or (
+            name in WORLD_FAMILY_NAMES and not _is_verb_at(sentence, at, known=True)):
         return family.end()
     return None
 
@@ -521,7 +525,7 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
             ctx.lowercase_writer or " " in text)
         if (text[:1].isupper() and not _NAME_GOES_ON.match(sentence, match.end())) or (
             lower_ok and text not in STOP_CAPS and not (" " not in text and is_common_word(text))
-        ):
+        ) or text.lower() in _PARENT_WORDS:  # "dad's in leeds now": the lookup took "dad" for one person
             known = known_canonical(canonical, text)
             head = _OF_HEAD_BEFORE.search(sentence, 0, match.start())
             if head and head.group(1).lower() in OF_HEADS:
@@ -531,6 +535,7 @@ def _known(sentence: str, ctx: NameContext) -> list[Mention]:
     return out
 
 
+_PARENT_WORDS = PARENT_NAMES | GRANDPARENT_NAMES
 _OF_HEAD_BEFORE = re.compile(r"\b([A-Z][a-z]+) of (?:the )?$")
 
 # A known name followed by another capitalized word is part of a longer name: the "Sam" of
@@ -741,16 +746,18 @@ def _names_whom(sentence: str, start: int) -> bool:
     return False
 
 
-def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
+def _lower_kin_names(sentence: str, taken: _Spans, own: frozenset[str] = frozenset()) -> list[Mention]:
     out = []
     for match in _LOWER_KIN_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
-        if taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or (
+        if word[-2:] in ("'s", "’s"):  # "my friend tom's dog": the friend is Tom, the dog his
+            word, end = word[:-2], end - 2
+        if len(word) < 3 or taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or (
                 word in PLACES and not _names_whom(sentence, start)):
             continue
         if word in FIRST_NAMES or in_nickname_table(word) or not (is_common_word(word) or is_word_form(word)) or (
                 _parsed_as_name(sentence, start)):
-            family = _family_name_after(sentence, end)
+            family = _family_name_after(sentence, end, own)
             if family and not taken.overlaps(end, family):
                 end = family  # "my gf maja kowalska": her family name too
             out.append(Mention(start, end, sentence[start:end].title()))
@@ -779,7 +786,7 @@ def _lower_kin_names(sentence: str, taken: _Spans) -> list[Mention]:
 # of warsaw"): after a preposition, a phrase that ends in an organization word and holds a place or
 # a word no dictionary has; or one such word alone right after a word of work or study.
 _JOINED_OR_LEFT = frozenset({"joined", "join", "joining", "quit", "left", "leaving"})
-_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|into|{alternation(_JOINED_OR_LEFT)})\b")
+_LEAD_WORD = re.compile(rf"\b(?:at|for|with|to|into|by|{alternation(_JOINED_OR_LEFT)})\b")
 _LOWER_ORG = re.compile(
     rf"(?P<lead>{_LEAD_WORD.pattern})\s+(?:the\s+)?"
     rf"(?P<org>[{_LO}][\wà-ÿ'&-]*(?:\s+(?:of\s+)?[{_LO}][\wà-ÿ'&-]*){{0,3}})"
@@ -873,7 +880,9 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
                 out.append(Mention(start, end, phrase[0].title()))  # "i work at carrefour"
                 break
             # "first week at ucd", "final yr at lse": a school or employer by its initials, in lower case
-            if n == 1 and lowercase_writer and lead in ("at", "from") and bare and _initials_word(phrase[0]) and (
+            the = sentence[match.end("lead"):start].strip() == "the"  # "hired by the nhs": initials take "the"
+            if n == 1 and lowercase_writer and lead in ("at", "from", "by") and (bare or the) and _initials_word(
+                    phrase[0]) and (
                     _WORK_BEFORE.search(before) or _STUDY_BEFORE.search(before)):
                 out.append(Mention(start, end, phrase[0].upper(), organization=True))
                 break
@@ -1143,7 +1152,10 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
             sentence, tokens[run[first]][1])):
         return None  # "Head of Finance", "Chief Operating Officer": what someone is, not who or where
     # "Cousin Emeka", "Uncle Tunde": a kin title is no part of the name but marks a person, like "Dr."
-    kin_title = last - first > 1 and words[first].lower() in KIN_TITLES
+    kin_title = last - first > 1 and words[first].lower() in KIN_TITLES and not (
+        # "Lola Brandt": a title that is also a given name, before a family name, is her given name
+        last - first == 2 and words[first].lower() in GIVEN_NAMES and words[first + 1].lower() not in GIVEN_NAMES
+        and words[first + 1].lower() in WORLD_FAMILY_NAMES)
     first += kin_title
     honorific = first > 0 and words[first - 1].lower() in HONORIFICS or kin_title
     kept = run[first:last]
@@ -1453,10 +1465,12 @@ def declared_nicknames(sentence: str, mentions: list[Mention]) -> list[tuple[int
     through a pronoun: "i" (the writer), "m" or "f" (the person the pronoun stands for)."""
     out = []
     for k, mention in enumerate(mentions):
-        if not _nickname_shaped(mention):
-            continue
         before = sentence[mentions[k - 1].end if k else 0 : mention.start]
-        match = _CALL_WHO.search(before) or _GOES_BY_WHO.search(before)
+        called = _CALL_WHO.search(before)
+        # "we call him Mati": what one calls a person is a name of theirs, though a town has it too
+        if not _nickname_shaped(mention, town_too=called is not None):
+            continue
+        match = called or _GOES_BY_WHO.search(before)
         if match is None:
             continue
         who = (match.groupdict().get("who") or match.groupdict().get("who2") or "").lower()
@@ -1464,8 +1478,8 @@ def declared_nicknames(sentence: str, mentions: list[Mention]) -> list[tuple[int
     return out
 
 
-def _nickname_shaped(mention: Mention) -> bool:
+def _nickname_shaped(mention: Mention, town_too: bool = False) -> bool:
     words = mention.text.split()
     return (not mention.title and not mention.honorific and not mention.known and 1 <= len(words) <= 2
             and words[0][:1].isupper() and mention.text.lower() not in KINSHIP
-            and mention.text.lower() not in PLACES and words[0].lower() not in STOP_CAPS)
+            and (town_too or mention.text.lower() not in PLACES) and words[0].lower() not in STOP_CAPS)

@@ -614,6 +614,39 @@ def died(tok, kids) -> bool:
     return lemma == "pass" and away and not any(c.dep_ == "dobj" for c in kids)
 
 
+_SCHOOL_KINDS = frozenset({"uni", "university", "college", "school", "course", "degree", "programme", "program"})
+
+
+def _dropped_out(verb, kids) -> bool:
+    """"dropped out of uni", "dropped out" (not "dropped out of the ⟨named⟩ race", not "might drop out")."""
+    outs = [c for c in kids if c.dep_ in ("prt", "prep", "advmod") and c.lower_ == "out"]
+    if verb.lemma_.lower() != "drop" or verb.tag_ not in ("VBD", "VBN") or _negated(verb, kids) or not outs:
+        return False
+    of = [g for c in [*kids, *outs[0].children] if c.dep_ == "prep" and c.lower_ == "of"
+          for g in c.children if g.dep_ == "pobj"]
+    return not of or all(g.lower_ in _SCHOOL_KINDS for g in of)
+
+
+def studies_over(text: str) -> list[str]:
+    """Whose studies the sentence says are over without naming where (subject texts, "" for the
+    writer): "graduated!!", "Tom graduated last week", "I finished my degree". Not "graduated
+    from ⟨X⟩" or "finished my MBA at ⟨X⟩" (the school is named, and read as such)."""
+    out = []
+    for tok in parse(text):
+        kids = list(tok.children)
+        if _dropped_out(tok, kids):  # "I dropped out of uni": the school said by its kind only
+            out.append(_subject(tok))
+            continue
+        if not (_graduated(tok, kids) or _finished_studies(tok, kids)):
+            continue
+        where = [c for c in kids if c.dep_ == "prep" and c.lower_ in ("from", "at", "in")]
+        where += [g for c in kids if c.dep_ in ("dobj", "nsubj") for g in c.children
+                  if g.dep_ == "prep" and g.lower_ in ("from", "at", "in")]
+        if not where:
+            out.append(_subject(tok))
+    return list(dict.fromkeys(out))
+
+
 def deaths(text: str) -> list[str]:
     """Whose partnerships a death in the sentence ends (subject texts, "" for the writer): "Bob
     passed away" → ["Bob"]; "my husband died last spring" → [""]; "Tom's wife died" → ["Tom"]."""

@@ -125,7 +125,7 @@ RULES: tuple[Rule, ...] = (
     _rule("no_longer_works", _NEG + _ADV + r"{0,3}(?:works?|working)\s+(?:at|for|with)", "work", **_WORK_NEG),
     _rule(
         "left_job",
-        r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off|let\s+go)\s+"
+        r"(?:left|quit|quits|leaves|leaving|resigned\s+from|retired\s+from|(?:fired|laid\s+off|let\s+go|made\s+redundant)\s+"
         r"(?:from|by)|(?:the\s+)?last\s+day\s+at|" + _NOTICE + r"\s+(?:at|to|with))",
         "work",
         retract="works_at",
@@ -374,7 +374,10 @@ RULES: tuple[Rule, ...] = (
         # "asked ⟨X⟩ to be my girlfriend": the asking is the start, said of the one asked
         r"(?:asked|asks)(?=\s+\x02\d+\x03\s+to\s+be\s+(?:\x02\d+\x03's|my|his|her)\s+(?:girlfriend|boyfriend|partner|gf|bf)\b)|"
         r"(?:started|been)\s+seeing(?=\s+(?:\x02|"
-        r"(?:an?|this|some)\s+(?:[\w-]+\s+)?(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass|someone)\s)))",
+        r"(?:an?|this|some)\s+(?:[\w-]+\s+)?(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass|someone)\s))|"
+        # "is seeing a guy named ⟨X⟩" (not "is seeing ⟨Dr. X⟩ about her knee")
+        r"(?:is|'s|’s|are|am|'m|’m)\s+seeing(?=\s+(?:an?|this|some)\s+(?:[\w-]+\s+)?"
+        r"(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass)\s+(?:called|named)\s+\x02))",
         "marriage",
         rel="partner_of",
         category="relationship_change",
@@ -538,6 +541,9 @@ def _is_club(said: str, name: str) -> bool:
                 or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)))
 
 
+_AND_THE_OTHER = re.compile(r"\s*(?:,\s*|\s+)(?:and|&)\s+(?:the\s+)?\x02(\d+)\x03")
+
+
 def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
     """Every rule (at most one per group) whose pattern opens the predicate."""
     if "\x02" not in predicate:  # every rule needs an entity as its object
@@ -559,6 +565,10 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue  # "is not at ⟨org⟩ anymore" is no job there
         obj = int(match.group("obj"))
         if rule.objects and registry.entities[obj].type not in rule.objects:
+            if rule.retract and (also := _AND_THE_OTHER.match(text, match.end())) and (
+                    registry.entities[int(also.group(1))].type in rule.objects):
+                hits.append(RuleMatch(rule, int(also.group(1)), bool(_FUTURE.search(match.group("pre")))))
+                groups.add(rule.group)  # "leaving ⟨Chicago⟩ and ⟨Loop Logistics⟩": the job is the second
             continue
         groups.add(rule.group)
         future = bool(_FUTURE.search(match.group("pre"))) or "moving" in match.group()

@@ -51,8 +51,26 @@ def normalize_message(text: str) -> str:
     text = _NOTICE_OPENING.sub(lambda m: m["first"], text)
     text = _LAST_DAY_OPENING.sub(lambda m: f"{'My' if m['l'] == 'L' else 'my'} last day at", text)
     text = _NO_LONGER_OPENING.sub(lambda m: f"{'I' if m['n'] == 'N' else 'i'}'m no longer {m['prep']}", text)
+    text = _IS_BEFORE_PLACE.sub(_is_before_place, text)
     text = _NICKNAME_INSIDE.sub(lambda m: f'{m["given"]} {m["family"]} ("{m["q"] or m["s"] or m["p"]}")', text)
     return _INLINE_SPACE.sub(" ", _DROPPED_G.sub(_with_g, text)).strip()
+
+
+# "Tariq's in Glasgow now": an "'s" before a preposition is "is" (a possessive needs its noun), which
+# the parser would read as "Tariq's" owning nothing; not "at Tariq's in Glasgow" (his place)
+_IS_BEFORE_PLACE = re.compile(
+    r"(?P<pre>(?:(?<=\s)|^)(?P<before>[^\W\d_]+\s+)?)(?P<who>[^\W\d_]{2,})['’]s"
+    r"(?=\s+(?:in|at|on|from|back|still|now|away|home|off)\b)")
+_PLACE_PREPOSITIONS = frozenset({"at", "to", "from", "by", "near", "round", "around", "over", "outside", "in"})
+# "let's", "it's": no name; "my master's in marine biology": a degree
+_OWNING_WORDS = frozenset({"let", "it", "that", "master", "bachelor"})
+
+
+def _is_before_place(m: re.Match) -> str:
+    before = (m["before"] or "").strip().lower()
+    if before in _PLACE_PREPOSITIONS or before in ("the", "a", "an") or m["who"].lower() in _OWNING_WORDS:
+        return m.group()
+    return f"{m['pre']}{m['who']} is"
 
 
 # a word that cannot follow a possessive: "Jules is", "Nicholas and"
