@@ -234,8 +234,8 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
     if len(a) > len(b):
         if not either_way:
             return (b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or a in _PACKAGE.get(b, ())
-                    or any(b == stem + b[-1] and b[-1] in "aeiou" for stem in _ending_stems(a)))
-        # "Gracie" for Grace, "Rosie" for Rose; not "Dani" after Dan, "Lucy" after Luc: names of their own
+                    or any(b == stem + "e" for stem in _ending_stems(a)))
+        # "Gracie" for Grace, "Rosie" for Rose; not "Dani" after Dan, "Evie" for Eva: names of their own
         a, b = b, a
     if b in _NICKNAMES.get(a, ()) or a in _NICKNAMES.get(b, ()) or set(_NICKNAMES.get(a, ())) & set(
             _NICKNAMES.get(b, ())) or b in _PACKAGE.get(a, ()):
@@ -246,13 +246,14 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
         return True
     if _ending_on(a, b):
         return True
-    if 4 <= len(a) <= 5 and a.endswith("s") and b == a[:-1] + b[-1:] and b[-1:] in ("a", "e", "i", "o"):
-        return True  # chat's "-s" for the last vowel: "kwams" for Kwame, "nins" for Nina (not "Lars" for Larissa)
-    if len(a) >= 5 and a.endswith("o") and a[-2] == a[-3] and a[-2] not in "aeiou" and b.startswith(a[:-2]):
+    if len(a) == 5 and a.endswith("s") and b == a[:-1] + b[-1:] and b[-1:] in ("a", "e", "i", "o"):
+        return True  # chat's "-s" for the last vowel: "kwams" for Kwame (not "Lars" for Lara, "Hans" for Hana)
+    if (len(a) >= 5 and a.endswith("o") and a[-2] == a[-3] and a[-2] not in "aeiou" and b.startswith(a[:-2])
+            and b[-1] not in "aeiou"):  # not "Robbo" for Roberta, "Pippo" for Pippa
         return True  # "Jonno" for Jonathan, "Robbo" for Robert: a doubled consonant and "-o"
-    if len(a) >= 3 and a.endswith("z") and b.startswith(a[:-1] + "s"):
-        return True  # "Roz" for Rosalind: a clipped "s" said as "z"
-    if len(a) >= 3 and b[0] in "aeiou" and a[0] not in "aeiou" and a not in _TABLE_NAMES and any(
+    if len(a) >= 3 and a.endswith("z") and b.startswith(a[:-1] + "s") and b[len(a):len(a) + 1] in tuple("aeiou"):
+        return True  # "Roz" for Rosalind: a clipped "s" said as "z" (not "Jez" for Jessica)
+    if len(a) >= 3 and len(b) >= 6 and b[0] in "aeiou" and a[0] not in "aeiou" and a not in _TABLE_NAMES and any(
             len(stem) >= 3 and b[1:].startswith(stem) for stem in (a, *_ending_stems(a))):
         return True  # "Liv" for Olivia: the name after its opening vowel (not "Ben", a name the tables give others)
     if a.endswith("e") and len(a) >= 4 and b.startswith(a[:-1]):

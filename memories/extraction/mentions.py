@@ -73,7 +73,8 @@ _THEIR_KIN = re.compile(
 _PARENT_CALLED = re.compile(
     rf"(?<![\w'’])(?P<word>{'|'.join(sorted(PARENT_NAMES, key=len, reverse=True))})(?!\w|['’](?!s\b))", re.I)
 # … but not when something says whose parent it is ("my dad" is _MY_KIN's, "Tom's mum" is Tom's)
-_OWNED_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a|an)|['’]s?)\s+$", re.I)
+_OWNED_BEFORE = re.compile(
+    r"(?:\b(?:my|our|your|his|her|their|the|a|an|one|another|some|any|every|each|this|that|no)|['’]s?)\s+$", re.I)
 _KIN_TITLE_WORDS = "|".join(sorted((re.escape(k) for k in KIN_TITLES), key=len, reverse=True))
 # "my cousin Emeka", "Cousin Emeka", "Uncle Tunde": a first name said with the writer's kin word
 _KIN_NAMED = re.compile(

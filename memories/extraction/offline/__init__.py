@@ -27,7 +27,7 @@ from datetime import datetime
 from memories.extraction.limits import extraction_within_limits
 from memories.extraction.offline.classify import is_question
 from memories.extraction.offline.corrections import correction_in, split_correction
-from memories.extraction.offline.entities import build_registry
+from memories.extraction.offline.entities import build_registry, gender_of
 from memories.extraction.offline.facts import (
     EXPLICIT,
     Collector,
@@ -45,7 +45,7 @@ from memories.extraction.offline.parse import cessations, deaths, is_dictionary_
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message, ph, restore_possessives, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
-from memories.naming import UPPER_LETTERS, mentions
+from memories.naming import UPPER_LETTERS, first_names_compatible, mentions
 from memories.roles import PARTNER_SLOT
 
 __all__ = ["Statement", "extract_offline", "parse_ahead", "read_statement"]
@@ -184,10 +184,17 @@ def _to_the_writer(name: str, writer: str, text: str) -> bool:
     by her title and family name, signed by someone else. Its "you" and "your" are hers."""
     bare = _TITLE.sub("", name).strip()
     family = writer.split()[1:]
-    if not _TITLE.match(name) or " " in bare or not family or bare.lower() != family[-1].lower():
+    title = _TITLE.match(name)
+    if not title or " " in bare or not family or bare.lower() != family[-1].lower():
         return False
+    said = title.group().strip(" .").lower()
+    sex = gender_of(writer.split()[0].lower())
+    if said in ("mr", "mrs", "ms", "miss") and sex != ("m" if said == "mr" else "f"):
+        return False  # "Dear Mr. Mould" pasted by Hannah Mould: her husband's letter, perhaps
     signed = _SIGNED.search(text)
-    return signed is not None and not any(w.lower() in writer.lower().split() for w in signed["name"].split())
+    return signed is not None and not any(
+        w.lower() in writer.lower().split() or first_names_compatible(w, writer.split()[0], either_way=False)
+        for w in signed["name"].split())  # "Love, Kez": her own
 
 
 def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:

@@ -535,14 +535,15 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     return registry, sentences, ctx
 
 
-# "moved from ⟨Infosys⟩ to ⟨X⟩", "left ⟨Infosys⟩ for ⟨X⟩": a job left for another
-_JOB_MOVE_GAP = re.compile(r"\s+(?:to|for|to\s+join|to\s+go\s+to)\s+(?:the\s+)?$", re.I)
-_JOB_MOVE_BEFORE = re.compile(r"\b(?:from|left|leaving|leaves|quit|quitting)\s+(?:the\s+)?$", re.I)
+# "moved from ⟨Infosys⟩ to ⟨X⟩", "quit ⟨Infosys⟩ to join ⟨X⟩": a job left for another
+_JOB_MOVE_GAP = re.compile(r"\s+(?:to|to\s+join)\s+(?:the\s+)?$", re.I)
+_JOB_MOVE_BEFORE = re.compile(
+    r"\b(?:(?:moved|went|jumped|hopped|transferred)\s+from|left|leaving|quit|quitting)\s+(?:the\s+)?$", re.I)
 
 
 def _vote_like_the_job_left(registry: Registry, sentences: list[Sentence]) -> None:
-    """What one leaves an organization for is an organization too: "moved from ⟨Infosys⟩ to
-    ⟨Thoughtworks⟩", "left ⟨Tesco⟩ for ⟨Aldi⟩" (a town said so is one the gazetteer knows)."""
+    """What one leaves an employer for is an organization too: "moved from ⟨Infosys⟩ to
+    ⟨Thoughtworks⟩", "quit ⟨Tesco⟩ to join ⟨Aldi⟩" (a town said so is one the gazetteer knows)."""
     for sentence in sentences:
         pairs = zip(sentence.mentions, sentence.ids, sentence.mentions[1:], sentence.ids[1:], strict=False)
         for left, a, then, b in pairs:

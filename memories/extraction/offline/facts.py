@@ -218,6 +218,8 @@ def households(sentence: Sentence, out: Collector, before: set) -> None:
     if len(homes) == 1:
         subject, place = homes[0]
         for match in _LIVES_WITH.finditer(sentence.tagged):
+            if int(match.group("place")) != place:
+                continue
             other = int(match.group("who"))
             if other not in (subject, SPEAKER) and out.registry.is_person(other):
                 out.relation(other, "lives_in", place, method="frame")
@@ -225,7 +227,8 @@ def households(sentence: Sentence, out: Collector, before: set) -> None:
 
 # "... with her husband ⟨Dermot⟩", "w my bf ⟨Kemal⟩" (not "with ⟨Tom⟩'s help")
 _LIVES_WITH = re.compile(
-    r"\b(?:with|w/?)\s+(?:(?:my|his|her|their|our|\x02\d+\x03's)\s+)?(?:[\w-]+\s+){0,2}?\x02(?P<who>\d+)\x03(?!['’]s)",
+    r"\x02(?P<place>\d+)\x03\s+(?:(?:now|together|too)\s+)?(?:with|w/?)\s+(?:(?:my|his|her|their|our|\x02\d+\x03's)\s+)?"
+    r"(?:[\w-]+\s+){0,2}?\x02(?P<who>\d+)\x03(?!['’]s)",
     re.I)
 
 
@@ -896,6 +899,8 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
         out.relation(who, "works_at", joined, method="frame")
     # "Pelleas moved out": whoever shared a home with him no longer does
     for who in moved_out(sentence, types):
+        if any(who in (s, t) and SPEAKER in (s, t) and r != "roommate_of" for s, r, t in out.relations):
+            continue  # "my son Leo moved out": a child leaving home, no flatmate
         out.unlink(SPEAKER, "roommate_of", who)
         out.relation(SPEAKER, "former_roommate_of", who, method="frame")
     # kinship the parse ties where the surface patterns did not ("my supervisor at the lab is X")

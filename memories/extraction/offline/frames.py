@@ -435,6 +435,10 @@ def _blocked(way, chain, data: Frames) -> bool:
             if child.dep_ in ("neg", "aux", "advmod", "mark", "amod") and (
                     child.lower_ in data.modifiers or child.lemma_.lower() in data.blocked):
                 return True
+            if token.lemma_.lower() == "look" and child.dep_ == "prep" and child.lower_ == "for":
+                return True  # "looking for a job in Manchester" (not "your flat in Leeds looks amazing")
+            if child.dep_ == "aux" and child.lower_ in ("'d", "’d") and token.tag_ == "VB":
+                return True  # "I'd love a job in Rome" (not "she'd moved to Leeds": had)
             if child.dep_ == "prep" and child.lower_ in data.verb_preps:
                 return True
             if any(c.dep_ in ("compound", "dobj") and c.lemma_.lower() in data.stay_words
@@ -626,8 +630,11 @@ def _durative(verb, data: Frames) -> bool:
     dropped = verb.i == 0 and verb.lower_ == "been" and not any(c.dep_ in _SUBJECTS for c in verb.children)
     if verb.lemma_ == "be" and verb.tag_ in ("VBZ", "VBP") and any(
             c.dep_ == "advmod" and c.lower_ in data.present for c in verb.children) and not any(
-            c.dep_ == "prep" and c.lower_ == "for" for c in verb.children):  # not "in Paris now for a week"
-        return True  # "she's in Glasgow now", "he's at X now": the state of today, said as such
+            c.dep_ == "prep" and c.lower_ in ("for", "on") for c in verb.children) and not any(
+            t.lemma_.lower() in data.blocked or t.lower_ in _STAY_ENDS for t in verb.subtree):
+        # "she's in Glasgow now", "he's at X now": the state of today, said as such; not "in Paris now
+        # for a week", "now on holiday", "now, flying home tomorrow", "now, sightseeing with the kids"
+        return True
     if not dropped and not any(c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children):
         return False
     # with the "I've" dropped, only a counted span says a state ("for 4 years", not "for ages with my sister")
@@ -640,6 +647,9 @@ def _durative(verb, data: Frames) -> bool:
         if prep.dep_ != "prep" and any(g.lemma_.lower() in spans for g in prep.subtree):
             return True  # "have been at X two years"
     return False
+
+
+_STAY_ENDS = frozenset({"tomorrow", "tonight", "sightseeing", "sightsee", "weekend", "till", "until", "til"})
 
 
 def _habitual(verb, data: Frames) -> bool:
@@ -1047,9 +1057,15 @@ def moved_out(sentence, types: Sequence[str]) -> list[int]:
     return out
 
 
+# verbs by which a person goes from one employer to another ("moved from X to Y", "left X to join Y");
+# not "switched from ⟨a phone network⟩ to ⟨another⟩", a service changed
+_JOB_MOVES = frozenset({"move", "go", "jump", "hop", "transfer", "leave", "quit"})
+_SCHOOL_WORDS = frozenset({"university", "uni", "college", "school", "academy", "polytechnic"})
+
+
 def job_moves(sentence, types: Sequence[str]) -> list[tuple[int, int, int]]:
     """(person, organization left, organization joined) of a job changed in one clause: "I moved
-    from ⟨Infosys⟩ to ⟨Thoughtworks⟩", "she left ⟨Tesco⟩ for ⟨Aldi⟩", "he quit ⟨X⟩ to join ⟨Y⟩".
+    from ⟨Infosys⟩ to ⟨Thoughtworks⟩", "he quit ⟨X⟩ to join ⟨Y⟩" (not "left ⟨X⟩ for ⟨the Maldives⟩").
     Not what might be ("I could switch from X to Y"), nor a service changed ("switched from ⟨a
     bank⟩ to ⟨another⟩" is said with "bank", whose kind the organization's name does not carry)."""
     orgs = [i for i in sentence.ids if i is not None and i != SPEAKER and types[i] == "organization"]
@@ -1058,26 +1074,31 @@ def job_moves(sentence, types: Sequence[str]) -> list[tuple[int, int, int]]:
     doc = parse(sentence.text)
     ids = _token_ids(sentence)
     modifiers = frames().modifiers
+    said = {i: m.text for m, i in zip(sentence.mentions, sentence.ids, strict=True) if i is not None}
     out = []
 
     def org(token) -> int | None:
         return ids.get(token.i) if ids.get(token.i) in orgs else None
 
     for verb in doc:
-        if not _is_verb(verb) or any(c.lower_ in modifiers for c in verb.children if c.dep_ in ("aux", "neg")):
+        lemma = verb.lemma_.lower()
+        if lemma not in _JOB_MOVES or any(c.lower_ in modifiers for c in verb.children if c.dep_ in ("aux", "neg")):
             continue
+        if lemma not in ("leave", "quit") and any(c.dep_ == "dobj" for c in verb.children):
+            continue  # "moved my savings from Barclays to Monzo"
         left = joined = None
         for c in verb.children:
             if c.dep_ == "prep" and c.lower_ == "from":
                 left = next((org(g) for g in c.children if g.dep_ == "pobj" and org(g) is not None), left)
             elif c.dep_ == "dobj" and verb.lemma_.lower() in ("leave", "quit") and org(c) is not None:
                 left = org(c)
-            elif c.dep_ == "prep" and c.lower_ in ("to", "for"):
+            elif c.dep_ == "prep" and c.lower_ == "to" and lemma not in ("leave", "quit"):
                 joined = next((org(g) for g in c.children if g.dep_ == "pobj" and org(g) is not None), joined)
             elif c.dep_ in ("xcomp", "advcl") and c.lemma_.lower() == "join":
                 joined = next((org(g) for g in c.children if g.dep_ == "dobj" and org(g) is not None), joined)
-        if left is None or joined is None or left == joined:
-            continue
+        if left is None or joined is None or left == joined or any(
+                _SCHOOL_WORDS & set(said.get(i, "").lower().split()) for i in (left, joined)):
+            continue  # "transferred from Leeds University to Durham University": a study, no job
         for who in _subjects(verb, ids, _elided_subject(sentence)):
             if types[who] == "person":
                 out.append((who, left, joined))

@@ -442,10 +442,19 @@ def _family_name_after(sentence: str, end: int, own: frozenset[str] = frozenset(
     if name in HONORIFICS_AFTER_WORD:
         return None  # "ottarine maam": a title after her name
     # "ricardo torres works nights": no verb "torre"
-    if (_unknown_word(name) or name in own) and not _is_verb_at(sentence, at) or (
+    if (_unknown_word(name) or name in own and _own_family_said(sentence, at)) and not _is_verb_at(
+            sentence, at) or (
             name in WORLD_FAMILY_NAMES and not _is_verb_at(sentence, at, known=True)):
         return family.end()
     return None
+
+
+def _own_family_said(sentence: str, start: int) -> bool:
+    """The writer's family name after a relative's given name in lower case, read by the parser as a
+    name or a noun of its own ("jonathan mould got engaged"), not as a word of what follows ("ana long
+    story short", "ben still lives", "ella young as she is")."""
+    return any(t.idx == start and t.pos_ in ("NOUN", "PROPN") and t.dep_ not in ("compound", "amod", "nmod")
+               for t in parse(sentence))
 
 
 def _other_family_name(sentence: str, end: int, known: str) -> bool:
@@ -752,7 +761,7 @@ def _lower_kin_names(sentence: str, taken: _Spans, own: frozenset[str] = frozens
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if word[-2:] in ("'s", "’s"):  # "my friend tom's dog": the friend is Tom, the dog his
             word, end = word[:-2], end - 2
-        if len(word) < 3 or taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or (
+        if len(word) < 2 or taken.overlaps(start, end) or word in STOP_CAPS or word in KINSHIP or (
                 word in PLACES and not _names_whom(sentence, start)):
             continue
         if word in FIRST_NAMES or in_nickname_table(word) or not (is_common_word(word) or is_word_form(word)) or (
@@ -1468,7 +1477,8 @@ def declared_nicknames(sentence: str, mentions: list[Mention]) -> list[tuple[int
         before = sentence[mentions[k - 1].end if k else 0 : mention.start]
         called = _CALL_WHO.search(before)
         # "we call him Mati": what one calls a person is a name of theirs, though a town has it too
-        if not _nickname_shaped(mention, town_too=called is not None):
+        # (not "got a puppy and he's calling him Boston": the pet's)
+        if not _nickname_shaped(mention, town_too=called is not None and not _PET_BEFORE.search(sentence)):
             continue
         match = called or _GOES_BY_WHO.search(before)
         if match is None:

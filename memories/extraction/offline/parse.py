@@ -634,8 +634,11 @@ def studies_over(text: str) -> list[str]:
     out = []
     for tok in parse(text):
         kids = list(tok.children)
+        said = _subject(tok)
+        if not said and any(not t.is_punct for t in tok.doc[: tok.i]):
+            continue  # "Raj graduated!!" with "Raj" misread: no subject, but no elided writer either
         if _dropped_out(tok, kids):  # "I dropped out of uni": the school said by its kind only
-            out.append(_subject(tok))
+            out.append(said)
             continue
         if not (_graduated(tok, kids) or _finished_studies(tok, kids)):
             continue
@@ -643,7 +646,7 @@ def studies_over(text: str) -> list[str]:
         where += [g for c in kids if c.dep_ in ("dobj", "nsubj") for g in c.children
                   if g.dep_ == "prep" and g.lower_ in ("from", "at", "in")]
         if not where:
-            out.append(_subject(tok))
+            out.append(said)
     return list(dict.fromkeys(out))
 
 

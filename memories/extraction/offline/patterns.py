@@ -377,7 +377,8 @@ RULES: tuple[Rule, ...] = (
         r"(?:an?|this|some)\s+(?:[\w-]+\s+)?(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass|someone)\s))|"
         # "is seeing a guy named ⟨X⟩" (not "is seeing ⟨Dr. X⟩ about her knee")
         r"(?:is|'s|’s|are|am|'m|’m)\s+seeing(?=\s+(?:an?|this|some)\s+(?:[\w-]+\s+)?"
-        r"(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass)\s+(?:called|named)\s+\x02))",
+        r"(?:guy|girl|man|woman|boy|lady|fella|bloke|lad|lass)\s+(?:called|named)\s+\x02\d+\x03"
+        r"(?=\s*(?:[.!?;]|,\s*(?:he|she|they)\b|$|\s+(?:now|lol|haha|btw|atm|rn)\b))))",
         "marriage",
         rel="partner_of",
         category="relationship_change",
@@ -542,6 +543,8 @@ def _is_club(said: str, name: str) -> bool:
 
 
 _AND_THE_OTHER = re.compile(r"\s*(?:,\s*|\s+)(?:and|&)\s+(?:the\s+)?\x02(\d+)\x03")
+# what may follow a town and a job left together: the sentence's end, "after four years", "for good"
+_LEFT_FOR_GOOD = re.compile(r"\s*(?:$|[.!;,]|\s+(?:after|for\s+good|at\s+last|forever|this|next|last|in)\b)")
 
 
 def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
@@ -566,7 +569,8 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
         obj = int(match.group("obj"))
         if rule.objects and registry.entities[obj].type not in rule.objects:
             if rule.retract and (also := _AND_THE_OTHER.match(text, match.end())) and (
-                    registry.entities[int(also.group(1))].type in rule.objects):
+                    registry.entities[int(also.group(1))].type in rule.objects) and _LEFT_FOR_GOOD.match(
+                    text, also.end()):
                 hits.append(RuleMatch(rule, int(also.group(1)), bool(_FUTURE.search(match.group("pre")))))
                 groups.add(rule.group)  # "leaving ⟨Chicago⟩ and ⟨Loop Logistics⟩": the job is the second
             continue

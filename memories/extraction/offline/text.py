@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from memories.extraction.offline.lexicon import ABBREVIATIONS, CHAT_FORMS, CORP_ABBREVIATIONS, FIRST_NAMES, STOP_CAPS
+from memories.extraction.offline.lexicon import (
+    ABBREVIATIONS,
+    CHAT_FORMS,
+    CORP_ABBREVIATIONS,
+    FIRST_NAMES,
+    GIVEN_NAMES,
+    KINSHIP,
+    STOP_CAPS,
+)
 from memories.extraction.offline.parse import is_common_word, is_dictionary_word, is_word_form, verb_lemma
 from memories.naming import UPPER_LETTERS, normalize_alias
 
@@ -60,7 +68,8 @@ def normalize_message(text: str) -> str:
 # the parser would read as "Tariq's" owning nothing; not "at Tariq's in Glasgow" (his place)
 _IS_BEFORE_PLACE = re.compile(
     r"(?P<pre>(?:(?<=\s)|^)(?P<before>[^\W\d_]+\s+)?)(?P<who>[^\W\d_]{2,})['’]s"
-    r"(?=\s+(?:in|at|on|from|back|still|now|away|home|off)\b)")
+    r"(?=\s+(?:in|at|from|back|still|away)\s+(?![\d-])(?!(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)\b)(?i:[a-z]))")
 _PLACE_PREPOSITIONS = frozenset({"at", "to", "from", "by", "near", "round", "around", "over", "outside", "in"})
 # "let's", "it's": no name; "my master's in marine biology": a degree
 _OWNING_WORDS = frozenset({"let", "it", "that", "master", "bachelor"})
@@ -68,8 +77,10 @@ _OWNING_WORDS = frozenset({"let", "it", "that", "master", "bachelor"})
 
 def _is_before_place(m: re.Match) -> str:
     before = (m["before"] or "").strip().lower()
-    if before in _PLACE_PREPOSITIONS or before in ("the", "a", "an") or m["who"].lower() in _OWNING_WORDS:
-        return m.group()
+    who = m["who"].lower()
+    if before in _PLACE_PREPOSITIONS or before in ("the", "a", "an", "st", "st.") or who in _OWNING_WORDS or (
+            who not in GIVEN_NAMES and who not in KINSHIP):
+        return m.group()  # "St Mary's in June", "McDonald's in Leeds": a place's name, no one's "is"
     return f"{m['pre']}{m['who']} is"
 
 
