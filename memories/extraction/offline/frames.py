@@ -1066,8 +1066,8 @@ _SCHOOL_WORDS = frozenset({"university", "uni", "college", "school", "academy", 
 def job_moves(sentence, types: Sequence[str]) -> list[tuple[int, int, int]]:
     """(person, organization left, organization joined) of a job changed in one clause: "I moved
     from ⟨Infosys⟩ to ⟨Thoughtworks⟩", "he quit ⟨X⟩ to join ⟨Y⟩" (not "left ⟨X⟩ for ⟨the Maldives⟩").
-    Not what might be ("I could switch from X to Y"), nor a service changed ("switched from ⟨a
-    bank⟩ to ⟨another⟩" is said with "bank", whose kind the organization's name does not carry)."""
+    Not what might be ("I could move from X to Y"), nor a thing or a service moved between companies
+    ("moved my savings from X to Y", "switched from X to Y"), nor a school changed."""
     orgs = [i for i in sentence.ids if i is not None and i != SPEAKER and types[i] == "organization"]
     if len(set(orgs)) < 2:
         return []
