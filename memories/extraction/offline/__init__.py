@@ -30,6 +30,7 @@ from memories.extraction.offline.corrections import correction_in, split_correct
 from memories.extraction.offline.entities import build_registry, gender_of
 from memories.extraction.offline.facts import (
     EXPLICIT,
+    LETTER_CLOSINGS,
     Collector,
     adopted_pets,
     households,
@@ -173,8 +174,7 @@ def _addressee(sentences, registry) -> int | None:
 
 # "Yours sincerely, Daniel Okoro": who signs a letter
 _SIGNED = re.compile(
-    r"\b(?:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
-    r"with\s+(?:thanks|best\s+wishes)|many\s+thanks)\s*,\s*(?:(?:mr|mrs|ms|miss|dr|prof)\.?\s+)?"
+    rf"\b(?:{LETTER_CLOSINGS})\s*,\s*(?:(?:mr|mrs|ms|miss|dr|prof)\.?\s+)?"
     rf"(?P<name>[{UPPER_LETTERS}][\w.'’-]*(?:\s+[{UPPER_LETTERS}][\w'’-]*)*)", re.I)
 _TITLE = re.compile(r"^(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+", re.I)
 

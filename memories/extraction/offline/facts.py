@@ -233,9 +233,11 @@ _LIVES_WITH = re.compile(
 
 
 # "Yours sincerely, ⟨2⟩, Practice Manager.": a letter signed with a post and no employer
+# how a letter closes before its signature ("Yours sincerely,", "Kind regards,")
+LETTER_CLOSINGS = (r"yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
+                   r"with\s+(?:thanks|best\s+wishes)|many\s+thanks")
 _SIGNED_WITH_POST = re.compile(
-    rf"^(?i:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+regards|regards|best\s+wishes|"
-    rf"with\s+(?:thanks|best\s+wishes)|many\s+thanks|sincerely)\s*,\s*{PH}\s*,\s*"
+    rf"^(?i:{LETTER_CLOSINGS}|sincerely)\s*,\s*{PH}\s*,\s*"
     r"(?P<post>(?:[A-Z][\w-]*\s+){0,3}[A-Z][\w-]*|\x02\d+\x03)\s*[.'’\"”]*\s*$"  # the post in capitals
 )
 
