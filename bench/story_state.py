@@ -99,7 +99,8 @@ def _check(c, resolve, agent, Relationship, Fact, Q, entities):
     if kind == "fact":
         e = resolve(c["about"])
         at = _at(c)
-        facts = Fact.objects.filter(agent=agent, entity_id=e) if e else []
+        # as the REST API's `facts/?entity=` reads them: about the entity or naming it
+        facts = Fact.objects.filter(agent=agent).about(e) if e else []
         live = [f.text for f in facts if (at is None and f.valid_to is None and f.invalidated_at is None)
                 or (at is not None and f.valid_from <= at and (f.valid_to is None or f.valid_to > at))]
         hits = [t for t in live if re.search(c["match"], t, re.I)]

@@ -253,6 +253,9 @@ def first_names_compatible(short: str, full: str, either_way: bool = True) -> bo
         return True  # "Jonno" for Jonathan, "Robbo" for Robert: a doubled consonant and "-o"
     if len(a) >= 3 and a.endswith("z") and b.startswith(a[:-1] + "s") and b[len(a):len(a) + 1] in tuple("aeiou"):
         return True  # "Roz" for Rosalind: a clipped "s" said as "z" (not "Jez" for Jessica)
+    if (zed := a.removesuffix("zza") if a.endswith("zza") else a.removesuffix("z")) != a and 2 <= len(zed) <= 3 and (
+            zed[-1] in "aeiou" and b.startswith(zed + "r") and a not in _TABLE_NAMES):
+        return True  # "Baz", "Bazza" for Barry, "Daz" for Darren: the first syllable, its "r" said as "z"
     if len(a) >= 3 and len(b) >= 6 and b[0] in "aeiou" and a[0] not in "aeiou" and a not in _TABLE_NAMES and any(
             len(stem) >= 3 and b[1:].startswith(stem) for stem in (a, *_ending_stems(a))):
         return True  # "Liv" for Olivia: the name after its opening vowel (not "Ben", a name the tables give others)
@@ -276,8 +279,10 @@ def _ending_on(short: str, full: str) -> bool:
 
 
 # Portuguese, Spanish and Italian diminutive endings: "Aninha" (Ana), "Pedrinho" (Pedro), "Juanito"
-# (Juan), "Lupita" (Guadalupe, by its clipped end "Lupe")
-_DIMINUTIVE_SUFFIXES = ("zinha", "zinho", "inha", "inho", "cita", "cito", "ita", "ito", "illa", "illo")
+# (Juan), "Lupita" (Guadalupe, by its clipped end "Lupe"); Turkish endearments, folded: "Aylincim",
+# "Ayşeciğim", "Serdarcım" (Aylin, Ayşe, Serdar: "my dear ...")
+_DIMINUTIVE_SUFFIXES = ("zinha", "zinho", "inha", "inho", "cita", "cito", "ita", "ito", "illa", "illo",
+                        "cigim", "cugum", "cim", "cum")
 
 
 def _stems(short: str) -> list[str]:

@@ -305,14 +305,20 @@ def people_known_by_given_name(*, agent: Agent, given: str, table_only: bool = F
     table = set(short_forms_of(given))
     clipped = set() if table_only else {c for n in range(3, len(folded)) if not in_nickname_table(c := folded[:n])
                                         and c not in FIRST_NAMES}
-    if not table | clipped:
-        return []
-    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
-                                  aliases__alias__in=table | clipped)
+    said = Q(aliases__alias__in=table | clipped) if table | clipped else Q(pk__in=[])
+    if not table_only:
+        # any other short form the naming rules read ("Tayo" for Adetayo, "Baz" for Barnaby, "Davo"
+        # for David), of a name that is no given name of its own: the people known by one name
+        # that opens with the given name's first letter or holds a stretch of it
+        said |= Q(display_name__istartswith=folded[:1]) | Q(display_name__iregex=r"^\w{2,5}$")
+    rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True).filter(said)
             .exclude(display_name__contains=" ").defer("name_embedding")
             .annotate(alias_names=_alias_names()).distinct())
     return [e for e in rows if all(len(n.split()) == 1 for n in e.alias_names)
-            and not name_of_other_sex(e.display_name, given)]
+            and not name_of_other_sex(e.display_name, given)
+            and (normalize_alias(e.display_name) in table | clipped or any(a in table | clipped for a in e.alias_names)
+                 or not table_only and normalize_alias(e.display_name) not in FIRST_NAMES
+                 and first_names_compatible(e.display_name, given, either_way=False))]
 
 
 def name_of_other_sex(said: str, known: str) -> bool:

@@ -14,7 +14,8 @@ import numpy as np
 from memories import prompts
 from memories.extraction.mentions import message_sentences
 from memories.extraction.offline.entities import says_a_name_changed
-from memories.models import Agent, Entity, EntityAlias
+from memories.extraction.offline.lexicon import FEMALE_KIN, FEMALE_NAMES, MALE_KIN, MALE_NAMES
+from memories.models import Agent, Entity, EntityAlias, Fact
 from memories.naming import (
     RELATIONSHIP_TERMS,
     entity_key,
@@ -59,18 +60,40 @@ class Resolution:
 
 
 
-def _speaker_entity(agent: Agent, speaker: str, embed) -> Entity:
+def _speaker_entity(agent: Agent, speaker: str, embed, message: str = "") -> Entity:
     entity = Entity.objects.filter(agent=agent, key=entity_key("person", speaker)).defer("name_embedding").first()
     if entity is None and len(speaker.split()) > 1:  # "Ren", known by this full name too ("this is Ren Mori")
         known = {a.entity.survivor() for a in EntityAlias.objects.filter(
             agent=agent, alias=normalize_alias(speaker), entity__type="person").select_related("entity")}
         entity = known.pop() if len(known) == 1 else None
+    if entity is None and len(speaker.split()) > 1 and (
+            known := _known_by_given_name_alone(agent, speaker, message="", speaker="")) is not None and not re.search(
+            rf"(?<!\w){re.escape(known.display_name)}(?!\w)", message, re.I) and not _kin_of_other_sex(
+            known, speaker.split()[0]):
+        # a group chat's "Lottie", said before Charlotte Vantreece wrote herself: the one person the
+        # agent knows by a short form of the writer's given name is the writer (not one her own
+        # message names: "Chris forgot to feed the cat", by Christine)
+        entity = known
+        _shown_by(agent, entity, speaker, embed([speaker])[0])
     if entity is None:
         entity = entity_get_or_create(agent=agent, name=speaker, entity_type="person",
                                       name_embedding=embed([speaker])[0])
     alias_register(agent=agent, entity=entity, names=[speaker])
     return entity
 
+
+
+def _kin_of_other_sex(entity: Entity, given: str) -> bool:
+    """The person is someone's relative by a word of the sex the given name is not: "my nephew Sam"
+    is no Samantha."""
+    name = normalize_alias(given)
+    words = MALE_KIN if name in FEMALE_NAMES and name not in MALE_NAMES else (
+        FEMALE_KIN if name in MALE_NAMES and name not in FEMALE_NAMES else frozenset())
+    if not words:
+        return False
+    said = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return Fact.objects.filter(agent_id=entity.agent_id, entity=entity,
+                               text__iregex=rf"'s\s+(?:\w+\s+)?(?:{said})\y").exists()  # \y: PostgreSQL's word end
 
 
 def llm_disambiguate(*, llm: LLMClient, name: str, candidates: list[tuple[Entity, float]], context: str,
@@ -114,7 +137,7 @@ def entity_resolve(
         known = (EntityAlias.objects.filter(agent=agent, alias=normalize_alias(name), entity__type="person")
                  .select_related("entity").first() if normalize_alias(name) in RELATIONSHIP_TERMS else None)
         if known is None:
-            entity = _speaker_entity(agent, speaker, embed)
+            entity = _speaker_entity(agent, speaker, embed, message)
             # "my name's Agnieszka Nowak, but call me Aga": the writer's other names
             alias_register(agent=agent, entity=entity, names=[a for a in aliases if not is_speaker_reference(a)])
             return Resolution(name, entity, "speaker")

@@ -41,12 +41,12 @@ from memories.extraction.offline.facts import (
 )
 from memories.extraction.offline.frames import Embed
 from memories.extraction.offline.grammar import rewrite_second_person
-from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, PARENT_NAMES, PLACE_OTHER_NAMES
+from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, PARENT_NAMES, PLACE_OTHER_NAMES, sexes_cross
 from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon, studies_over
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message, ph, restore_possessives, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
-from memories.naming import UPPER_LETTERS, first_names_compatible, mentions
+from memories.naming import UPPER_LETTERS, first_names_compatible, in_nickname_table, mentions
 from memories.roles import PARTNER_SLOT
 
 __all__ = ["Statement", "extract_offline", "parse_ahead", "read_statement"]
@@ -125,7 +125,7 @@ def extract_offline(
     adopted_pets(sentences, out)
     pet_kind_facts(out, " ".join(s.tagged for s in sentences))
     _other_names_of_known(sentences, out)
-    _addressed_known(sentences, registry, out, {n.lower() for n in people})
+    _addressed_known(sentences, registry, out, {n.lower() for n in people}, people)
     out.drop_overridden()
     entities = [
         ExtractedEntity(name=e.name, type=e.type, aliases=_with_city_name(e.name, e.type, e.aliases))
@@ -309,22 +309,38 @@ def _other_names_of_known(sentences, out: Collector) -> None:
                 out.used.add(idx)
 
 
-def _addressed_known(sentences, registry, out: Collector, people: set[str]) -> None:
+def _addressed_known(sentences, registry, out: Collector, people: set[str], named: set[str] = frozenset()) -> None:
     """"Congrats Han!!", "Danny!!!", "Bex, your old boss called": a known person addressed or named by a
     short name of theirs is kept with it, though nothing is said of them: the write learns the other name."""
     for sentence in sentences:
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             said = mention.text.strip()
-            if idx is not None and (idx in out.used or len(sentence.mentions) > 1):
+            # "Ros, the vet rang for you": a name set off at the start, or called out
+            addressed = mention.vocative or not sentence.text[:mention.start].strip(" \"'(") and (
+                sentence.text[mention.end:].lstrip().startswith(","))
+            if idx is not None and (idx in out.used or len(sentence.mentions) > 1 and not addressed):
                 continue  # named where something is said of them, or beside others: the message's own reading stands
-            if (mention.known and " " not in said and said.lower() != mention.known.lower()
-                    and mention.known.lower() != registry.entities[SPEAKER].name.lower()
+            known = mention.known or (_short_form_of_one(said, named, registry.entities[SPEAKER].name)
+                                      if addressed else "")
+            if (known and " " not in said and said.lower() != known.lower()
+                    and known.lower() != registry.entities[SPEAKER].name.lower()
                     and said.lower() not in KINSHIP and said.lower() not in PARENT_NAMES
-                    and mention.known.lower() in people):
-                idx = registry.ensure(mention.known)
+                    and known.lower() in people):
+                idx = registry.ensure(known)
                 registry.entities[idx].forced = registry.entities[idx].forced or "person"
                 registry.add_alias(idx, said)
                 out.used.add(idx)
+
+
+def _short_form_of_one(said: str, people: set[str], writer: str) -> str:
+    """The one known person, not the writer, whose given name `said` is a short form of ("Ros, the vet
+    rang for you": Rosalind Varga); "" when none or several."""
+    if said.lower() in FIRST_NAMES and not in_nickname_table(said.lower()):
+        return ""  # a name of its own ("Marco") is no short form of another
+    fits = {p for p in people if " " in p and p.lower() != writer.lower() and said.lower() != p.split()[0].lower()
+            and first_names_compatible(said, p.split()[0], either_way=False)
+            and not sexes_cross(said.lower(), p.split()[0].lower())}
+    return next(iter(fits)) if len(fits) == 1 else ""
 
 
 def _attach_cessations(text: str, registry, out: Collector) -> None:

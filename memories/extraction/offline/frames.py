@@ -63,7 +63,7 @@ SEMANTIC_MARGIN = 0.04
 _FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "myself", "ourselves"})
 _SUBJECTS = ("nsubj", "nsubjpass")
 # a verb without a subject of its own shares the one of the verb it hangs from by these arcs
-_SHARES_SUBJECT = ("conj", "xcomp", "advcl", "pcomp", "acl")
+_SHARES_SUBJECT = ("conj", "xcomp", "advcl", "pcomp", "acl", "acomp")  # "I am pleased to accept"
 _STANDS_IN = {"place": "the city", "organization": "the company"}
 
 
@@ -141,6 +141,7 @@ class Frames:
     habits: frozenset[str]
     present: frozenset[str]
     had: frozenset[str]
+    named_home: frozenset[str]  # blocked verbs that say a home with "home" as their object ("calls X home")
     other: tuple[str, ...]
 
 
@@ -192,6 +193,7 @@ def frames() -> Frames:
         habits=frozenset(data["blocked"]["habits"]),
         present=frozenset(data["blocked"]["present"]),
         had=frozenset(data["blocked"]["had"]),
+        named_home=frozenset(data["blocked"]["named_home"]),
         other=tuple(data["other"]["prototypes"]),
     )
 
@@ -357,7 +359,9 @@ def _owner(way, ids: dict[int, int]) -> int | None:
         # "my sister" is no thing of mine; "transferred to our Madrid office": a workplace many share is
         # not whose the move is
         # "his cardiologist at X": whose doctor, not who works there ("my manager at X" still says mine)
-        if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in KINSHIP and (
+        # ("my colleagues at X" are of my workplace: the one word of kin that says where one works)
+        kin = token.lemma_.lower() in KINSHIP and token.lemma_.lower() not in _WORKMATES
+        if token.pos_ in ("NOUN", "PROPN") and not kin and (
                 token.lemma_.lower() not in _SHARED_WORKPLACES) and not _serves_a_client(token):
             for child in token.children:
                 if child.dep_ == "poss" and child.i in ids:
@@ -365,6 +369,7 @@ def _owner(way, ids: dict[int, int]) -> int | None:
     return None
 
 
+_WORKMATES = frozenset({"colleague", "coworker", "co-worker", "workmate"})
 _DONE_BY_AN_EMPLOYER = frozenset({"lay", "dismiss", "terminate", "fire", "sack"})
 
 
@@ -387,7 +392,7 @@ def _verb_chain(verb) -> list:
             break  # "quit his job to open a cafe": the purpose is an event of its own, not the quitting
         if verb.dep_ == "advcl" and verb.i < verb.head.i and _names_its_own(verb.head, verb):
             break  # "Having been made a partner at X, I left Y": a clause set before the verb is its own event
-        if verb.head.i == verb.i or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj") or (
+        if verb.head.i == verb.i or not (verb.dep_ in ("xcomp", "pcomp", "prep", "pobj", "acomp") or (
                 # a clause with a subject of its own says its own thing ("I no longer teach — I'm a
                 # designer at X"); one without shares what the verb it hangs from is said under
                 verb.dep_ in ("ccomp", "advcl", "conj") and not any(c.dep_ in _SUBJECTS for c in verb.children))):
@@ -428,6 +433,9 @@ def _blocked(way, chain, data: Frames) -> bool:
     "think"), a modal or negation on them ("might", "not"), "until" on a verb, or a preposition of
     the way that points away ("moved from X"). `chain` is the way and the verbs above it."""
     for token in chain:
+        if token.lemma_.lower() in data.named_home and any(c.dep_ in ("dobj", "oprd") and c.lower_ == "home"
+                                                           for c in token.children):
+            continue  # "calls Tamsk home": a verb of speech naming where one lives
         if token.lemma_.lower() in data.blocked or token.lower_ in data.blocked or any(
                 f"{token.lemma_.lower()} {c.lower_}" in data.blocked for c in token.children if c.dep_ == "prt"):
             return True  # "visited X", "stepped down as chair of X"
@@ -708,6 +716,9 @@ def frame_for(candidate: Candidate) -> Frame | None:
                     | (frame.habitual if candidate.habitual else frozenset()))
         hits = {t for t in candidate.lemmas & triggers
                 if t not in frame.trigger_preps or (candidate.below or {}).get(t) in frame.trigger_preps[t]}
+        if hits and hits <= frame.durative and not frame.settlements and candidate.kind == "place" and (
+                candidate.prep == "in"):
+            continue  # "I've been in Tamsk for three years": a place one has been in over years is a home
         if hits and frame.yields_to_jobs and candidate.lemmas & OCCUPATIONS and not (
                 candidate.lemmas & frame.sure or candidate.chain & _LEARNING):  # "training to be a teacher at ⟨uni⟩"
             continue
@@ -848,8 +859,8 @@ def links(sentence, types: Sequence[str], linked: Callable[[int, int], frozenset
             continue
         frame = frame_for(candidate)
         if candidate.linked:
-            if frame is not None and frame.relation not in candidate.linked and (
-                    replaced := _overridden(candidate, frame)):
+            # (also when a rule linked both: "is a student at X" read as a job and as study)
+            if frame is not None and (replaced := _overridden(candidate, frame)):
                 found.append(Link(candidate.subject, frame, candidate.target, "frame", replaces=replaced))
         elif frame is not None:
             found.append(Link(candidate.subject, frame, candidate.target, "frame"))
@@ -1124,6 +1135,9 @@ def _named(token, ids: dict[int, int]) -> int | None:
     return next((ids[c.i] for c in token.children if c.dep_ in ("appos", "compound") and c.i in ids), None)
 
 
+_BECOMING = frozenset({"be", "become", "stay", "remain"})
+
+
 def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[str]]]:
     """(owner, person, kin word, its modifiers) the parse ties: "my supervisor at the lab is X" and
     "X is my aunt" (said with "is" either way round, whatever stands between), "Luis and I are
@@ -1150,12 +1164,21 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
                 c.dep_ == "neg" for c in (token, *token.children)):
             continue
         head = token.head
-        if token.dep_ == "attr" and head.lemma_ == "be":  # "X is my aunt", "Luis and I are brothers"
+        if token.dep_ == "attr" and head.lemma_ in _BECOMING:  # "X is my aunt", "Luis and I are brothers"
             subjects = [c for c in head.children if c.dep_ in _SUBJECTS]
-            if not subjects:
-                continue
+            if not subjects or any(c.dep_ in ("neg", "advmod", "aux") and c.lower_ in frames().modifiers
+                                   for c in head.children):
+                continue  # "Kezia and I are not friends", "no longer friends with X"
             owner = _kin_owner(token, ids)
-            if owner is not None:
+            with_whom = [g for c in token.children if c.dep_ == "prep" and c.lower_ == "with" for g in c.children
+                         if g.dep_ == "pobj"]
+            # "I'm best friends with X", "became friends with X"
+            # (not "was friends with X in school": a friendship said in the past)
+            if token.tag_ == "NNS" and owner is None and with_whom and not (head.lemma_ == "be" and head.tag_ == "VBD"):
+                for subject in _with_conjuncts(subjects[0], ids)[:1]:
+                    for other in _with_conjuncts(with_whom[0], ids):
+                        add(subject, other, token)
+            elif owner is not None:
                 add(owner, _named(subjects[0], ids), token)
             elif token.tag_ == "NNS":
                 people = _with_conjuncts(subjects[0], ids)

@@ -125,11 +125,12 @@ _MID_CAPITAL = re.compile(rf"(?<=[{_LO},;] )([{_UP}][^\W\d_]+)")
 _LOWER_PLACE = re.compile(
     r"\b(?:(?:live[sd]?|living|based|born|raised|grew\s+up|resides?|staying|flat|apartment|house|condo)\s+in|"
     r"(?:moved|moving|move|"
-    r"relocated|relocating|flew|trip|traveled|travelled|traveling|travelling|drove)\s+(?:back\s+)?to|"
+    r"relocated|relocating|flew|trip|traveled|travelled|traveling|travelling|drove)\s+(?:back\s+)?(?:to|2)|"
     # "moved from leeds to york": both ends of the move
     rf"(?:moved|moving|relocated|relocating)\s+(?:away\s+|out\s+)?from(?:\s+[{_LO}][{_LO}'-]*){{1,3}}\s+to|"
     r"(?:moved|moving|relocated|relocating)\s+(?:away\s+|out\s+)?from|"
-    r"(?:am|'m|is|are|comes?|originally)\s+from|visit(?:ed|ing)?)\s+"
+    r"(?:am|'m|is|are|comes?|originally)\s+from|visit(?:ed|ing)?|"
+    r"(?:i'?m|am|is|are|we're|were|they're|['’]s)\s+(?:now\s+|still\s+)?in(?=\s+\S+\s+now\b))\s+"
     rf"(?P<place>[{_LO}][{_LO}'-]*(?:\s+[{_LO}][{_LO}'-]*){{0,2}})"
 )
 
@@ -219,7 +220,9 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
     mentions += _lower_organizations(sentence, _Spans(mentions), ctx.lowercase_writer)
     if ctx.lowercase_writer:
         mentions += _lower_named_organizations(sentence, _Spans(mentions))
+        mentions += _lower_short_before_full(sentence, _Spans(mentions))
         mentions += _bracketed_lower_names(sentence, mentions)
+    mentions = [m for m in mentions if not _a_breed(sentence, m)]
     mentions.sort(key=lambda m: m.start)
     if ctx.lowercase_writer:
         _with_lower_initials(sentence, mentions)
@@ -355,6 +358,24 @@ def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = froze
 _BRACKETED_LOWER = re.compile(
     rf"\s*(?:[a-z]+\s+){{0,3}}?\(\s*(?:aka\s+|(?:real|full)\s+name\s+)?(?P<name>[{_LO}][{_LO}'-]+(?:\s+[{_LO}][{_LO}'-]+){{0,2}})"
     r"(?=\s*(?:\)|[,;:—–]|\s(?:if|tho|though|but|lol|haha|btw)\b))")
+
+
+# "kez (kezia mould)": a lower-case short form, then the full name it stands for in brackets
+_SHORT_BEFORE_FULL = re.compile(
+    rf"(?<![\w'’])(?P<short>[{_LO}][{_LO}'-]+)\s*\(\s*(?P<first>[{_LO}][{_LO}-]+)\s+[{_LO}][{_LO}'-]+\s*\)")
+
+
+def _lower_short_before_full(sentence: str, taken: _Spans) -> list[Mention]:
+    """The short form before a full name in brackets, when its given name is what it is short for."""
+    out = []
+    for match in _SHORT_BEFORE_FULL.finditer(sentence):
+        short, first = match.group("short"), match.group("first")
+        start, end = match.span("short")
+        if (len(short) >= 2 and short != first and not taken.overlaps(start, end) and short not in STOP_CAPS
+                and not is_common_word(short) and short not in KINSHIP and first not in KINSHIP
+                and first_names_compatible(short, first, either_way=False)):
+            out.append(Mention(start, end, short.title(), person=True))
+    return out
 
 
 _CHAT_NOISE = re.compile(r"(.)\1\1|^(?:ha|he|hi|lo|lma|o|m|g)+h*$")  # "omgggg", "hahaha", "lmaooo"
@@ -582,7 +603,7 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
                     out.append(Mention(start, end, _place_case(sentence[start:end]), place=match.re is _ANY_WORD))
                 break
         else:
-            if lowercase_writer and match.re is _LOWER_PLACE and _UNLISTED_HOME.match(match.group()) and (
+            if lowercase_writer and match.re is _LOWER_PLACE and _UNLISTED_HOME.match(sentence, match.start()) and (
                     end := _unlisted_place_end(sentence, start, words[0])) and not taken.overlaps(start, end):
                 out.append(Mention(start, end, words[0].capitalize(), place=True))  # "moving back to sopot"
     return out
@@ -590,7 +611,11 @@ def _lower_places(sentence: str, taken: _Spans, lowercase_writer: bool = False) 
 
 # where one lives or moves, said before a town no gazetteer holds
 _UNLISTED_HOME = re.compile(r"(?:live[sd]?\s+in|living\s+in|based\s+in|resides?\s+in|"
-                            r"(?:moved|moving|move|relocated|relocating)\s+back\s+to|"
+                            r"(?:moved|moving|move|moves|relocated|relocating)\s+back\s+(?:to|2)|"
+                            # "just moved to sopot" (not "our standup got moved to thurs")
+                            r"(?<!got\s)(?<!been\s)(?<!was\s)(?<!were\s)(?<!be\s)(?<!is\s)(?:moved|relocated)\s+(?:to|2)|"
+                            # "im in sopot now": where one is now, said of a word no dictionary holds
+                            r"(?:i'?m|am|is|are|we're|were|they're|['’]s)\s+(?:now\s+|still\s+)?in(?=\s+\S+\s+now\b)|"
                             r"(?:flat|apartment|house|condo)\s+in)\b")  # "our new flat in shoreditch"
 
 
@@ -657,11 +682,19 @@ def _place_case(text: str) -> str:
 # "my sis dunya", "my lil bro kuba", "our boss priya": a lower-case word right after a kin or role
 # word of the writer's (or his / her) is that person's name when no dictionary holds it
 _LOWER_KIN_NAME = re.compile(
-    rf"\b(?:my|our|his|her|their|[{_LO}]{{3,}}['’]s)\s+(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
+    # (or "new" opening a note: "new gf maja helped me paint")
+    rf"(?:\b(?:my|our|his|her|their|[{_LO}]{{3,}}['’]s)\s+|^\W*(?=new\s))(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?"
     rf"(?:{alternation(k for k in KINSHIP if k.isalpha())}|ex)\s+"
     rf"(?P<name>[{_LO}][{_LO}'-]{{2,}})\b(?!['’]s\b)"
 )
 
+# "ilse (my sister) got her license", "tomas, my husband, is away": a kin word set off right after a
+# lower-case word that no dictionary holds, or a given name
+_LOWER_NAME_KIN_AFTER = re.compile(
+    rf"(?<![\w'’])(?P<name>[{_LO}][{_LO}'-]{{2,}})\s*(?:\(|,|[—–]|\s-)\s*(?:my|our|his|her|their)\s+"
+    rf"(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?(?:{alternation(k for k in KINSHIP if k.isalpha())})"
+    r"\s*(?:\)|,|[—–]|\s-)"
+)
 
 # the word after a lower-case given name that is her family name when no dictionary holds it
 _LOWER_FAMILY_NAME = re.compile(rf"\s(?P<name>(?:[od]'|mc)?[{_LO}][{_LO}-]{{3,}})\b(?!-)")
@@ -711,6 +744,18 @@ _LOWER_PET_LIST = re.compile(
     rf"\b(?:{alternation(PET_TERMS)})s\b(?:\s+(?:now|too|at\s+home))?\s*[,:—–-]\s*"
     rf"(?P<list>[{_LO}][{_LO}'-]+(?:\s*,\s*[{_LO}][{_LO}'-]+)*\s*,?\s+(?:and|&|n)\s+[{_LO}][{_LO}'-]+)\b"
 )
+
+
+_PET_RIGHT_AFTER = re.compile(rf"\s+(?:{alternation(PET_TERMS)})s?(?![\w-])", re.I)  # not "pet-sits"
+
+
+def _a_breed(sentence: str, mention: Mention) -> bool:
+    """"Odile's Siamese cat", "a Bengal kitten": one capitalized word right before a word for a pet
+    says what kind of pet it is, and names no one (not "my dog Rex")."""
+    return (" " not in mention.text.strip() and not mention.known and not mention.title
+            and sentence[mention.start:mention.start + 1].isupper()
+            and bool(_PET_RIGHT_AFTER.match(sentence, mention.end))
+            and sentence[mention.end:mention.end + 2] not in ("'s", "’s"))
 
 
 _PET_BEFORE = re.compile(rf"\b(?:{alternation(PET_TERMS)})s?\b")
@@ -770,6 +815,11 @@ def _lower_kin_names(sentence: str, taken: _Spans, own: frozenset[str] = frozens
             if family and not taken.overlaps(end, family):
                 end = family  # "my gf maja kowalska": her family name too
             out.append(Mention(start, end, sentence[start:end].title()))
+    for match in _LOWER_NAME_KIN_AFTER.finditer(sentence):
+        word, start, end = match.group("name"), match.start("name"), match.end("name")
+        if not taken.overlaps(start, end) and word not in STOP_CAPS and word not in KINSHIP and (
+                word in GIVEN_NAMES or in_nickname_table(word)):  # not chat's "ngl, my husband, ..."
+            out.append(Mention(start, end, word.title()))
     for match in _LOWER_PET_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word):
@@ -1297,7 +1347,9 @@ _OWNED_KIN_END = re.compile(  # not "my mom, Caroline.": the writer's own kin be
 
 
 _A_KIN_OR_PET_END = re.compile(
-    rf"\b(?:an?)\s+(?:[\w-]+\s+){{0,2}}(?:{alternation(set(KINSHIP) | PET_TERMS)})$", re.I)
+    rf"\b(?:an?)\s+(?:[\w-]+\s+){{0,2}}(?:{alternation(set(KINSHIP) | PET_TERMS)})$"
+    # "with Odile's Siamese cat, Marmalade."
+    rf"|\b(?:my|our|his|her|their|[\w-]+['’]s)\s+(?:[\w-]+\s+){{0,2}}(?:{alternation(PET_TERMS)})$", re.I)
 _ORG_NOUN_END = re.compile(rf"\b(?:an?)\s+(?:[\w-]+\s+){{0,3}}(?:{alternation(ORG_NOUNS)})$", re.I)
 # what is said to someone, whose name then follows: "you're such a good friend, Maya", "congrats on the new company"
 _SAID_TO_LISTENER = re.compile(
@@ -1455,7 +1507,9 @@ _CALL_WHO = re.compile(
 _GOES_BY_WHO = re.compile(
     r"\b(?P<who>I|he|she)\s+(?:\w+\s+)?(?:go|goes|went|going)\s+by\s+(?:the\s+name\s+(?:of\s+)?)?[\"']?$"
     r"|\b(?P<who2>I|he|she)(?:'s|'m|\s+(?:is|am|was))\s+(?:also\s+|better\s+|usually\s+|mostly\s+)?"
-    r"(?:known\s+as|nicknamed|called)\s+[\"']?$",
+    r"(?:known\s+as|nicknamed|called)\s+[\"']?$"
+    # "two Odiles at work, so I'm 'Fenny' there": a name the writer says in quotes right after "I'm"
+    r"|\b(?P<who3>I)(?:'m|’m|\s+am)\s+(?:now\s+|just\s+)?[\"'‘“]$",
     re.I,
 )
 # "Teresa Vidal (Tess to everyone)", "Katherine, Kit for short": the short name said right after
@@ -1463,7 +1517,7 @@ _GOES_BY_WHO = re.compile(
 _SHORT_AFTER_GAP = re.compile(r"^\s*[(,—–-]\s*$")
 _SHORT_AFTER_USE = re.compile(
     r"^\s*(?:,\s*)?(?:to\s+(?:everyone|everybody|all(?:\s+of\s+us)?|most\s+people|friends|family|the\s+family|"
-    r"us|me|him|her|them|(?:his|her|their|our|my|the)\s+(?:friends|mates|family|colleagues|pals|teammates|"
+    r"us|me|him|her|them|(?:his|her|their|our|my|the)\s+(?:whole\s+|entire\s+)?(?:friends|mates|family|colleagues|pals|teammates|"
     r"students|kids|grandkids|buddies))\b|for\s+short\b|at\s+(?:home|work|school)\b|in\s+the\s+family\b)",
     re.I,
 )
@@ -1483,7 +1537,8 @@ def declared_nicknames(sentence: str, mentions: list[Mention]) -> list[tuple[int
         match = called or _GOES_BY_WHO.search(before)
         if match is None:
             continue
-        who = (match.groupdict().get("who") or match.groupdict().get("who2") or "").lower()
+        who = (match.groupdict().get("who") or match.groupdict().get("who2") or match.groupdict().get("who3")
+               or "").lower()
         out.append((k, "i" if who in ("i", "me") else "m" if who in ("he", "him") else "f"))
     return out
 

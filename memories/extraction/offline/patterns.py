@@ -45,7 +45,10 @@ _SITE = (
 )
 # The object entity, possibly introduced by a kinship phrase ("hired ⟨0⟩'s sister ⟨2⟩").
 _OBJ = (
-    r"(?:(?:an?|the)\s+(?:[\w-]+\s+|(?:in|from)\s+\x02\d+\x03\s+){0,4}?(?:called|named)\s+)?"
+    r"(?:(?:an?|the)\s+(?:[\w-]+\s+|(?:in|from)\s+\x02\d+\x03\s+){0,4}?(?:called|named)\s+|"
+    # "this girl from the bakery, ⟨2⟩": a person said by a noun, then named in apposition
+    r"(?:an?|this|some)\s+(?:[\w-]+\s+)?(?:guy|girl|man|woman|boy|lady|lad|lass|bloke|fella)\s+"
+    r"(?:(?:from|at|in|off)\s+(?:the\s+|my\s+|\x02\d+\x03\s+)?(?:[\w-]+\s+){0,2}?[\w-]+\s*)?[,:—–]\s*)?"
     rf"(?:the\s+)?(?:\x02\d+\x03's\s+(?:(?:{MOD_ALT})[\s-]+)*{_DESCRIBED}(?:{KIN_ALT}|{PET_ALT})\s*(?:,\s*)?)?"
     r"\x02(?P<obj>\d+)\x03(?!'(?!s\s+" + _SITE + r"))"
 )
@@ -360,6 +363,17 @@ RULES: tuple[Rule, ...] = (
         objects=_PERSON,
     ),
     _rule(
+        "announced_marriage",
+        # a notice of one's own wedding: "happy to announce my marriage to ⟨X⟩" (not "announced his marriage to
+        # ⟨X⟩ was over")
+        r"(?:is|am|are|'m|'re)\s+(?:\w+\s+)?(?:delighted|pleased|happy|thrilled|proud|honoured|honored)\s+"
+        r"to\s+announce\s+(?:my|his|her|their|our|\x02\d+\x03's)\s+marriage\s+to",
+        "marriage",
+        rel="spouse_of",
+        category="biographical_milestone",
+        objects=_PERSON,
+    ),
+    _rule(
         "engaged",
         r"engaged(?:\s+now)?\s*,?\s+to",
         "marriage",
@@ -654,16 +668,20 @@ _EMPLOYMENT = (
 # "left ⟨0⟩'s firm", "quit the clinic": a job ends without naming the employer
 # "left the clinic", "put in my notice at the depot", "quit the public defender's office",
 # "gave my notice" (no place said): a job ends without naming the employer
+# (places one works at rather than visits: not "left the pub after the quiz", "quit the gym")
 WORKPLACE_NOUNS = (
     r"(?:job|firm|company|employer|practice|clinic|agency|startup|lab|store|restaurant|bank|library|school|"
-    r"hospital|newsroom|paper|museum|studio|shop|salon|bakery|cafe|plant|factory|warehouse)"
+    r"hospital|newsroom|paper|museum|studio|shop|salon|bakery|cafe|plant|factory|warehouse|brewery|distillery|"
+    r"winery|roastery|consultancy|manufacturer|supplier|retailer|dealership|airline|newspaper|magazine)"
 )
 _UNNAMED_WORKPLACE = (
     rf"(?:\x02\d+\x03's|the|that)\s+(?:(?:[\w-]+\s+)?{WORKPLACE_NOUNS}|(?:[\w-]+\s+)?[\w-]+'s\s+office)\b"
 )
 LEFT_UNNAMED = re.compile(
     rf"^{_PRE}(?:(?:left|quit|quits|leaving|leaves|resigned\s+from|retired\s+from)\s+{_UNNAMED_WORKPLACE}"
-    rf"(?!\s+(?:early|late|for\s+the\s+day|at\s+\d))|{_NOTICE}(?:\s+(?:at|to|with)\s+{_UNNAMED_WORKPLACE}|"
+    # not a place left after a visit: "left the bakery at noon and walked home"
+    rf"(?!\s+(?:early|late|for\s+the\s+day|at\s+\d|at\s+(?:noon|midnight|lunch)|after\b|before\b|and\s+"
+    r"(?:walked|drove|went|headed|got|took|came|caught)\b))|{_NOTICE}(?:\s+(?:at|to|with)\s+{_UNNAMED_WORKPLACE}|"
     r"(?!\s+(?:at|to|with)\s+\x02)))",
     re.I,
 )
@@ -713,8 +731,6 @@ def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
             out.append((person, place))
     for match in _HOME_IN.finditer(tagged):
         person, place = int(match.group("s")), int(match.group("place"))
-        if not tagged[: match.start()].strip(" \"'(“‘"):
-            continue  # "Our flat in Tromsø is small": the home as the subject, which the frames read
         if (registry.is_person(person) and registry.entities[place].type == "place" and not _HOME_GIVEN_UP.search(
                 tagged, 0, match.start()) and not _NEGATED.search(tagged) and not _LEAVING_HOME.search(tagged)
                 and (person, place) not in out):
@@ -747,13 +763,14 @@ def scan_employment(tagged: str, registry: Registry) -> list[tuple[int, int]]:
 # --- kinship, pets, places ----------------------------------------------------------------------
 
 _KIN_OR_PET = rf"(?P<kin>{KIN_ALT}|{PET_ALT})"
+_NEW_PARTNERS = "gf|bf|flatmate|roommate|housemate|boss|manager"  # chat's own words for a partner, and roles
 # what a remark on a name opens with ("though everyone calls her ⟨2⟩", "known as ⟨2⟩"), not "her best friend"
 _NAME_SAID = r"(?:though|tho|although|but|who|whom|aka|known|called|nobody|no\s+one|everyone|everybody|we|to\s)"
 _CALLED_ALT = "|".join(sorted(PARENT_NAMES | GRANDPARENT_NAMES, key=len, reverse=True))  # "Dad — ⟨1⟩ —"
 _KIN_PATTERNS = (
     # ⟨0⟩'s wife ⟨2⟩ / ⟨0⟩'s dog, ⟨5⟩ / ⟨0⟩'s friend (⟨3⟩) / ⟨0⟩'s college boyfriend, ⟨2⟩
     re.compile(
-        rf"{_E.format('own')}'s\s+{_MODS}{_DESCRIBED}{_KIN_OR_PET}(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
+        rf"{_E.format('own')}'s\s+{_MODS}(?P<desc>{_DESCRIBED}){_KIN_OR_PET}(?:\s+(?:there|here|now|at\s+work))?\s*(?:,\s*)?"
         rf"(?:\(\s*)?(?:named\s+|called\s+)?{_HON}{_E.format('name')}",
         re.I,
     ),
@@ -802,6 +819,10 @@ _KIN_PATTERNS = (
         rf"^\W*(?P<own>){_MODS}(?P<kin>{KIN_ALT})\s+(?:is|'s)\s+(?:now\s+)?{_HON}{_E.format('name')}(?!'s\b)",
         re.I,
     ),
+    # a note's new partner or flatmate without an owner, the writer's: "new gf ⟨1⟩ helped me paint" (not "New
+    # mum ⟨2⟩ joined the group", a mother of a baby; not "New boyfriend ⟨2⟩" after a sentence on a sister)
+    re.compile(rf"^\W*(?P<own>)(?P<mods>new\s+)(?P<kin>{_NEW_PARTNERS})\s*,?\s+{_HON}{_E.format('name')}(?!'s\b)",
+               re.I),
     # ⟨0⟩ has a son named ⟨1⟩ and a daughter named ⟨2⟩ (the second one)
     re.compile(
         rf"{_E.format('own')}\s+(?:\w+\s+){{0,2}}?(?:has|have|had|got)\s+[^.;]{{0,60}}?\s+and\s+an?\s+{_MODS}"
@@ -878,7 +899,7 @@ _WORKPLACE = frozenset({"team", "office", "department", "lab", "squad", "workpla
 def scan_kinship(tagged: str) -> list[KinshipMatch]:
     hits, seen = [], set()
     for pattern in _KIN_PATTERNS:
-        for match in pattern.finditer(tagged):
+        for match in _chained(pattern, tagged):
             # no owner said: the writer's; a pattern may name the person in one of several places
             named = next(g for g in ("name", "name2", "name3") if match.groupdict().get(g))
             owner, name = int(match.group("own") or 0), int(match.group(named))
@@ -887,7 +908,10 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
             if owner == name or (owner, name) in seen or name == 0 and kin in PET_TERMS:
                 continue
             seen.add((owner, name))
-            hits.append(kinship_match(owner, name, kin, match.group("mods").lower().split()))
+            mods = match.group("mods").lower().split()
+            if kin in PET_TERMS and match.groupdict().get("desc"):  # "⟨2⟩'s Siamese cat, ⟨3⟩": what kind of cat
+                mods += match.group("desc").split()
+            hits.append(kinship_match(owner, name, kin, mods))
     for pattern in _LIST_PATTERNS:
         for match in pattern.finditer(tagged):
             owner = int(match.group("own") or match.groupdict().get("own2") or 0)
@@ -900,6 +924,16 @@ def scan_kinship(tagged: str) -> list[KinshipMatch]:
                 seen.add((owner, name))
                 hits.append(kinship_match(owner, name, kin, mods))
     return hits
+
+
+def _chained(pattern: re.Pattern, tagged: str):
+    """The pattern's matches, each next one searched from where the last one's name starts: in
+    "⟨0⟩'s cousin ⟨1⟩'s sister ⟨2⟩" the cousin is also the sister's owner."""
+    pos = 0
+    while (match := pattern.search(tagged, pos)) is not None:
+        yield match
+        named = next((g for g in ("name", "name2", "name3") if match.groupdict().get(g)), None)
+        pos = max(match.start(named) - 1 if named else match.end(), match.start() + 1)  # its opening mark
 
 
 def kinship_match(owner: int, name: int, kin: str, mods: list[str]) -> KinshipMatch:

@@ -17,7 +17,7 @@ from memories.extraction.offline.lexicon import (
     word_set,
 )
 from memories.extraction.offline.names import NameContext, find_mentions
-from memories.extraction.offline.parse import entity_labels
+from memories.extraction.offline.parse import entity_labels, parse, verb_lemma
 from memories.extraction.offline.text import PH, SPEAKER, normalize_message, ph, split_sentences
 
 _VOCATIVE_MARK = "\x04"
@@ -197,9 +197,30 @@ _SUBJECTLESS_PAST = re.compile(r"^(?:(?:just|finally|actually|then|also|and)\s+)
 # "My younger brother ⟨1⟩ ...": the named person is the subject
 _OWN_PERSON_SUBJECT = re.compile(rf"^\W*(?:my|our)\s+(?:[\w-]+\s+){{1,3}}?(?:,\s*)?{PH}(?!')", re.I)
 _SUBJECTLESS_WHERE = re.compile(
-    r"^(?P<verb>working|living|studying|based)\s+(?:for|at|in|with)\s+(?:the\s+)?\x02", re.I
+    r"^(?P<verb>working|living|studying|based|starting)\s+(?:for|at|in|with)\s+(?:the\s+)?\x02", re.I
 )
 _THIRD_POSSESSIVE = re.compile(r"\b(?:his|her)\b", re.I)
+_SUBJECTLESS_THIRD = re.compile(r"^(?:(?:just|finally|also|now|still|then)\s+)*(?P<verb>[A-Za-z][a-z]+s)\s+"
+                                r"(?!of\b)(?:in|at|to|for|with|from|a|an|the|his|her|\x02)", re.I)
+
+
+def _third_singular(word: str) -> bool:
+    """"Starts", "lives", "teaches", "goes": a verb's form for he or she, not a plural noun ("Lots of")."""
+    low = word.lower()
+    stems = (low[:-1], low[:-2] if low.endswith("es") else "", low[:-3] + "y" if low.endswith("ies") else "")
+    return any(stem and verb_lemma(stem) for stem in stems) and low not in _PLURALS_FIRST
+
+
+def _heads_its_sentence(text: str, word: str) -> bool:
+    """The word is the sentence's verb, not the subject of another ("Studies at X show ...")."""
+    token = next((t for t in parse(text) if t.text == word), None)
+    return token is not None and token.dep_ == "ROOT"
+
+
+# words that open a note as nouns more often than as verbs ("Plans for the weekend", "Thanks to ...")
+_PLURALS_FIRST = frozenset({"thanks", "plans", "news", "lots", "loads", "tons", "updates", "photos", "pics", "cheers",
+                            "drinks", "results", "congrats", "hugs", "kisses", "greetings", "regards", "details",
+                            "exams", "holidays", "bills", "shifts"})
 
 
 def carry_subject(sentence: Sentence, previous: Sentence | None, registry: Registry) -> None:
@@ -215,6 +236,11 @@ def carry_subject(sentence: Sentence, previous: Sentence | None, registry: Regis
         return
     tagged = sentence.tagged
     if opening := _SUBJECTLESS_WHERE.match(tagged):
+        start = opening.start("verb")
+    elif (opening := _SUBJECTLESS_THIRD.match(tagged)) and _third_singular(opening.group("verb")) and not re.search(
+            rf"{re.escape(ph(idx))}(?!'s)", tagged) and _heads_its_sentence(sentence.text, opening.group("verb")):
+        # "My brother ⟨1⟩ got a new job. Starts at ⟨org⟩ on Monday": a verb of the third person
+        # singular says whose the sentence is, which "Start at ⟨org⟩ on Monday" would not
         start = opening.start("verb")
     elif (opening := _SUBJECTLESS_PAST.match(tagged)) and is_past(opening.group("verb").lower()):
         if not _THIRD_POSSESSIVE.search(sentence.text) or f"{ph(idx)}'s" not in tagged:
