@@ -681,7 +681,7 @@ LEFT_UNNAMED = re.compile(
     rf"^{_PRE}(?:(?:left|quit|quits|leaving|leaves|resigned\s+from|retired\s+from)\s+{_UNNAMED_WORKPLACE}"
     # not a place left after a visit: "left the bakery at noon and walked home"
     rf"(?!\s+(?:early|late|for\s+the\s+day|at\s+\d|at\s+(?:noon|midnight|lunch)|after\b|before\b|and\s+"
-    r"(?:walked|drove|went|headed|got|took|came|caught)\b))|{_NOTICE}(?:\s+(?:at|to|with)\s+{_UNNAMED_WORKPLACE}|"
+    rf"(?:walked|drove|went|headed|got|took|came|caught)\b))|{_NOTICE}(?:\s+(?:at|to|with)\s+{_UNNAMED_WORKPLACE}|"
     r"(?!\s+(?:at|to|with)\s+\x02)))",
     re.I,
 )
@@ -731,6 +731,8 @@ def scan_transfers(tagged: str, registry: Registry) -> list[tuple[int, int]]:
             out.append((person, place))
     for match in _HOME_IN.finditer(tagged):
         person, place = int(match.group("s")), int(match.group("place"))
+        if not tagged[: match.start()].strip(" \"'(“‘"):
+            continue  # "Our flat in Tromsø is small": the home as the subject, which the frames read
         if (registry.is_person(person) and registry.entities[place].type == "place" and not _HOME_GIVEN_UP.search(
                 tagged, 0, match.start()) and not _NEGATED.search(tagged) and not _LEAVING_HOME.search(tagged)
                 and (person, place) not in out):
