@@ -307,8 +307,8 @@ def people_known_by_given_name(*, agent: Agent, given: str, table_only: bool = F
                                         and c not in FIRST_NAMES}
     said = Q(aliases__alias__in=table | clipped) if table | clipped else Q(pk__in=[])
     if not table_only:
-        # any other short form the naming rules read ("Tayo" for Adetayo, "Baz" for Barnaby, "Davo"
-        # for David), of a name that is no given name of its own: the people known by one name
+        # any other short form the naming rules read ("Tayo" for Adetayo, "Baz" for Barnaby, "Daz"
+        # for Darren), of a name that is no given name of its own: the people known by one name
         # that opens with the given name's first letter or holds a stretch of it
         said |= Q(display_name__istartswith=folded[:1]) | Q(display_name__iregex=r"^\w{2,5}$")
     rows = (Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True).filter(said)

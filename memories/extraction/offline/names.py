@@ -689,7 +689,7 @@ _LOWER_KIN_NAME = re.compile(
 )
 
 # "ilse (my sister) got her license", "tomas, my husband, is away": a kin word set off right after a
-# lower-case word that no dictionary holds, or a given name
+# lower-case given name (not chat's "ngl, my husband, ...")
 _LOWER_NAME_KIN_AFTER = re.compile(
     rf"(?<![\w'’])(?P<name>[{_LO}][{_LO}'-]{{2,}})\s*(?:\(|,|[—–]|\s-)\s*(?:my|our|his|her|their)\s+"
     rf"(?:(?:lil|little|big|baby|older|younger|new|best|ex)\s+)?(?:{alternation(k for k in KINSHIP if k.isalpha())})"
