@@ -44,6 +44,15 @@ def strip_accents(text: str) -> str:
     return _strip_marks(text.translate(_LETTER_TABLE))
 
 
+_POSSESSIVE_S = re.compile(r"(?<=\w)['’]S\b")
+
+
+def title_case(text: str) -> str:
+    """"tolliver's" → "Tolliver's", "o'brien" → "O'Brien": `str.title()` without a capital S after
+    a possessive's apostrophe."""
+    return _POSSESSIVE_S.sub(lambda m: m.group().lower(), text.title())
+
+
 def normalize_alias(name: str) -> str:
     """"São  Paulo!" → "sao paulo": the form aliases are stored and matched in."""
     # the same names and fact texts are compared again on every write: short ones are cached

@@ -198,6 +198,16 @@ SYMMETRIC_ENDINGS = frozenset({"roommate_of"})
 # a cessation that does not say which state ended ("done with ⟨X⟩", "finished at ⟨X⟩"): it ends
 # whichever of these states the subject holds toward the other end, and adds no edge of its own
 STATE_ENDINGS: dict[str, tuple[str, ...]] = {"finished_with": ("works_at", "studies_at", "member_of")}
+# a cessation read as a job's ("quit ⟨the club⟩", "left ⟨the college⟩") between two that hold no job
+# edge: it ends the subject's other state toward that very entity instead
+LEFT_INSTEAD: dict[str, tuple[str, ...]] = {"former_employee_of": ("member_of", "studies_at")}
+
+
+def states_left_instead(relation: str) -> tuple[str, ...]:
+    """The states a cessation of `relation` (the closing relation or the one it ends: "works_at")
+    ends instead when the two hold no edge of it."""
+    return LEFT_INSTEAD.get(relation) or next(
+        (states for closing, states in LEFT_INSTEAD.items() if CLOSING_RELATIONS[closing] == relation), ())
 ENDABLE_STATES = tuple(dict.fromkeys(r for rels in STATE_ENDINGS.values() for r in rels))
 
 
@@ -253,6 +263,9 @@ def edges_to_close(rel_type: str, source_id: int, target_id: int, current: list[
             if any(g == group and h == holder and (v == value) == closing for g, h, v in new):
                 out.append(edge.id)
                 break
+    if not out and rel_type in LEFT_INSTEAD:
+        return [e.id for e in current
+                if (e.source_id, e.target_id) == (source_id, target_id) and e.rel_type in LEFT_INSTEAD[rel_type]]
     return out
 
 

@@ -13,8 +13,10 @@ from memories.extraction.offline.lexicon import (
     HONORIFICS_AFTER_WORD,
     KIN_TITLES,
     KINSHIP,
+    ORG_NOUNS,
     ORG_SUFFIXES,
     PARENT_NAMES,
+    PET_TERMS,
     PLACES,
     STOP_CAPS,
 )
@@ -52,6 +54,9 @@ def name_runs(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_GENERIC_ORG_WORDS = ORG_SUFFIXES | ORG_NOUNS
+
+
 def may_be_short_organization_name(word: str) -> bool:
     """A single capitalized word that can be the first word of a known organization's name used
     alone ("Huron" for Huron Realty Group): not a common word, not a place ("Boston" is no short
@@ -65,6 +70,40 @@ _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=T
 # "my brother" — followed by his name ("my brother Tom") or not ("my brother moved to Austin")
 _MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[{_UP}]))?(?!'s)", re.I)
 _MY_PARENTS = re.compile(rf"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[{_UP}])")
+# "left Tolliver's", "quit mulligan's": a name said in the possessive that owns nothing a person
+# would (a relative, a pet) — how a business called after its owner is named for short
+_PETS_ALT = "|".join(sorted((re.escape(p) for p in PET_TERMS), key=len, reverse=True))
+_POSSESSIVE_NAME = re.compile(
+    rf"(?<![\w'’])(?P<name>[^\W\d_][\w-]{{2,}})['’]s(?![\w'’])(?!\s+(?:{_KIN_WORDS}|{_PETS_ALT})s?\b)", re.I)
+
+
+def possessive_names(message: str) -> dict[str, str]:
+    """The words said in the possessive with no relative or pet after them ("Tolliver", "mulligan"),
+    each with its possessive as written ("Tolliver's"); function words left out ("everyone's",
+    "today's")."""
+    return {m.group("name"): m.group() for m in _POSSESSIVE_NAME.finditer(message)
+            if not is_common_word(m.group("name").lower())}
+
+
+# "quit the hornets", "transferred from the Polytechnic": a word of an organization's name after "the",
+# where a verb or a preposition of belonging puts it
+_THE_WORD = re.compile(
+    r"\b(?:at|from|for|with|to|into|of|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
+    r"(?P<word>[^\W\d_][\w-]{3,})(?![\w'’-])", re.I)
+
+
+def words_after_the(message: str) -> set[str]:
+    """The words said so ("hornets", "Polytechnic"), as written: not function words, places, nor
+    the generic words of organizations ("the council", "the bakery": any one of them), nor a word
+    that qualifies the noun after it ("from the surf shop")."""
+    found = {m.start("word"): w for m in _THE_WORD.finditer(message) if (w := m.group("word")).lower()
+             not in _GENERIC_ORG_WORDS and not is_common_word(w.lower()) and w.lower() not in PLACES}
+    if not found:
+        return set()
+    return {found[t.idx] for t in parse(message) if t.idx in found and not (
+        t.dep_ in ("compound", "amod", "nmod") and t.head.i > t.i)}
+
+
 # "Tess's husband" said without his name (no name follows)
 _THEIR_KIN = re.compile(
     rf"(?P<owner>[{_UP}][\w-]+(?:\s+[{_UP}][\w-]+)?)['’]s\s+(?P<kin>(?i:{_KIN_WORDS}))\b"

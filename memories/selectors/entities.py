@@ -4,7 +4,7 @@ surname, an acronym or a kin word can denote. Each takes the agent first; none w
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -88,15 +88,40 @@ def entity_for_other_name(*, agent: Agent, name: str, writer: str = "") -> Entit
 
 
 
-def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozenset[str]) -> Entity | None:
-    """The one organization whose several-word name is `word` and then generic words ending in
-    one of `generic_tails` ("Huron" → Huron Realty Group, "Stanford" → Stanford University): the
-    short name people use for it. None when none or several do."""
-    rows = list(Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True,
-                                      display_name__istartswith=f"{word.strip()} ").defer("name_embedding")[:2])
-    if len(rows) != 1 or normalize_alias(rows[0].display_name).split()[-1] not in generic_tails:
+def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozenset[str],
+                              possessive: bool = False) -> Entity | None:
+    """The one organization whose several-word name is `word` (or `word`'s) and then generic words
+    ending in one of `generic_tails` ("Huron" → Huron Realty Group, "Stanford" → Stanford
+    University): the short name people use for it. Said in the possessive (`possessive`: "left
+    Tolliver's" for Tolliver's Bakery, "at Pemberton's" for Pemberton & Hale Joinery), whatever its
+    last word. None when none or several do."""
+    word = word.strip()
+    opening = Q(display_name__istartswith=f"{word} ")
+    for form in (f"{word}'s", f"{word}’s") if possessive else ():  # "Tolliver's" for Tolliver's Bakery
+        opening |= Q(display_name__istartswith=f"{form} ")
+    rows = list(Entity.objects.filter(opening, agent=agent, type="organization", merged_into__isnull=True)
+                .defer("name_embedding")[:2])
+    if len(rows) != 1 or not (possessive or normalize_alias(rows[0].display_name).split()[-1] in generic_tails):
         return None
     return rows[0]
+
+
+
+def organizations_by_inner_word(*, agent: Agent, words: Iterable[str]) -> dict[str, Entity]:
+    """Per word, the one organization whose several-word name holds it after its first word
+    ("hornets" → Hartley Hornets, "Polytechnic" → Leeds Polytechnic Institute). A word that no
+    organization's name holds so, or several do, is left out. One query."""
+    wanted = {normalize_alias(w): w for w in words if normalize_alias(w) and " " not in normalize_alias(w)}
+    if not wanted:
+        return {}
+    pattern = r"\y(" + "|".join(re.escape(w) for w in wanted) + r")\y"
+    found: dict[str, list[Entity]] = {}
+    for entity in (Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True,
+                                         display_name__contains=" ", display_name__iregex=pattern)
+                   .defer("name_embedding")[:50]):
+        for word in set(normalize_alias(entity.display_name).split()[1:]) & set(wanted):
+            found.setdefault(wanted[word], []).append(entity)
+    return {word: rows[0] for word, rows in found.items() if len(rows) == 1}
 
 
 

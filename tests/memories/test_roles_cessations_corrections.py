@@ -48,6 +48,26 @@ def test_an_ending_that_names_no_state_ends_the_subjects_states_toward_that_one_
     assert edges_to_close("finished_with", 50, 12, current) == []
 
 
+def test_a_job_ending_said_of_a_club_or_school_ends_that_state_when_there_is_no_job_there():
+    # "quit ⟨the team⟩" is read as leaving a job; with no job there, the membership (or the
+    # studies) toward that very entity end instead, and nothing else does
+    current = [CurrentEdge(1, 50, "member_of", 10), CurrentEdge(2, 50, "studies_at", 11),
+               CurrentEdge(3, 50, "works_at", 12), CurrentEdge(4, 60, "member_of", 10)]
+    assert edges_to_close("former_employee_of", 50, 10, current) == [1]
+    assert edges_to_close("former_employee_of", 50, 11, current) == [2]
+    assert edges_to_close("former_employee_of", 50, 12, current) == [3]  # a job there: the job ends
+    assert edges_to_close("former_employee_of", 50, 13, current) == []
+
+
+def test_quitting_a_team_ends_the_membership_and_stores_no_job_there(agent):
+    _write_all(agent, ["My daughter Maisie plays for the Corrib Herons.",
+                       "maisie quit the herons, shes doing drama instead"], speaker="Ingrid Solberg")
+    rels = {(r.source.display_name, r.rel_type, r.target.display_name, r.valid_to is None)
+            for r in Relationship.objects.filter(agent=agent)}
+    assert ("Maisie", "member_of", "Corrib Herons", False) in rels
+    assert not any(rel == "works_at" for _, rel, _, _ in rels)
+
+
 def test_facts_that_state_an_ended_value_are_found_by_name_and_slot_word():
     existing = [(1, "Irene Vos is Wren's boss"), (2, "Irene Vos got promoted"), (3, "Wren reports to Irene Vos"),
                 (4, "Wren's girlfriend Irene Vos plays chess")]

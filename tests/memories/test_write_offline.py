@@ -298,3 +298,10 @@ def test_a_fact_is_a_near_copy_only_of_one_about_the_same_subject():
     message = Message(agent=None, event=None, speaker="Rosa Lind", config=WriteConfig())
     out = normalize(message, Extracted(Extraction(facts=facts), "offline"), SameVector(), StepRecord("n", 1))
     assert [f.text for f in out.extraction.facts] == [facts[0].text, facts[1].text]
+
+
+def test_a_shop_said_in_lower_case_by_its_owners_name_keeps_a_small_possessive_s(agent):
+    # str.title() would store "Yarrowby'S"; the name is stored as a person would write it
+    write(agent, "just started at yarrowby's, the pay is rubbish", speaker="Keturah Solberg")
+    names = set(Entity.objects.filter(agent=agent, type="organization").values_list("display_name", flat=True))
+    assert names == {"Yarrowby's"}

@@ -66,6 +66,7 @@ from memories.naming import (
     in_nickname_table,
     is_acronym_of,
     strip_accents,
+    title_case,
 )
 from memories.temporal import MONTHS
 
@@ -349,7 +350,7 @@ def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = froze
             elif (given or full or placed) and (family := full or _family_name_after(sentence, end, own) or (
                     paired and paired.idx + len(paired))) and not taken.overlaps(end, family):
                 end = family  # "a new girl on my team, marta zielinska": her family name too
-            out.append(Mention(start, end, sentence[start:end].title(), person=True))
+            out.append(Mention(start, end, title_case(sentence[start:end]), person=True))
     return out
 
 
@@ -374,7 +375,7 @@ def _lower_short_before_full(sentence: str, taken: _Spans) -> list[Mention]:
         if (len(short) >= 2 and short != first and not taken.overlaps(start, end) and short not in STOP_CAPS
                 and not is_common_word(short) and short not in KINSHIP and first not in KINSHIP
                 and first_names_compatible(short, first, either_way=False)):
-            out.append(Mention(start, end, short.title(), person=True))
+            out.append(Mention(start, end, title_case(short), person=True))
     return out
 
 
@@ -400,9 +401,9 @@ def _bracketed_lower_names(sentence: str, mentions: list[Mention]) -> list[Menti
                 _unknown_word(words[0])) or first_names_compatible(said, words[0])):
             continue  # "pip (the dog)", "jess (my cousin)", "sam (ugh)", "tomek (hahaha)"
         if inside:  # "jessica" read alone, the bracket says "jessica ng"
-            inside[0].end, inside[0].text = found.end("name"), found.group("name").title()
+            inside[0].end, inside[0].text = found.end("name"), title_case(found.group("name"))
         else:
-            out.append(Mention(found.start("name"), found.end("name"), found.group("name").title(), person=True))
+            out.append(Mention(found.start("name"), found.end("name"), title_case(found.group("name")), person=True))
     return out
 
 
@@ -814,16 +815,16 @@ def _lower_kin_names(sentence: str, taken: _Spans, own: frozenset[str] = frozens
             family = _family_name_after(sentence, end, own)
             if family and not taken.overlaps(end, family):
                 end = family  # "my gf maja kowalska": her family name too
-            out.append(Mention(start, end, sentence[start:end].title()))
+            out.append(Mention(start, end, title_case(sentence[start:end])))
     for match in _LOWER_NAME_KIN_AFTER.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if not taken.overlaps(start, end) and word not in STOP_CAPS and word not in KINSHIP and (
                 word in GIVEN_NAMES or in_nickname_table(word)):  # not chat's "ngl, my husband, ..."
-            out.append(Mention(start, end, word.title()))
+            out.append(Mention(start, end, title_case(word)))
     for match in _LOWER_PET_NAME.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         if not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word):
-            out.append(Mention(start, end, word.title()))
+            out.append(Mention(start, end, title_case(word)))
     for match in _LOWER_OWN_PET.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
         apposed = is_word_form(word)  # a word of the dictionary only set off by commas
@@ -831,13 +832,13 @@ def _lower_kin_names(sentence: str, taken: _Spans, own: frozenset[str] = frozens
             continue
         if (not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word)
                 and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start, apposed)):
-            out.append(Mention(start, end, word.title()))
+            out.append(Mention(start, end, title_case(word)))
     for match in _LOWER_PET_LIST.finditer(sentence):
         names = [w for w in re.finditer(rf"[{_LO}][{_LO}'-]+", match.group("list")) if w.group() not in ("and", "n")]
         spans = [(match.start("list") + w.start(), match.start("list") + w.end()) for w in names]
         nouns = {t.idx for t in parse(sentence) if t.pos_ in ("PROPN", "NOUN")}
         if all(a in nouns and not is_common_word(sentence[a:b]) and sentence[a:b] not in PLACES for a, b in spans):
-            out += [Mention(a, b, sentence[a:b].title()) for a, b in spans if not taken.overlaps(a, b)]
+            out += [Mention(a, b, title_case(sentence[a:b])) for a, b in spans if not taken.overlaps(a, b)]
     return out
 
 
@@ -929,14 +930,14 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
             if n > 1 and phrase[-1] in ORG_SUFFIXES and (named or employer or hired_at) and (hired_at or not any(
                     is_common_word(w.split("'")[0]) for w in phrase[:-1])) or (
                     n > 2 and phrase[0] in ORG_PREFIXES and phrase[1] == "of" and " ".join(phrase[2:]) in PLACES):
-                out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase)))
+                out.append(Mention(start, end, " ".join(w if w == "of" else title_case(w) for w in phrase)))
                 break
             # one unknown word: an employer after a word of work ("startin at mercadona"), or one
             # joined or left ("finally quit tesco")
             if n == 1 and lowercase_writer and lead == "at" and bare and _WORK_RIGHT_BEFORE.search(before) and (
                     phrase[0] in PLACES and len(phrase[0]) >= 4 and any(
                         t.idx == start and t.pos_ in ("NOUN", "PROPN") for t in parse(sentence))):
-                out.append(Mention(start, end, phrase[0].title()))  # "i work at carrefour"
+                out.append(Mention(start, end, title_case(phrase[0])))  # "i work at carrefour"
                 break
             # "first week at ucd", "final yr at lse": a school or employer by its initials, in lower case
             the = sentence[match.end("lead"):start].strip() == "the"  # "hired by the nhs": initials take "the"
@@ -946,13 +947,13 @@ def _lower_organizations(sentence: str, taken: _Spans, lowercase_writer: bool = 
                 out.append(Mention(start, end, phrase[0].upper(), organization=True))
                 break
             if n > 1 and lowercase_writer and _named_at_work(sentence, lead, before, phrase, end):
-                out.append(Mention(start, end, " ".join(w if w == "of" else w.title() for w in phrase),
+                out.append(Mention(start, end, " ".join(w if w == "of" else title_case(w) for w in phrase),
                                    organization=True))
                 break
             if n == 1 and _unknown_word(phrase[0]) and (lead in _JOINED_OR_LEFT and _is_verb_at(
                     sentence, match.start("lead")) or lead in ("at", "for") and (
                     _WORK_BEFORE.search(before) or _OCCUPATION_BEFORE.search(before))):
-                out.append(Mention(start, end, phrase[0].title()))
+                out.append(Mention(start, end, title_case(phrase[0])))
                 break
     return out
 

@@ -550,10 +550,16 @@ _HIRED = re.compile(r"\b(?:job|position|role|post|hired|employed)\b", re.I)
 _MEMBERS_END = re.compile(r"\b(?:runners|riders|ramblers|harriers|striders|rovers|wanderers)$", re.I)
 
 
-def _is_club(said: str, name: str) -> bool:
-    """The joined organization is a club: its name or the words that introduce it say so."""
+# "joined the ⟨Hartley Hornets⟩, an under-12 football team": what the name is, said after it
+_CLUB_SAID_AFTER = re.compile(r"\s*[,(—–]\s*(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?" + _CLUB.pattern,
+                              re.I)
+
+
+def _is_club(said: str, name: str, after: str = "") -> bool:
+    """The joined organization is a club: its name, the words that introduce it or an apposition
+    after it say so."""
     return bool(_CLUB.search(name) or _MEMBERS_END.search(name.strip())
-                or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)))
+                or _CLUB.search(re.sub(r"\x02\d+\x03", " ", said)) or _CLUB_SAID_AFTER.match(after))
 
 
 _AND_THE_OTHER = re.compile(r"\s*(?:,\s*|\s+)(?:and|&)\s+(?:the\s+)?\x02(\d+)\x03")
@@ -599,11 +605,13 @@ def match_rules(predicate: str, registry: Registry) -> list[RuleMatch]:
             continue
         if rule.name == "done_with" and not _OVER_AFTER.match(text, match.end()):
             continue  # "dropped out of the ⟨club⟩ half marathon": the race, not the club
-        if rule.name == "joined" and _is_club(match.group(), registry.entities[obj].name) and not (
+        club = rule.name in ("joined", "left_job") and _is_club(match.group(), registry.entities[obj].name,
+                                                                text[match.end():])
+        if rule.name == "joined" and club and not (
                 _HIRED.search(match.group())):  # "a position with ⟨X Group⟩" is a job, whatever the name
             hits.append(RuleMatch(MEMBER_RULE, obj, future))
             continue
-        if rule.name == "left_job" and _is_club(match.group(), registry.entities[obj].name) and not (
+        if rule.name == "left_job" and club and not (
                 _HIRED.search(match.group())):  # "left the ⟨Riverside Runners⟩": whatever one was there is over
             hits.append(RuleMatch(_DONE_WITH_RULE, obj, future))
             continue

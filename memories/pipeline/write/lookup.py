@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memories.extraction import mentions
 from memories.models import Event
-from memories.naming import first_names_compatible, ngrams, normalize_alias
+from memories.naming import first_names_compatible, ngrams, normalize_alias, title_case
 from memories.pipeline.trace import StepRecord
 from memories.pipeline.write.values import Known, Message
 from memories.selectors import aliases_matching
@@ -25,8 +25,9 @@ def alias_lookup(message: Message, step: StepRecord) -> tuple[Message, Known]:
     matched: set[str] = set()
     for alias, entity in aliases_matching(agent=message.agent, names=grams):
         matched.add(alias)
-        known.add(entity, alias.title())
+        known.add(entity, title_case(alias))
     _other_names(message, known, matched)
+    _organizations_by_a_word(message, known, matched)
     _unnamed_relatives(message, known)
     _named_relatives(message, known)
     if mentions.writes_in_lower_case(message.text):  # "freya and i split up": first names without capitals
@@ -54,6 +55,7 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
     """Capitalized runs the alias table does not hold that can denote one known entity."""
     surfaces = mentions.name_runs(message.text)
     runs = [normalize_alias(r) for r in surfaces]
+    owners = mentions.possessive_names(message.text)
     family = normalize_alias(message.speaker).split()[1:]  # "the Kowalczyk side" is the writer's family
     for surface, norm in zip(surfaces, runs, strict=True):
         if norm in matched or len(norm) < 3 or norm in family:
@@ -64,9 +66,27 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
                                                         writer=message.speaker)
         if entity is None and mentions.may_be_short_organization_name(surface):
             entity = entity_selectors.organization_opening_with(agent=message.agent, word=surface,
-                                                                generic_tails=mentions.ORGANIZATION_TAILS)
+                                                                generic_tails=mentions.ORGANIZATION_TAILS,
+                                                                possessive=surface in owners)
         if entity is not None:
-            known.add(entity, surface)
+            # the possessive is the name ("left Tolliver's"), not whose something is
+            known.add(entity, owners[surface] if surface in owners and entity.type == "organization" else surface)
+    if mentions.writes_in_lower_case(message.text):  # "quit mulligan's": a business said by its owner's name
+        for word in sorted(set(owners) - matched - set(surfaces)):
+            if word.islower() and mentions.may_be_short_organization_name(word) and (
+                    entity := entity_selectors.organization_opening_with(
+                        agent=message.agent, word=word, generic_tails=mentions.ORGANIZATION_TAILS, possessive=True)):
+                known.add(entity, owners[word])
+
+
+def _organizations_by_a_word(message: Message, known: Known, matched: set[str]) -> None:
+    """"quit the hornets" for the Hartley Hornets, "transferred from the Polytechnic" for Leeds
+    Polytechnic Institute: a word of one known organization's name, said after "the" where a verb
+    or preposition of belonging puts it, is that organization."""
+    held = matched | {normalize_alias(a) for a in known.aliases}
+    words = [w for w in mentions.words_after_the(message.text) if normalize_alias(w) not in held]
+    for word, entity in entity_selectors.organizations_by_inner_word(agent=message.agent, words=words).items():
+        known.add(entity, word)
 
 
 def _called_by_name(message: Message, known: Known) -> None:

@@ -29,6 +29,7 @@ from memories.reconcile import (
     is_closing_relation,
     slot_group,
     slot_holders,
+    states_left_instead,
 )
 from memories.roles import PARTNER_SLOT
 from memories.selectors.facts import facts_to_reconcile
@@ -143,7 +144,8 @@ def record_ended_states(s: Storage, extraction: Extraction, persisted: list[Fact
         source, target = s.resolved.get(subject), s.resolved.get(value)
         if source is None or target is None or source.id == target.id:
             continue
-        kinds = group_relations(slot_group(rel_type)) or (rel_type,)
+        # (a job's ending said of a club or a school the subject was in ended that state instead)
+        kinds = (*(group_relations(slot_group(rel_type)) or (rel_type,)), *states_left_instead(rel_type))
         if Relationship.objects.filter(Q(source=source, target=target) | Q(source=target, target=source),
                                        agent=s.agent, rel_type__in=kinds).exists():
             continue  # stored before, in either direction ("my ex-wife" of a spouse_of edge this message ended)
