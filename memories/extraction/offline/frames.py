@@ -25,6 +25,7 @@ frame wins only above a threshold and ahead of the rest. Each link says how it w
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import threading
@@ -494,6 +495,39 @@ def candidates(sentence, types: Sequence[str], linked: Callable[[int, int], froz
                     ids.get(t.i, target) != target and types[ids[t.i]] != "concept" for t in way[:-1]):
                 continue  # no verb governs it, or it hangs from another name ("Lima, Peru")
             out += _pair_candidates(doc, ids, types, linked, token, way, target, elided, data)
+    if out and (containers := _containers(doc, ids, types)):
+        # what is said of a unit is said of the institution it is part of
+        out = [dataclasses.replace(c, target=outer, linked=linked(c.subject, outer), names=" ".join(
+            t.lower_ for t in doc if ids.get(t.i) == outer)) if (outer := containers.get(c.target)) is not None else c
+            for c in out]
+    return out
+
+
+# "the Department of Botany at ⟨university⟩", "the School of Law of ⟨university⟩": a unit named for its
+# field is part of the institution named with it, where one works or studies
+_UNIT_HEADS = frozenset({"department", "dept", "school", "faculty", "division", "centre", "center", "institute",
+                         "unit", "laboratory", "lab"})
+
+
+def _containers(doc, ids: Mapping[int, int], types: Sequence[str]) -> dict[int, int]:
+    """Unit → the organization it is part of, said with "at" / "of" / "in" or a comma after the
+    unit's name ("the School of Law, ⟨university⟩")."""
+    out = {}
+    for token in doc:
+        outer = ids.get(token.i)
+        if outer is None or outer == SPEAKER or types[outer] != "organization" or ids.get(token.head.i) == outer:
+            continue  # no organization, or not the head word of its name
+        unit = None
+        if token.dep_ == "pobj" and token.head.lower_ in ("at", "of", "in"):
+            unit = ids.get(token.head.head.i)
+        first = min(t.i for t in doc if ids.get(t.i) == outer)
+        if unit is None and first >= 2 and doc[first - 1].text == ",":
+            unit = ids.get(doc[first - 2].i)
+        if unit is None or unit in (outer, SPEAKER) or types[unit] != "organization":
+            continue
+        words = [t.lower_ for t in doc if ids.get(t.i) == unit]
+        if len(words) >= 3 and words[0] in _UNIT_HEADS and words[1] == "of":
+            out[unit] = outer
     return out
 
 
@@ -719,13 +753,17 @@ def frame_for(candidate: Candidate) -> Frame | None:
         if hits and hits <= frame.durative and not frame.settlements and candidate.kind == "place" and (
                 candidate.prep == "in"):
             continue  # "I've been in Tamsk for three years": a place one has been in over years is a home
-        if hits and frame.yields_to_jobs and candidate.lemmas & OCCUPATIONS and not (
+        if hits and frame.yields_to_jobs and candidate.lemmas & (OCCUPATIONS | _POSTS_HELD) and not (
                 candidate.lemmas & frame.sure or candidate.chain & _LEARNING):  # "training to be a teacher at ⟨uni⟩"
             continue
         if hits:
             return frame
     return None
 
+
+# the nouns of a post held ("accepted the position of research fellow at ⟨university⟩"): a job there
+_POSTS_HELD = frozenset({"job", "position", "post", "role", "appointment", "fellowship", "lectureship",
+                         "professorship", "employment", "contract"})
 
 _vectors: dict[int, tuple] = {}
 _vectors_lock = threading.Lock()

@@ -1143,16 +1143,21 @@ def _post_held(sentence: str, tokens: list, run: list[int], words: list[str]) ->
     """"as Estates Manager", ", School Administrator,": a post named in capitals, words of the dictionary
     ending in an occupation, after "as" or set off by commas; not "Tom Baker", not "the Hungry Chef"."""
     low = [w.lower() for w in words]
+    before, after = sentence[: tokens[run[0]][0]], sentence[tokens[run[-1]][1]:]
+    if len(low) == 1 and low[0] in OCCUPATIONS and not _given_name_word(low[0]):
+        # "my appointment as Lecturer", "my resignation as Treasurer"; not "known to all as Chef"
+        return bool(_AS_BEFORE.search(before)) and not _NICKNAMED_AS.search(before)
     if not 2 <= len(low) <= 3 or low[-1] not in OCCUPATIONS or _given_name_word(low[0]) or not all(
             is_dictionary_word(w) or w.endswith("s") and is_dictionary_word(w[:-1]) for w in low):  # "Claims"
         return False
-    before, after = sentence[: tokens[run[0]][0]], sentence[tokens[run[-1]][1]:]
     # "Eleanor Hart, Estates Manager, Calder Freight." or "…, Estates Manager.": after a name, not after "my boss,"
     return bool(_AS_BEFORE.search(before)) or before.rstrip().endswith(",") and after.lstrip()[:1] in (
         ",", ".", "") and not _OWNED_BEFORE.search(before)
 
 
 _OWNED_BEFORE = re.compile(r"\b(?:my|his|her|our|their|your|a|an|the)\s+(?:[\w-]+\s+){0,2}?[\w-]+\s*,\s*$", re.I)
+_NICKNAMED_AS = re.compile(r"\b(?:known|referred\s+to|addressed|refer\s+to\s+\w+|know\s+\w+)(?:\s+\w+){0,3}\s+as\s+$",
+                          re.I)
 
 
 def _given_name_word(word: str) -> bool:
