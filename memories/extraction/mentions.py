@@ -88,8 +88,17 @@ def possessive_names(message: str) -> dict[str, str]:
 # "quit the hornets", "transferred from the Polytechnic": a word of an organization's name after "the",
 # where a verb or a preposition of belonging puts it
 _THE_WORD = re.compile(
-    r"\b(?:at|from|for|with|to|into|of|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
+    r"\b(?:at|from|for|with|to|into|in|of|up|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
     r"(?P<word>[^\W\d_][\w-]{3,})(?![\w'’-])", re.I)
+# what a club is ("gave up the choir"): the one club of that kind the agent knows, for this message only
+CLUB_WORDS = frozenset({"choir", "chorus", "club", "band", "orchestra", "team", "squad", "society", "league",
+                        "ensemble", "troupe", "guild"})
+
+
+def club_words_after_the(message: str) -> set[str]:
+    """The words of `CLUB_WORDS` said after "the" where a verb or preposition of belonging puts them
+    ("quit the choir", "sings in the band")."""
+    return {w for m in _THE_WORD.finditer(message) if (w := m.group("word")).lower() in CLUB_WORDS}
 
 
 def words_after_the(message: str) -> set[str]:

@@ -125,6 +125,25 @@ def organizations_by_inner_word(*, agent: Agent, words: Iterable[str]) -> dict[s
 
 
 
+def organizations_by_last_word(*, agent: Agent, words: Iterable[str]) -> dict[str, Entity]:
+    """Per word, the one organization whose several-word name ends with it ("choir" → Ashby Male
+    Voice Choir). A word that ends no such name, or several, is left out. One query."""
+    wanted = {normalize_alias(w): w for w in words if normalize_alias(w)}
+    if not wanted:
+        return {}
+    found: dict[str, list[Entity]] = {}
+    pattern = r"\y(" + "|".join(re.escape(w) for w in wanted) + r")$"
+    rows = (Entity.objects.filter(agent=agent, type="organization", merged_into__isnull=True,
+                                  display_name__contains=" ", display_name__iregex=pattern)
+            .defer("name_embedding")[:50])
+    for entity in rows:
+        last = normalize_alias(entity.display_name).split()[-1]
+        if last in wanted:
+            found.setdefault(wanted[last], []).append(entity)
+    return {word: rows[0] for word, rows in found.items() if len(rows) == 1}
+
+
+
 def person_by_name_exists(*, agent: Agent, name: str) -> bool:
     """The agent holds a person keyed by this name (one indexed lookup)."""
     return Entity.objects.filter(agent=agent, key=entity_key("person", name)).exists()

@@ -21,7 +21,7 @@ DISCOURSE = re.compile(
     r"basically|on (?:a|another)(?: \w+)? note|speaking of which|as for me|in fact|"
     r"of course|thanks|thank you|thx|congrats|congratulations|sorry|lmao|guess what|you know|you know what|"
     r"believe it or not|funny enough|speaking of [^,.!?]{1,40}|to be honest|tbh|ngl|not gonna lie|fun fact|"
-    r"i mean|i swear|"
+    r"i mean|i swear|please (?:note|be advised|be aware)(?: that)?|kindly note(?: that)?|for the record|"
     r"i (?:gotta|have to|must|got to|need to) (?:say|admit|tell you|tell ya)(?: that)?(?! about)|"
     r"(?:i )?(?:just )?wanted to (?:say|tell (?:you|ya)|let you know|share)(?: that)?|"
     r"i'm (?:so |really |super )?(?:excited|happy|glad|thrilled|stoked) to (?:tell|share with|let) (?:you|ya)"

@@ -31,6 +31,7 @@ from memories.extraction.offline.lexicon import (
     PLACE_SUFFIXES,
     PLACES,
     STOP_CAPS,
+    STREET_WORDS,
     WORD_PLACES,
     WORLD_GIVEN_NAMES,
     alternation,
@@ -823,6 +824,8 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 90)  # "Adaeze Orji, an architect at …": what a person is, set off after the name
     if " ".join(words) in PLACES and (street := _STREET_BEFORE.search(before)) and street["last"] in PLACE_SUFFIXES:
         entity.vote("place", 80)  # "14 Clifton Road, Bristol": an address's town
+    elif (address := _ADDRESS_BEFORE.search(before)) and address["last"] in STREET_WORDS:
+        entity.vote("place", 160)  # "3 Brook Lane, Tresswick": a town no gazetteer holds, after a house's number
 
 
 _TITLE_AFTER = re.compile(rf" ((?i:{alternation(HONORIFICS_AFTER_WORD)}))(?![\w'’-])")
@@ -832,6 +835,7 @@ _POST_AFTER = re.compile(rf"^\s*(?:,|[—–])\s*(?:an?|the)\s+(?:[\w-]+\s+){{0,
 
 
 _STREET_BEFORE = re.compile(r"\b(?P<last>[a-z]+)\.?,\s*$")
+_ADDRESS_BEFORE = re.compile(r"(?<![\w/-])\d{1,4}[a-z]?,?\s+(?:[\w'’-]+\s+){1,3}?(?P<last>[a-z]+)\.?,\s*$")
 _AND_I = re.compile(r"(?:\s+\w+){0,3}?\s+(?:and|&)\s+(?:i|me)\b", re.I)
 _VERB_ING_OR_ED_BEFORE = re.compile(r"\b[A-Za-z]{2,}(?:ing|ed)\s*$")
 

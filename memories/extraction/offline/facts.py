@@ -293,6 +293,7 @@ def _process(sentence: Sentence, out: Collector, group: list[int]) -> None:
         _slot_fact(person, "lives_in", place, False, "biographical_milestone", out, base)
     _who_clauses(text, out, base)
     _apposed_posts(text, out, base)
+    _address_is(sentence.tagged, out, base)  # before a headline is cut: "New address: ..."
     body = _DISLOCATED.sub(r"\g<s>", strip_discourse(text))  # "⟨1⟩, he's a welder" read as "⟨1⟩'s a welder"
     if not _WORDS.search(body):
         return
@@ -459,6 +460,30 @@ def _home_is(body: str, out: Collector, base: float) -> None:
     hits = [h for h in match_rules(predicate, out.registry) if h.rule.group == "residence"]
     if hits:
         _clause_facts(Clause(body, [subject], predicate, "direct"), hits, out, base)
+
+
+# "my new address: 18 ⟨street⟩, ⟨town⟩", "Our address is now ⟨street⟩": where the owner lives
+_ADDRESS_IS = re.compile(
+    rf"(?:^|\b(?P<own>my|our)\s+|{PH}'s\s+)(?:(?:new|home|postal|current|forwarding)\s+)*address\s*"
+    r"(?:is|'s|will\s+be|:|—|–)\s*(?:now\s+)?(?:\d{1,4}[a-z]?,?\s+)?\x02(?P<home>\d+)\x03"
+    r"(?:\s*,\s*\x02(?P<town>\d+)\x03)?", re.I)
+
+
+def _address_is(body: str, out: Collector, base: float) -> None:
+    """One's address said as such: its owner (the writer when none is said) lives in its town, or at it."""
+    if not (match := _ADDRESS_IS.search(body)):
+        return
+    subject = int(match.group(2)) if match.group(2) else SPEAKER  # "Tom's new address", else the writer's
+    home = int(match.group("town") or match.group("home"))
+    if subject != SPEAKER and not out.registry.is_person(subject):
+        return
+    place = out.registry.entities[home]
+    if place.type in ("organization", "concept") and not place.forced:
+        place.forced = "place"  # an address is somewhere, whatever its shape says
+    out.relation(subject, "lives_in", home)
+    if (match.group("own") or "").lower() == "our":
+        out.relations[(subject, "lives_in", home)].household = True  # the household's address
+    _slot_fact(subject, "lives_in", home, False, "biographical_milestone", out, base)
 
 
 # "⟨1⟩, a paediatric nurse, ...", "⟨1⟩ — an architect at ⟨2⟩ —": what someone is, set off after the name

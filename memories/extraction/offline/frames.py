@@ -48,6 +48,7 @@ from memories.extraction.offline.lexicon import (
     PET_TERMS,
     PLACE_SUFFIXES,
     PLACES,
+    STREET_WORDS,
 )
 from memories.extraction.offline.parse import died, opening_verb_without_subject, parse, stray_subject
 from memories.extraction.offline.text import SPEAKER
@@ -500,7 +501,38 @@ def candidates(sentence, types: Sequence[str], linked: Callable[[int, int], froz
         out = [dataclasses.replace(c, target=outer, linked=linked(c.subject, outer), names=" ".join(
             t.lower_ for t in doc if ids.get(t.i) == outer)) if (outer := containers.get(c.target)) is not None else c
             for c in out]
-    return out
+    return out + _moved_into_a_house_in(doc, ids, types, linked, out)
+
+
+_MOVES_IN = frozenset({"move", "relocate", "settle"})
+_HOME_AFTER = re.compile(
+    r"(?:care|nursing|residential|retirement|group)\s+home|sheltered\s+housing|hall\s+of\s+residence")
+
+
+def _moved_into_a_house_in(doc, ids, types, linked, found: list[Candidate]) -> list[Candidate]:
+    """"moved into residential care at ⟨Elmfield House⟩ in ⟨town⟩": one who moves into a named house
+    or home in a town moves to the town, a pair the parse hangs from the house's name."""
+    extra = []
+    for c in found:
+        if c.kind != "organization" or not c.lemmas & _MOVES_IN:
+            continue
+        named = [t for t in doc if ids.get(t.i) == c.target]
+        if _HOME_AFTER.match(" ".join(t.lower_ for t in doc[named[-1].i + 1 : named[-1].i + 4])):
+            extra.append(dataclasses.replace(c, kind="place"))  # "moved to ⟨Orchard House⟩ care home": a home
+        # "⟨house⟩ in ⟨town⟩", "⟨house⟩, a care home in ⟨town⟩"
+        heads = [*named, *(a for t in named for a in t.children if a.dep_ == "appos" and a.i not in ids)]
+        towns = [ids.get(o.i) for t in heads for p in t.children if p.dep_ == "prep" and p.lower_ == "in"
+                 for o in p.children if o.dep_ == "pobj"]
+        # "moved to ⟨Orchard House⟩ care home, ⟨town⟩": the town set off after the house
+        after = next((t for t in doc[named[-1].i + 1 : named[-1].i + 4] if t.text == "," or t.i in ids), None)
+        if after is not None and after.text == "," and after.i + 1 < len(doc):
+            towns.append(ids.get(doc[after.i + 1].i))
+        for town in dict.fromkeys(towns):
+            if town is not None and town != c.subject and types[town] == "place":
+                names = " ".join(t.lower_ for t in doc if ids.get(t.i) == town)
+                extra.append(dataclasses.replace(c, target=town, kind="place", names=names, prep="in",
+                                                 settlement=names in PLACES, linked=linked(c.subject, town)))
+    return extra
 
 
 # "the Department of Botany at ⟨university⟩", "the School of Law of ⟨university⟩": a unit named for its
@@ -511,23 +543,25 @@ _UNIT_HEADS = frozenset({"department", "dept", "school", "faculty", "division", 
 
 def _containers(doc, ids: Mapping[int, int], types: Sequence[str]) -> dict[int, int]:
     """Unit → the organization it is part of, said with "at" / "of" / "in" or a comma after the
-    unit's name ("the School of Law, ⟨university⟩")."""
+    unit's name ("the School of Law, ⟨university⟩"); a street → the town after it ("Brook Lane, ⟨town⟩")."""
     out = {}
     for token in doc:
         outer = ids.get(token.i)
-        if outer is None or outer == SPEAKER or types[outer] != "organization" or ids.get(token.head.i) == outer:
-            continue  # no organization, or not the head word of its name
+        if outer is None or outer == SPEAKER or types[outer] not in _STANDS_IN or ids.get(token.head.i) == outer:
+            continue  # no place or organization, or not the head word of its name
         unit = None
         if token.dep_ == "pobj" and token.head.lower_ in ("at", "of", "in"):
             unit = ids.get(token.head.head.i)
         first = min(t.i for t in doc if ids.get(t.i) == outer)
         if unit is None and first >= 2 and doc[first - 1].text == ",":
             unit = ids.get(doc[first - 2].i)
-        if unit is None or unit in (outer, SPEAKER) or types[unit] != "organization":
+        if unit is None or unit in (outer, SPEAKER) or types[unit] != types[outer]:
             continue
         words = [t.lower_ for t in doc if ids.get(t.i) == unit]
-        if len(words) >= 3 and words[0] in _UNIT_HEADS and words[1] == "of":
+        if types[outer] == "organization" and len(words) >= 3 and words[0] in _UNIT_HEADS and words[1] == "of":
             out[unit] = outer
+        elif types[outer] == "place" and len(words) >= 2 and words[-1] in STREET_WORDS and doc[first - 1].text == ",":
+            out[unit] = outer  # "a cottage at 3 Brook Lane, Tresswick": the home is in the town
     return out
 
 

@@ -87,6 +87,11 @@ def _organizations_by_a_word(message: Message, known: Known, matched: set[str]) 
     words = [w for w in mentions.words_after_the(message.text) if normalize_alias(w) not in held]
     for word, entity in entity_selectors.organizations_by_inner_word(agent=message.agent, words=words).items():
         known.add(entity, word)
+    # "gave up the choir": the one choir the agent knows stands for it here, a word that is no name of it
+    clubs = [w for w in mentions.club_words_after_the(message.text) if normalize_alias(w) not in held]
+    for word, entity in entity_selectors.organizations_by_last_word(agent=message.agent, words=clubs).items():
+        known.add(entity, f"the {word}")
+        known.kin_words.add(f"the {word}".lower())
 
 
 def _called_by_name(message: Message, known: Known) -> None:

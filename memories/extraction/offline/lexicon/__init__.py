@@ -52,6 +52,7 @@ ORG_SUFFIXES = _W["org_suffixes"]
 ORG_NOUNS = _W["org_nouns"]
 ORG_PREFIXES = _W["org_prefixes"]
 PLACE_SUFFIXES = _W["place_suffixes"]
+STREET_WORDS = PLACE_SUFFIXES | _W["street_words"]
 PLACE_PREFIXES = _W["place_prefixes"]
 PERSONS_OCCASIONS = _W["persons_occasions"]
 
