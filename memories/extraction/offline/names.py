@@ -39,6 +39,7 @@ from memories.extraction.offline.lexicon import (
     PARENT_NAMES,
     PERSON_NOUNS,
     PERSON_VERBS,
+    PET_GOODS,
     PET_TERMS,
     PLACE_OTHER_NAMES,
     PLACES,
@@ -297,6 +298,9 @@ _PERSON_NOUNS = PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | word_set(
     "dude bloke chap kid fella gal lad lass bro sis babe")
 
 
+_OWNERS = frozenset({"my", "our", "his", "her", "their", "your", "'s", "’s"})
+
+
 def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = frozenset()) -> list[Mention]:
     out = [Mention(m.start("name"), m.end("name"), m.group("name").capitalize())
            for m in _LOWER_NAMED.finditer(sentence)
@@ -323,7 +327,8 @@ def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = froze
         if (not word.isalpha() or not word.islower() or len(word) < 3 or word in STOP_CAPS or word in PLACES
                 or word in HONORIFICS_AFTER_WORD
                 or word in FOLDED_PLACES or word in KINSHIP or is_common_word(word)
-                or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start <= token.idx < m.end for m in out)):
+                or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start <= token.idx < m.end for m in out)
+                or word in PET_TERMS and token.i and token.nbor(-1).lower_ in _OWNERS):  # "my cat mochi"
             continue
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
@@ -760,6 +765,8 @@ def _a_breed(sentence: str, mention: Mention) -> bool:
 
 
 _PET_BEFORE = re.compile(rf"\b(?:{alternation(PET_TERMS)})s?\b")
+_NAMED_AS_BEFORE = re.compile(r"\b(?:(?:named|called|call|name)\s+(?:him|her|it)|(?:is|was|been)\s+(?:called|named)|"
+                              r"name\s+is)\s+$", re.I)
 
 
 def _parsed_as_noun(sentence: str, start: int) -> bool:
@@ -776,6 +783,15 @@ _LOWER_OWN_PET = re.compile(
 
 
 _COMMA_AFTER = re.compile(r"\s*,")
+def _subject_of_a_verb(sentence: str, start: int) -> bool:
+    """The word at `start` is the singular subject of the verb right after it ("my dog pudding ate …")."""
+    tokens = list(parse(sentence))
+    for k, token in enumerate(tokens):
+        if token.idx == start:
+            after = tokens[k + 1] if k + 1 < len(tokens) else None
+            return (token.dep_ in ("nsubj", "nsubjpass") and token.tag_ != "NNS" and after is not None
+                    and after.pos_ in ("VERB", "AUX") and after.i == token.head.i)
+    return False
 
 
 def _parsed_as_pets_name(sentence: str, start: int, apposed: bool) -> bool:
@@ -827,9 +843,11 @@ def _lower_kin_names(sentence: str, taken: _Spans, own: frozenset[str] = frozens
             out.append(Mention(start, end, title_case(word)))
     for match in _LOWER_OWN_PET.finditer(sentence):
         word, start, end = match.group("name"), match.start("name"), match.end("name")
-        apposed = is_word_form(word)  # a word of the dictionary only set off by commas
+        apposed = is_word_form(word)  # a word of the dictionary only set off by commas, or as the subject
         if apposed and not (sentence[start - 2 : start].strip() == "," and _COMMA_AFTER.match(sentence, end)):
-            continue
+            if word in PET_GOODS or not _subject_of_a_verb(sentence, start):
+                continue
+            apposed = False  # "my dog pudding ate my slipper": the subject, the pet word its compound
         if (not taken.overlaps(start, end) and word not in STOP_CAPS and not is_common_word(word)
                 and not any(m.start == start for m in out) and _parsed_as_pets_name(sentence, start, apposed)):
             out.append(Mention(start, end, title_case(word)))
@@ -1182,6 +1200,9 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
     words = [_strip_possessive(tokens[k][2]) for k in run]
     full = " ".join(words).lower()
     start, end = tokens[run[0]][0], tokens[run[0]][1]
+    if len(run) == 1 and full in STOP_CAPS and _NAMED_AS_BEFORE.search(sentence, 0, start) and _PET_BEFORE.search(
+            sentence[:start].lower()):
+        return Mention(start, end, words[0])  # "a parrot, and we named him Professor": a title given as a pet's name
     if len(run) == 1 and full in KINSHIP and sentence[:start].rstrip().endswith("(") and _ALIAS_CLOSE.match(
             sentence[end:]):
         return Mention(start, end, words[0])  # "Ana Lima (Mum)": what the speaker calls her
