@@ -299,6 +299,7 @@ _PERSON_NOUNS = PERSON_NOUNS["female"] | PERSON_NOUNS["male"] | word_set(
 
 
 _OWNERS = frozenset({"my", "our", "his", "her", "their", "your", "'s", "’s"})
+_TWO_WORD_KIND = re.compile(rf"(?:{alternation(k for k in PET_TERMS if ' ' in k)})\b", re.I)
 
 
 def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = frozenset()) -> list[Mention]:
@@ -328,7 +329,8 @@ def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = froze
                 or word in HONORIFICS_AFTER_WORD
                 or word in FOLDED_PLACES or word in KINSHIP or is_common_word(word)
                 or taken.overlaps(token.idx, token.idx + len(word)) or any(m.start <= token.idx < m.end for m in out)
-                or word in PET_TERMS and token.i and token.nbor(-1).lower_ in _OWNERS):  # "my cat mochi"
+                or word in PET_TERMS and token.i and token.nbor(-1).lower_ in _OWNERS  # "my cat mochi"
+                or _TWO_WORD_KIND.match(sentence, token.idx)):  # "a little jack russell": a kind of dog
             continue
         given = (word in FIRST_NAMES or in_nickname_table(word)) and word not in AMBIGUOUS_NAMES
         unknown = _unknown_word(word) and _HAS_VOWEL.search(word)
@@ -1226,7 +1228,7 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         return None
     if last - first == 1 and _short_month(sentence, tokens[run[first]][0], tokens[run[first]][2]):
         return None  # "starting in Jan", "by Sept", "Feb 3rd": a month
-    if last - first == 1 and words[first].lower() in PET_TERMS and (kind := _KIND_BEFORE.search(
+    if " ".join(words[first:last]).lower() in PET_TERMS and (kind := _KIND_BEFORE.search(
             sentence, 0, tokens[run[first]][0])) and not set(kind.group(1).split()) & _SAID_OF_PEOPLE:
         return None  # "a black Labrador named Pelleas", "our Dalmatian": the kind; not "my sister Kitty"
     if _POST_OF_BEFORE.search(sentence, 0, tokens[run[first]][0]) and all(

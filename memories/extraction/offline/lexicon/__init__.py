@@ -140,7 +140,7 @@ PARENT_NAMES, GRANDPARENT_NAMES = (
 PERSON_NOUNS = {"female": _W["female_person_nouns"], "male": _W["male_person_nouns"]}
 KIN_TITLES = _W["kin_titles"]
 OCCUPATIONS = _W["occupations"]
-PET_TERMS = _W["pet_terms"]
+PET_TERMS = _W["pet_terms"] | {w.replace("_", " ") for w in _W["two_word_pet_kinds"]}
 KIN_MODIFIERS = _W["kin_modifiers"]
 
 IRREGULAR_PAST = _W["irregular_past"]
