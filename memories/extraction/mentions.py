@@ -74,31 +74,47 @@ _MY_PARENTS = re.compile(rf"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[{_UP}
 # would (a relative, a pet) — how a business called after its owner is named for short
 _PETS_ALT = "|".join(sorted((re.escape(p) for p in PET_TERMS), key=len, reverse=True))
 _POSSESSIVE_NAME = re.compile(
-    rf"(?<![\w'’])(?P<name>[^\W\d_][\w-]{{2,}})['’]s(?![\w'’])(?!\s+(?:{_KIN_WORDS}|{_PETS_ALT})s?\b)", re.I)
+    r"\b(?:at|from|for|with|to|into|in|quit(?:s|ting)?|left|leaves?|leaving|join(?:s|ed|ing)?)\s+"
+    rf"(?P<name>[^\W\d_][\w-]{{2,}})['’]s(?![\w'’])(?!\s+(?:{_KIN_WORDS}|{_PETS_ALT})s?\b)", re.I)
 
 
 def possessive_names(message: str) -> dict[str, str]:
     """The words said in the possessive with no relative or pet after them ("Tolliver", "mulligan"),
     each with its possessive as written ("Tolliver's"); function words left out ("everyone's",
     "today's")."""
-    return {m.group("name"): m.group() for m in _POSSESSIVE_NAME.finditer(message)
-            if not is_common_word(m.group("name").lower())}
+    found = {m.end(): m for m in _POSSESSIVE_NAME.finditer(message) if not is_common_word(m.group("name").lower())}
+    if not found:
+        return {}
+    # the possessive owns nothing after it: not "at Pemberton's funeral", nor "'s" for "is" ("Morgan's moving")
+    owned = {t.idx for t in parse(message) if (t.pos_ in ("NOUN", "PROPN", "AUX") or t.tag_ in ("VBG", "VBN"))
+             and t.lower_ not in _WHEN}  # "the manager at brackenbury's sent me home": the shop's, then the verb
+    return {m.group("name"): message[m.start("name"):end] for end, m in found.items()
+            if next((i for i in range(end, len(message)) if not message[i].isspace()), -1) not in owned}
+
+
+_WHEN = frozenset({"today", "yesterday", "tonight", "week", "month", "year", "night", "morning"})
 
 
 # "quit the hornets", "transferred from the Polytechnic": a word of an organization's name after "the",
 # where a verb or a preposition of belonging puts it
 _THE_WORD = re.compile(
-    r"\b(?:at|from|for|with|to|into|in|of|up|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
-    r"(?P<word>[^\W\d_][\w-]{3,})(?![\w'’-])", re.I)
+    r"\b(?P<how>at|from|for|with|to|into|in|of|up|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
+    r"(?P<word>[^\W\d_][\w-]{3,})(?![\w'’-])"
+    # not "the Hyatt in Tokyo", "the team at ⟨firm⟩", "the club at her new school": another one, said where
+    r"(?!\s+(?:in|at|of|from|near|on|for)\s)", re.I)
+# what ends a belonging said of "the choir", "the club" ("gave up the choir", "quit the team")
+_ENDS_THE = re.compile(r"\b(?:quit(?:s|ting)?|left|leaves?|leaving|(?:gave|given|give|giving)\s+up|"
+                       r"(?:dropped|drop|dropping)\s+out\s+of|(?:resigned|withdrew|withdrawn)\s+from)\s+$", re.I)
 # what a club is ("gave up the choir"): the one club of that kind the agent knows, for this message only
 CLUB_WORDS = frozenset({"choir", "chorus", "club", "band", "orchestra", "team", "squad", "society", "league",
                         "ensemble", "troupe", "guild"})
 
 
 def club_words_after_the(message: str) -> set[str]:
-    """The words of `CLUB_WORDS` said after "the" where a verb or preposition of belonging puts them
-    ("quit the choir", "sings in the band")."""
-    return {w for m in _THE_WORD.finditer(message) if (w := m.group("word")).lower() in CLUB_WORDS}
+    """The words of `CLUB_WORDS` said after "the" by a verb that ends a belonging ("quit the choir",
+    "gave up the team")."""
+    return {w for m in _THE_WORD.finditer(message) if (w := m.group("word")).lower() in CLUB_WORDS
+            and _ENDS_THE.search(message, 0, m.start("word") - 4)}
 
 
 def words_after_the(message: str) -> set[str]:

@@ -464,7 +464,7 @@ def _home_is(body: str, out: Collector, base: float) -> None:
 
 # "my new address: 18 ⟨street⟩, ⟨town⟩", "Our address is now ⟨street⟩": where the owner lives
 _ADDRESS_IS = re.compile(
-    rf"(?:^|\b(?P<own>my|our)\s+|{PH}'s\s+)(?:(?:new|home|postal|current|forwarding)\s+)*address\s*"
+    rf"(?:^(?=(?:new|home)\s)|\b(?P<own>my|our)\s+|{PH}'s\s+)(?:(?:new|home|postal|current|forwarding)\s+)*address\s*"
     r"(?:is|'s|will\s+be|:|—|–)\s*(?:now\s+)?(?:\d{1,4}[a-z]?,?\s+)?\x02(?P<home>\d+)\x03"
     r"(?:\s*,\s*\x02(?P<town>\d+)\x03)?", re.I)
 

@@ -553,7 +553,11 @@ def _containers(doc, ids: Mapping[int, int], types: Sequence[str]) -> dict[int, 
         if token.dep_ == "pobj" and token.head.lower_ in ("at", "of", "in"):
             unit = ids.get(token.head.head.i)
         first = min(t.i for t in doc if ids.get(t.i) == outer)
-        if unit is None and first >= 2 and doc[first - 1].text == ",":
+        last = max(t.i for t in doc if ids.get(t.i) == outer)
+        # "the Institute of X, Deloitte and Unilever": a list, not a unit and its institution
+        listed = last + 1 < len(doc) and (doc[last + 1].lower_ in ("and", "or", "&") or doc[last + 1].text == "," and (
+            last + 2 < len(doc) and doc[last + 2].i in ids))
+        if unit is None and first >= 2 and doc[first - 1].text == "," and not listed:
             unit = ids.get(doc[first - 2].i)
         if unit is None or unit in (outer, SPEAKER) or types[unit] != types[outer]:
             continue
@@ -889,6 +893,8 @@ def ending_for(candidate: Candidate) -> Frame | None:
     data = frames()
     if "works_at" in candidate.linked:
         return None  # a rule read a job there in this very clause
+    if "as" in candidate.lemmas and set(candidate.names.split()) & _frame_named("member_of").object_words:
+        return None  # "my resignation as Treasurer of ⟨the club⟩": the post is given up, not the club
     for frame in data.frames:
         if not frame.endings or not frame.admits(candidate):
             continue

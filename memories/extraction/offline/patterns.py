@@ -551,8 +551,11 @@ _MEMBERS_END = re.compile(r"\b(?:runners|riders|ramblers|harriers|striders|rover
 
 
 # "joined the ⟨Hartley Hornets⟩, an under-12 football team": what the name is, said after it
-_CLUB_SAID_AFTER = re.compile(r"\s*[,(—–]\s*(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?" + _CLUB.pattern,
-                              re.I)
+_CLUB_SAID_AFTER = re.compile(
+    r"\s*[,(—–]\s*(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?(?:club|choir|chorus|league|society|"
+    r"orchestra|band|troupe|ensemble|guild|(?:football|rugby|netball|hockey|cricket|basketball|volleyball|baseball|"
+    r"softball|darts|quiz|running|cycling|rowing|swimming|sports?|five-a-side|under-\d+)\s+(?:team|squad|side))s?\b",
+    re.I)
 
 
 def _is_club(said: str, name: str, after: str = "") -> bool:
