@@ -70,7 +70,7 @@ _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=T
 # "my brother" — followed by his name ("my brother Tom") or not ("my brother moved to Austin")
 _MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[{_UP}]))?(?!'s)", re.I)
 _MY_PARENTS = re.compile(rf"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[{_UP}])")
-# "left Tolliver's", "quit mulligan's": a name said in the possessive that owns nothing a person
+# "left Tolliver's", "quit brackenbury's": a name said in the possessive that owns nothing a person
 # would (a relative, a pet) — how a business called after its owner is named for short
 _PETS_ALT = "|".join(sorted((re.escape(p) for p in PET_TERMS), key=len, reverse=True))
 _POSSESSIVE_NAME = re.compile(
@@ -79,7 +79,7 @@ _POSSESSIVE_NAME = re.compile(
 
 
 def possessive_names(message: str) -> dict[str, str]:
-    """The words said in the possessive with no relative or pet after them ("Tolliver", "mulligan"),
+    """The words said in the possessive with no relative or pet after them ("Tolliver", "brackenbury"),
     each with its possessive as written ("Tolliver's"); function words left out ("everyone's",
     "today's")."""
     found = {m.end(): m for m in _POSSESSIVE_NAME.finditer(message) if not is_common_word(m.group("name").lower())}
