@@ -48,7 +48,7 @@ _POSSESSIVE_S = re.compile(r"(?<=\w)['’]S\b")
 
 
 def title_case(text: str) -> str:
-    """"tolliver's" → "Tolliver's", "o'brien" → "O'Brien": `str.title()` without a capital S after
+    """"brackenbury's" → "Brackenbury's", "o'brien" → "O'Brien": `str.title()` without a capital S after
     a possessive's apostrophe."""
     return _POSSESSIVE_S.sub(lambda m: m.group().lower(), text.title())
 

@@ -70,7 +70,7 @@ _KIN_WORDS = "|".join(sorted((re.escape(k) for k in KINSHIP), key=len, reverse=T
 # "my brother" — followed by his name ("my brother Tom") or not ("my brother moved to Austin")
 _MY_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{_KIN_WORDS})\b(?P<named>\s*,?\s*\(?(?-i:[{_UP}]))?(?!'s)", re.I)
 _MY_PARENTS = re.compile(rf"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[{_UP}])")
-# "left Tolliver's", "quit brackenbury's": a name said in the possessive that owns nothing a person
+# "left Brackenbury's", "quit brackenbury's": a name said in the possessive that owns nothing a person
 # would (a relative, a pet) — how a business called after its owner is named for short
 _PETS_ALT = "|".join(sorted((re.escape(p) for p in PET_TERMS), key=len, reverse=True))
 _POSSESSIVE_NAME = re.compile(
@@ -79,13 +79,13 @@ _POSSESSIVE_NAME = re.compile(
 
 
 def possessive_names(message: str) -> dict[str, str]:
-    """The words said in the possessive with no relative or pet after them ("Tolliver", "brackenbury"),
-    each with its possessive as written ("Tolliver's"); function words left out ("everyone's",
+    """The words said in the possessive with no relative or pet after them ("Brackenbury", "brackenbury"),
+    each with its possessive as written ("Brackenbury's"); function words left out ("everyone's",
     "today's")."""
     found = {m.end(): m for m in _POSSESSIVE_NAME.finditer(message) if not is_common_word(m.group("name").lower())}
     if not found:
         return {}
-    # the possessive owns nothing after it: not "at Pemberton's funeral", nor "'s" for "is" ("Morgan's moving")
+    # the possessive owns nothing after it: not "at Thistlewood's funeral", nor "'s" for "is" ("Sloane's moving")
     owned = {t.idx for t in parse(message) if (t.pos_ in ("NOUN", "PROPN", "AUX") or t.tag_ in ("VBG", "VBN"))
              and t.lower_ not in _WHEN}  # "the manager at brackenbury's sent me home": the shop's, then the verb
     return {m.group("name"): message[m.start("name"):end] for end, m in found.items()

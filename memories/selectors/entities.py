@@ -93,11 +93,11 @@ def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozens
     """The one organization whose several-word name is `word` (or `word`'s) and then generic words
     ending in one of `generic_tails` ("Huron" → Huron Realty Group, "Stanford" → Stanford
     University): the short name people use for it. Said in the possessive (`possessive`: "left
-    Tolliver's" for Tolliver's Bakery, "at Pemberton's" for Pemberton & Hale Joinery), whatever its
+    Brackenbury's" for Brackenbury's Bakery, "at Thistlewood's" for Thistlewood & Quarrie Joinery), whatever its
     last word. None when none or several do."""
     word = word.strip()
     opening = Q(display_name__istartswith=f"{word} ")
-    for form in (f"{word}'s", f"{word}’s") if possessive else ():  # "Tolliver's" for Tolliver's Bakery
+    for form in (f"{word}'s", f"{word}’s") if possessive else ():  # "Brackenbury's" for Brackenbury's Bakery
         opening |= Q(display_name__istartswith=f"{form} ")
     rows = list(Entity.objects.filter(opening, agent=agent, type="organization", merged_into__isnull=True)
                 .defer("name_embedding")[:2])

@@ -69,9 +69,9 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
                                                                 generic_tails=mentions.ORGANIZATION_TAILS,
                                                                 possessive=surface in owners)
         if entity is not None:
-            # the possessive is the name ("left Tolliver's"), not whose something is
+            # the possessive is the name ("left Brackenbury's"), not whose something is
             known.add(entity, owners[surface] if surface in owners and entity.type == "organization" else surface)
-    if mentions.writes_in_lower_case(message.text):  # "quit mulligan's": a business said by its owner's name
+    if mentions.writes_in_lower_case(message.text):  # "quit brackenbury's": a business said by its owner's name
         for word in sorted(set(owners) - matched - set(surfaces)):
             if word.islower() and mentions.may_be_short_organization_name(word) and (
                     entity := entity_selectors.organization_opening_with(
