@@ -100,7 +100,7 @@ _WHEN = frozenset({"today", "yesterday", "tonight", "week", "month", "year", "ni
 _THE_WORD = re.compile(
     r"\b(?P<how>at|from|for|with|to|into|in|of|up|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
     r"(?P<word>[^\W\d_][\w-]{3,})(?![\w'’-])"
-    # not "the Hyatt in Tokyo", "the team at ⟨firm⟩", "the club at her new school": another one, said where
+    # not "the Quillon in Wexley", "the team at ⟨firm⟩", "the club at her new school": another one, said where
     r"(?!\s+(?:in|at|of|from|near|on|for)\s)", re.I)
 # what ends a belonging said of "the choir", "the club" ("gave up the choir", "quit the team")
 _ENDS_THE = re.compile(r"\b(?:quit(?:s|ting)?|left|leaves?|leaving|(?:gave|given|give|giving)\s+up|"

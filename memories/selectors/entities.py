@@ -109,7 +109,7 @@ def organization_opening_with(*, agent: Agent, word: str, generic_tails: frozens
 
 def organizations_by_inner_word(*, agent: Agent, words: Iterable[str]) -> dict[str, Entity]:
     """Per word, the one organization whose several-word name holds it after its first word
-    ("hornets" → Hartley Hornets, "Polytechnic" → Leeds Polytechnic Institute). A word that no
+    ("hornets" → Lisnaskea Hornets, "Polytechnic" → Fenmore Polytechnic Institute). A word that no
     organization's name holds so, or several do, is left out. One query."""
     wanted = {normalize_alias(w): w for w in words if normalize_alias(w) and " " not in normalize_alias(w)}
     if not wanted:
@@ -126,7 +126,7 @@ def organizations_by_inner_word(*, agent: Agent, words: Iterable[str]) -> dict[s
 
 
 def organizations_by_last_word(*, agent: Agent, words: Iterable[str]) -> dict[str, Entity]:
-    """Per word, the one organization whose several-word name ends with it ("choir" → Ashby Male
+    """Per word, the one organization whose several-word name ends with it ("choir" → Kendal Male
     Voice Choir). A word that ends no such name, or several, is left out. One query."""
     wanted = {normalize_alias(w): w for w in words if normalize_alias(w)}
     if not wanted:

@@ -825,7 +825,7 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
     if " ".join(words) in PLACES and (street := _STREET_BEFORE.search(before)) and street["last"] in PLACE_SUFFIXES:
         entity.vote("place", 80)  # "14 Clifton Road, Bristol": an address's town
     elif (address := _ADDRESS_BEFORE.search(sentence, 0, mention.start)) and address["last"].lower() in STREET_WORDS:
-        entity.vote("place", 160)  # "3 Brook Lane, Tresswick": a town no gazetteer holds, after a house's number
+        entity.vote("place", 160)  # "3 Saltwick Lane, Tresswick": a town no gazetteer holds, after a house's number
 
 
 _TITLE_AFTER = re.compile(rf" ((?i:{alternation(HONORIFICS_AFTER_WORD)}))(?![\w'’-])")
@@ -835,7 +835,7 @@ _POST_AFTER = re.compile(rf"^\s*(?:,|[—–])\s*(?:an?|the)\s+(?:[\w-]+\s+){{0,
 
 
 _STREET_BEFORE = re.compile(r"\b(?P<last>[a-z]+)\.?,\s*$")
-# "3 Brook Lane, ⟨town⟩": a house's number, then a street's name in capitals
+# "3 Saltwick Lane, ⟨town⟩": a house's number, then a street's name in capitals
 _ADDRESS_BEFORE = re.compile(r"(?<![\w/-])\d{1,4}[a-zA-Z]?,?\s+(?:[A-Z][\w'’-]*\s+){1,3}?(?P<last>[A-Z][a-z]+)\.?,\s*$")
 _AND_I = re.compile(r"(?:\s+\w+){0,3}?\s+(?:and|&)\s+(?:i|me)\b", re.I)
 _VERB_ING_OR_ED_BEFORE = re.compile(r"\b[A-Za-z]{2,}(?:ing|ed)\s*$")

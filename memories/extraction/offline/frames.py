@@ -510,7 +510,7 @@ _HOME_AFTER = re.compile(
 
 
 def _moved_into_a_house_in(doc, ids, types, linked, found: list[Candidate]) -> list[Candidate]:
-    """"moved into residential care at ⟨Elmfield House⟩ in ⟨town⟩": one who moves into a named house
+    """"moved into residential care at ⟨Thornlea House⟩ in ⟨town⟩": one who moves into a named house
     or home in a town moves to the town, a pair the parse hangs from the house's name."""
     extra = []
     for c in found:
@@ -518,12 +518,12 @@ def _moved_into_a_house_in(doc, ids, types, linked, found: list[Candidate]) -> l
             continue
         named = [t for t in doc if ids.get(t.i) == c.target]
         if _HOME_AFTER.match(" ".join(t.lower_ for t in doc[named[-1].i + 1 : named[-1].i + 4])):
-            extra.append(dataclasses.replace(c, kind="place"))  # "moved to ⟨Orchard House⟩ care home": a home
+            extra.append(dataclasses.replace(c, kind="place"))  # "moved to ⟨Thornlea House⟩ care home": a home
         # "⟨house⟩ in ⟨town⟩", "⟨house⟩, a care home in ⟨town⟩"
         heads = [*named, *(a for t in named for a in t.children if a.dep_ == "appos" and a.i not in ids)]
         towns = [ids.get(o.i) for t in heads for p in t.children if p.dep_ == "prep" and p.lower_ == "in"
                  for o in p.children if o.dep_ == "pobj"]
-        # "moved to ⟨Orchard House⟩ care home, ⟨town⟩": the town set off after the house
+        # "moved to ⟨Thornlea House⟩ care home, ⟨town⟩": the town set off after the house
         after = next((t for t in doc[named[-1].i + 1 : named[-1].i + 4] if t.text == "," or t.i in ids), None)
         if after is not None and after.text == "," and after.i + 1 < len(doc):
             towns.append(ids.get(doc[after.i + 1].i))
@@ -543,7 +543,7 @@ _UNIT_HEADS = frozenset({"department", "dept", "school", "faculty", "division", 
 
 def _containers(doc, ids: Mapping[int, int], types: Sequence[str]) -> dict[int, int]:
     """Unit → the organization it is part of, said with "at" / "of" / "in" or a comma after the
-    unit's name ("the School of Law, ⟨university⟩"); a street → the town after it ("Brook Lane, ⟨town⟩")."""
+    unit's name ("the School of Law, ⟨university⟩"); a street → the town after it ("Saltwick Lane, ⟨town⟩")."""
     out = {}
     for token in doc:
         outer = ids.get(token.i)
@@ -554,7 +554,7 @@ def _containers(doc, ids: Mapping[int, int], types: Sequence[str]) -> dict[int, 
             unit = ids.get(token.head.head.i)
         first = min(t.i for t in doc if ids.get(t.i) == outer)
         last = max(t.i for t in doc if ids.get(t.i) == outer)
-        # "the Institute of X, Deloitte and Unilever": a list, not a unit and its institution
+        # "the Institute of X, Wexley Freight and Tallis Foods": a list, not a unit and its institution
         listed = last + 1 < len(doc) and (doc[last + 1].lower_ in ("and", "or", "&") or doc[last + 1].text == "," and (
             last + 2 < len(doc) and doc[last + 2].i in ids))
         if unit is None and first >= 2 and doc[first - 1].text == "," and not listed:
@@ -565,7 +565,7 @@ def _containers(doc, ids: Mapping[int, int], types: Sequence[str]) -> dict[int, 
         if types[outer] == "organization" and len(words) >= 3 and words[0] in _UNIT_HEADS and words[1] == "of":
             out[unit] = outer
         elif types[outer] == "place" and len(words) >= 2 and words[-1] in STREET_WORDS and doc[first - 1].text == ",":
-            out[unit] = outer  # "a cottage at 3 Brook Lane, Tresswick": the home is in the town
+            out[unit] = outer  # "a cottage at 3 Saltwick Lane, Tresswick": the home is in the town
     return out
 
 

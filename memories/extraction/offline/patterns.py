@@ -550,7 +550,7 @@ _HIRED = re.compile(r"\b(?:job|position|role|post|hired|employed)\b", re.I)
 _MEMBERS_END = re.compile(r"\b(?:runners|riders|ramblers|harriers|striders|rovers|wanderers)$", re.I)
 
 
-# "joined the ⟨Hartley Hornets⟩, an under-12 football team": what the name is, said after it
+# "joined the ⟨Lisnaskea Hornets⟩, an under-12 football team": what the name is, said after it
 _CLUB_SAID_AFTER = re.compile(
     r"\s*[,(—–]\s*(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?(?:club|choir|chorus|league|society|"
     r"orchestra|band|troupe|ensemble|guild|(?:football|rugby|netball|hockey|cricket|basketball|volleyball|baseball|"

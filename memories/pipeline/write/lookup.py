@@ -80,7 +80,7 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
 
 
 def _organizations_by_a_word(message: Message, known: Known, matched: set[str]) -> None:
-    """"quit the hornets" for the Hartley Hornets, "transferred from the Polytechnic" for Leeds
+    """"quit the hornets" for the Lisnaskea Hornets, "transferred from the Polytechnic" for Leeds
     Polytechnic Institute: a word of one known organization's name, said after "the" where a verb
     or preposition of belonging puts it, is that organization."""
     held = matched | {normalize_alias(a) for a in known.aliases}
