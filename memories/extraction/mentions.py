@@ -79,17 +79,23 @@ _POSSESSIVE_NAME = re.compile(
 
 
 def possessive_names(message: str) -> dict[str, str]:
-    """The words said in the possessive with no relative or pet after them ("Brackenbury", "brackenbury"),
-    each with its possessive as written ("Brackenbury's"); function words left out ("everyone's",
-    "today's")."""
-    found = {m.end(): m for m in _POSSESSIVE_NAME.finditer(message) if not is_common_word(m.group("name").lower())}
-    if not found:
-        return {}
-    # the possessive owns nothing after it: not "at Thistlewood's funeral", nor "'s" for "is" ("Sloane's moving")
+    """The words said in the possessive after a verb or preposition of belonging, with no relative or
+    pet after them ("Brackenbury", "brackenbury"), each with its possessive as written
+    ("Brackenbury's"); function words left out ("everyone's", "today's")."""
+    return {m.group("name"): m.group()[m.start("name") - m.start():] for m in _POSSESSIVE_NAME.finditer(message)
+            if not is_common_word(m.group("name").lower())}
+
+
+def owns_nothing(message: str, written: str) -> bool:
+    """The possessive `written` owns nothing after it: not "at Thistlewood's funeral", nor "'s" for
+    "is" ("Sloane's moving"). Parses the message: asked only of names that stand for something known."""
     owned = {t.idx for t in parse(message) if (t.pos_ in ("NOUN", "PROPN", "AUX") or t.tag_ in ("VBG", "VBN"))
              and t.lower_ not in _WHEN}  # "the manager at brackenbury's sent me home": the shop's, then the verb
-    return {m.group("name"): message[m.start("name"):end] for end, m in found.items()
-            if next((i for i in range(end, len(message)) if not message[i].isspace()), -1) not in owned}
+    for found in re.finditer(re.escape(written), message):
+        after = next((i for i in range(found.end(), len(message)) if not message[i].isspace()), -1)
+        if after not in owned:
+            return True
+    return False
 
 
 _WHEN = frozenset({"today", "yesterday", "tonight", "week", "month", "year", "night", "morning"})
@@ -119,14 +125,17 @@ def club_words_after_the(message: str) -> set[str]:
 
 def words_after_the(message: str) -> set[str]:
     """The words said so ("hornets", "Polytechnic"), as written: not function words, places, nor
-    the generic words of organizations ("the council", "the bakery": any one of them), nor a word
-    that qualifies the noun after it ("from the surf shop")."""
-    found = {m.start("word"): w for m in _THE_WORD.finditer(message) if (w := m.group("word")).lower()
-             not in _GENERIC_ORG_WORDS and not is_common_word(w.lower()) and w.lower() not in PLACES}
-    if not found:
-        return set()
-    return {found[t.idx] for t in parse(message) if t.idx in found and not (
-        t.dep_ in ("compound", "amod", "nmod") and t.head.i > t.i)}
+    the generic words of organizations ("the council", "the bakery": any one of them)."""
+    return {w for m in _THE_WORD.finditer(message) if (w := m.group("word")).lower() not in _GENERIC_ORG_WORDS
+            and not is_common_word(w.lower()) and w.lower() not in PLACES}
+
+
+def heads_its_phrase(message: str, word: str) -> bool:
+    """`word`, said after "the", is the noun of its phrase, not a word that qualifies the noun after it
+    ("from the surf shop"). Parses the message: asked only of words that name something known."""
+    starts = {m.start("word") for m in _THE_WORD.finditer(message) if m.group("word") == word}
+    return any(t.idx in starts and not (t.dep_ in ("compound", "amod", "nmod") and t.head.i > t.i)
+               for t in parse(message))
 
 
 # "Tess's husband" said without his name (no name follows)

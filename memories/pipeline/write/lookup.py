@@ -65,9 +65,14 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
         entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface,
                                                         writer=message.speaker)
         if entity is None and mentions.may_be_short_organization_name(surface):
-            entity = entity_selectors.organization_opening_with(agent=message.agent, word=surface,
-                                                                generic_tails=mentions.ORGANIZATION_TAILS,
-                                                                possessive=surface in owners)
+            def opening(possessive: bool, word: str = surface):
+                return entity_selectors.organization_opening_with(
+                    agent=message.agent, word=word, generic_tails=mentions.ORGANIZATION_TAILS, possessive=possessive)
+
+            entity = opening(surface in owners)
+            if entity is not None and surface in owners and not mentions.owns_nothing(message.text, owners[surface]):
+                owners.pop(surface)  # "at Thistlewood's funeral": no short name of the firm
+                entity = opening(False)
         if entity is not None:
             # the possessive is the name ("left Brackenbury's"), not whose something is
             known.add(entity, owners[surface] if surface in owners and entity.type == "organization" else surface)
@@ -75,7 +80,8 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
         for word in sorted(set(owners) - matched - set(surfaces)):
             if word.islower() and mentions.may_be_short_organization_name(word) and (
                     entity := entity_selectors.organization_opening_with(
-                        agent=message.agent, word=word, generic_tails=mentions.ORGANIZATION_TAILS, possessive=True)):
+                        agent=message.agent, word=word, generic_tails=mentions.ORGANIZATION_TAILS, possessive=True)
+            ) and mentions.owns_nothing(message.text, owners[word]):
                 known.add(entity, owners[word])
 
 
@@ -86,7 +92,8 @@ def _organizations_by_a_word(message: Message, known: Known, matched: set[str]) 
     held = matched | {normalize_alias(a) for a in known.aliases}
     words = [w for w in mentions.words_after_the(message.text) if normalize_alias(w) not in held]
     for word, entity in entity_selectors.organizations_by_inner_word(agent=message.agent, words=words).items():
-        known.add(entity, word)
+        if mentions.heads_its_phrase(message.text, word):  # not "a guy from the surf shop"
+            known.add(entity, word)
     # "gave up the choir": the one choir the agent knows stands for it here, a word that is no name of it
     clubs = [w for w in mentions.club_words_after_the(message.text) if normalize_alias(w) not in held]
     for word, entity in entity_selectors.organizations_by_last_word(agent=message.agent, words=clubs).items():
