@@ -142,7 +142,8 @@ _PERSON_BEFORE = _phrases_before(
 # whatever the parser says (or a name's last word: "Min-ji Park")
 _PARTNER_BEFORE = _phrases_before(
     "married to,engaged to,dating,divorced,divorced from,proposed to,broke up with,split up with,split from,"
-    "in a relationship with,wedding with,wedding to,started seeing,been seeing,"
+    "in a relationship with,wedding with,wedding to,started seeing,been seeing,marriage to,engagement to,"
+    "engagement with,"
     "report to,reports to,reporting to,reported to,reporting directly to,report directly to"
 )
 # "it's called X", "the app was named X": a name given to a thing, not someone phoned or met
@@ -822,6 +823,9 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 40)
     if _POST_AFTER.match(after):
         entity.vote("person", 90)  # "Adaeze Orji, an architect at …": what a person is, set off after the name
+    if len(words) > 1 and words[-1] not in ORG_SUFFIXES | PLACE_SUFFIXES and re.search(
+            rf"(?<![\w'’-]){re.escape(words[0])}\s*,\s*$", before):
+        entity.vote("person", 90)  # "another Bheki, Bheki Ngcobo": a given name said again with the family name
     if " ".join(words) in PLACES and (street := _STREET_BEFORE.search(before)) and street["last"] in PLACE_SUFFIXES:
         entity.vote("place", 80)  # "14 Clifton Road, Bristol": an address's town
     elif (address := _ADDRESS_BEFORE.search(sentence, 0, mention.start)) and address["last"].lower() in STREET_WORDS:

@@ -1286,8 +1286,17 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
 
 
 # "got married to", "engaged to", "married X": the partner, whatever stands between
-_PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to"}
+_PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to", "married": "spouse_of",
+               "engaged": "engaged_to"}
 _SEPARATING = frozenset({"separate", "divorce"})
+# "my engagement to X", "announce his marriage to X": the partnership said as a noun
+_PARTNER_NOUNS = {"marriage": "spouse_of", "engagement": "engaged_to"}
+# verbs that make such a noun their object and may take the partner's "to" ("announce my marriage to X")
+_ANNOUNCING = frozenset({"announce", "celebrate", "confirm"})
+# what says such a partnership is not current: "my marriage to X ended", "is over", "was annulled"
+_PARTNERSHIP_ENDS = frozenset({"end", "over", "break", "fail", "annul", "collapse", "dissolve", "call", "cancel"})
+# ... and what on the noun says it was: "my first marriage to X", "her previous engagement"
+_PARTNERSHIP_WAS = frozenset({"former", "previous", "first", "ex", "short", "brief", "old"})
 # what a separation said under these is not ("I wonder if ...", "rumours that ... were false")
 _DOUBTED = frozenset({"wonder", "doubt", "rumour", "rumor", "believe", "deny", "ask", "guess", "suppose", "false",
                       "pretend", "joke", "dream", "imagine", "worry", "fear", "assume", "expect"})
@@ -1325,7 +1334,10 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
             if len(couple) == 2:
                 out.append((couple[0], "former_partner_of", couple[1]))
             continue
-        rel = _PARTNERING.get(verb.lemma_.lower())
+        if verb.lower_ in _PARTNER_NOUNS and verb.pos_ in ("NOUN", "PROPN"):
+            out += _partnership_named(verb, ids, types, sentence)
+            continue
+        rel = _PARTNERING.get(verb.lemma_.lower()) or _PARTNERING.get(verb.lower_)
         if rel is None or verb.pos_ not in ("VERB", "ADJ") or any(
                 c.dep_ in ("neg", "aux", "advmod") and c.lower_ in data.modifiers for c in verb.children):
             continue  # "not married", "will marry", "might get engaged"
@@ -1342,6 +1354,42 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
                 if subject != partner and (subject == SPEAKER or types[subject] == "person"):
                     out.append((subject, rel, partner))
     return out
+
+
+def _partnership_named(noun, ids: dict[int, int], types: Sequence[str], sentence) -> list[tuple[int, str, int]]:
+    """"my engagement to X is official", "Y wishes to announce her marriage to X", "Engagement
+    fixed with X": the partner after "to" or "with" (on the noun, or on a verb said of it), the other
+    one the noun's "my" / "X's" / "his", else whom its clause is said of."""
+    data = frames()
+    head = noun.head if noun.dep_ != "ROOT" else noun
+    around = [*noun.children, head, *head.children, *noun.ancestors]
+    if any(t.lemma_.lower() in data.blocked | _DOUBTED or t.lower_ in data.modifiers for t in around) or any(
+            t.lemma_.lower() in _PARTNERSHIP_ENDS for t in (*noun.children, *head.subtree) if t.i != noun.i) or any(
+            t.lower_ in _PARTNERSHIP_WAS for t in noun.children):
+        return []
+    preps = [c for c in noun.children if c.dep_ == "prep" and c.lower_ in ("to", "with")]
+    preps += [p for c in noun.children if c.dep_ == "acl" for p in c.children if p.dep_ == "prep"
+              and p.lower_ == "with"]  # "Engagement fixed with X"
+    if noun.dep_ == "dobj" and head.lemma_.lower() in _ANNOUNCING:  # "to announce his marriage to X"
+        preps += [c for c in head.children if c.dep_ == "prep" and c.lower_ == "to"]
+    if noun.dep_ in _SUBJECTS and head.pos_ == "VERB":  # "Engagement finally fixed with X"
+        preps += [c for c in head.children if c.dep_ == "prep" and c.lower_ == "with"]
+    # the name itself, or hung on the post said after it ("to Ms. X, staff nurse at Y", read as X's nurse)
+    partners = [_named(g, ids) if g.i in ids or _named(g, ids) is not None
+                else next((ids[c.i] for c in g.children if c.dep_ == "nmod" and c.i in ids), None)
+                for p in preps for g in p.children if g.dep_ == "pobj"]
+    partners = [p for p in partners if p is not None and types[p] == "person"]
+    if len(partners) != 1:
+        return []
+    owner = next((c for c in noun.children if c.dep_ == "poss"), None)
+    if owner is not None:
+        owners = [ids[owner.i]] if owner.i in ids else (
+            _subjects(head, ids, _elided_subject(sentence)) if owner.lower_ in ("his", "her") and _is_verb(head)
+            else [])
+    else:  # "Engagement fixed with X": the writer's, said as a note; not "the engagement with X"
+        owners = [_elided_subject(sentence)] if noun.dep_ == "ROOT" or noun.i == 0 else []
+    rel = _PARTNER_NOUNS[noun.lower_]
+    return [(o, rel, partners[0]) for o in owners[:1] if o != partners[0] and (o == SPEAKER or types[o] == "person")]
 
 
 _ACCEPTED = re.compile(r"\b(?:said\s+yes|accepted)\b|\b(?:engaged|engagement)\b", re.I)

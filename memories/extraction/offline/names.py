@@ -1217,7 +1217,8 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         # "Left Acme last month", "Joined Vitrio": a verb opening a chat sentence is no part of the name
         if run[0] == 0 and first == 0 and len(run) > 1 and (_opening_verb(words[0])
                                                              or _opens_as_imperative(sentence, words[0])) and not (
-                words[0].lower().endswith("ing") and words[-1].lower() in ORG_SUFFIXES):  # "Building Trust Inc"
+                words[0].lower().endswith("ing") and words[-1].lower() in ORG_SUFFIXES
+                and not _opens_as_a_verb(sentence)):  # "Building Trust Inc"; not "Joining Kestrel Labs"
             first = 1
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
@@ -1298,6 +1299,13 @@ def _opening_verb(word: str) -> bool:
         # "Leaving Wellington, …", "Starting Monday at …": a verb in -ing opening a chat sentence
         or low.endswith("ing") and len(low) > 5 and (verb_lemma(low[:-3]) or verb_lemma(low[:-3] + "e")
                                                      or low[-4] == low[-5] and verb_lemma(low[:-4])))
+
+
+def _opens_as_a_verb(sentence: str) -> bool:
+    """The parser reads the sentence's first word as its main verb in -ing, with no subject
+    ("Joining Kestrel Labs next week"; not "Training Ground Labs hired me")."""
+    first = parse(sentence)[0]
+    return first.tag_ == "VBG" and first.dep_ == "ROOT"
 
 
 def _opens_as_imperative(sentence: str, word: str) -> bool:
