@@ -349,6 +349,7 @@ def _lower_given_names(sentence: str, taken: _Spans, own: frozenset[str] = froze
             start, end = token.idx, token.idx + len(word)
             before = token.nbor(-1) if token.i else None
             if before is not None and before.is_lower and before.is_alpha and before.lower_ not in _PERSON_NOUNS and (
+                    before.lower_ not in KINSHIP) and (  # "jo's bf marcus": whose partner, not his given name
                     before.dep_ == "compound" and before.head.i == token.i
                     or placed and before.dep_ == token.dep_ == "oprd" and before.head.i == token.head.i
                     or placed and word in WORLD_FAMILY_NAMES and _unknown_word(before.text)) and (

@@ -17,7 +17,9 @@ from memories.extraction.offline.lexicon import (
     FIRST_NAMES,
     GIVEN_NAMES,
     KINSHIP,
+    PET_TERMS,
     STOP_CAPS,
+    alternation,
 )
 from memories.extraction.offline.parse import is_common_word, is_dictionary_word, is_word_form, verb_lemma
 from memories.naming import UPPER_LETTERS, normalize_alias
@@ -54,6 +56,7 @@ def normalize_message(text: str) -> str:
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(_chat_form, text)
     text = _TWO_FOR_TO.sub(_two_for_to, text)
+    text = _KIN_S_BEFORE_KIN.sub(r"\1's", text)
     text = _LABEL_OPENING.sub("", text)
     text = _COLON_BEFORE_VERB.sub(lambda m: f"{m['pre']}. ", text)
     text = _NOTICE_OPENING.sub(lambda m: m["first"], text)
@@ -192,6 +195,10 @@ def _two_for_to(match: re.Match) -> str:
     if word in ("more", "of", "or", "and") or word.endswith("s") and is_word_form(word):
         return match.group()
     return f"{match.group(1)} to "
+# "my sisters bf", "his moms dog": a relative's, its apostrophe left out (not "my sisters and I")
+_KIN_S_BEFORE_KIN = re.compile(
+    rf"(?<![\w'’])((?i:my|his|her|our|their|your)\s+(?i:{alternation(w for w in KINSHIP if ' ' not in w)}))s"
+    rf"(?=\s+(?i:{alternation(set(KINSHIP) | PET_TERMS)})(?![\w'’]))")
 _DROPPED_G = re.compile(r"(?<![\w'])([a-z]{3,})in(?:'|(?![\w']))")
 
 
