@@ -143,7 +143,6 @@ _PERSON_BEFORE = _phrases_before(
 _PARTNER_BEFORE = _phrases_before(
     "married to,engaged to,dating,divorced,divorced from,proposed to,broke up with,split up with,split from,"
     "in a relationship with,wedding with,wedding to,started seeing,been seeing,marriage to,engagement to,"
-    "engagement with,"
     "report to,reports to,reporting to,reported to,reporting directly to,report directly to"
 )
 # "it's called X", "the app was named X": a name given to a thing, not someone phoned or met
@@ -823,7 +822,7 @@ def _vote(entity: MessageEntity, sentence: str, mention: Mention) -> None:
         entity.vote("person", 40)
     if _POST_AFTER.match(after):
         entity.vote("person", 90)  # "Adaeze Orji, an architect at …": what a person is, set off after the name
-    if len(words) > 1 and words[-1] not in ORG_SUFFIXES | PLACE_SUFFIXES and re.search(
+    if len(words) == 2 and words[0] not in PLACES and not is_dictionary_word(words[1]) and re.search(
             rf"(?<![\w'’-]){re.escape(words[0])}\s*,\s*$", before):
         entity.vote("person", 90)  # "another Bheki, Bheki Ngcobo": a given name said again with the family name
     if " ".join(words) in PLACES and (street := _STREET_BEFORE.search(before)) and street["last"] in PLACE_SUFFIXES:

@@ -37,10 +37,12 @@ from types import MappingProxyType
 import numpy as np
 
 from memories.extraction.offline.lexicon import (
+    FEMALE_NAMES,
     FRAME_DATA,
     KIN_MODIFIERS,
     KIN_TITLES,
     KINSHIP,
+    MALE_NAMES,
     MOVED_BY,
     OCCUPATIONS,
     ORG_NOUNS,
@@ -1286,15 +1288,19 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
 
 
 # "got married to", "engaged to", "married X": the partner, whatever stands between
-_PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to", "married": "spouse_of",
-               "engaged": "engaged_to"}
+_PARTNERING = {"marry": "spouse_of", "wed": "spouse_of", "engage": "engaged_to"}
+# ... and said as an adjective the parser leaves unlemmatized ("On 12 May I was married to X")
+_PARTNERED = {"married": "spouse_of", "engaged": "engaged_to"}
 _SEPARATING = frozenset({"separate", "divorce"})
 # "my engagement to X", "announce his marriage to X": the partnership said as a noun
 _PARTNER_NOUNS = {"marriage": "spouse_of", "engagement": "engaged_to"}
 # verbs that make such a noun their object and may take the partner's "to" ("announce my marriage to X")
 _ANNOUNCING = frozenset({"announce", "celebrate", "confirm"})
 # what says such a partnership is not current: "my marriage to X ended", "is over", "was annulled"
-_PARTNERSHIP_ENDS = frozenset({"end", "over", "break", "fail", "annul", "collapse", "dissolve", "call", "cancel"})
+_PARTNERSHIP_ENDS = frozenset({"end", "over", "break", "fail", "annul", "collapse", "dissolve", "call", "cancel",
+                               "off", "apart", "through", "last", "dead", "mistake", "more", "fall"})
+# verbs by which an engagement is arranged with someone ("Engagement fixed with X")
+_ARRANGING = frozenset({"fix", "arrange", "finalise", "finalize", "settle", "seal"})
 # ... and what on the noun says it was: "my first marriage to X", "her previous engagement"
 _PARTNERSHIP_WAS = frozenset({"former", "previous", "first", "ex", "short", "brief", "old"})
 # what a separation said under these is not ("I wonder if ...", "rumours that ... were false")
@@ -1337,7 +1343,8 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
         if verb.lower_ in _PARTNER_NOUNS and verb.pos_ in ("NOUN", "PROPN"):
             out += _partnership_named(verb, ids, types, sentence)
             continue
-        rel = _PARTNERING.get(verb.lemma_.lower()) or _PARTNERING.get(verb.lower_)
+        rel = _PARTNERING.get(verb.lemma_.lower()) or (
+            _PARTNERED.get(verb.lower_) if verb.pos_ == "ADJ" and _said_married_now(verb) else None)
         if rel is None or verb.pos_ not in ("VERB", "ADJ") or any(
                 c.dep_ in ("neg", "aux", "advmod") and c.lower_ in data.modifiers for c in verb.children):
             continue  # "not married", "will marry", "might get engaged"
@@ -1358,38 +1365,67 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
 
 def _partnership_named(noun, ids: dict[int, int], types: Sequence[str], sentence) -> list[tuple[int, str, int]]:
     """"my engagement to X is official", "Y wishes to announce her marriage to X", "Engagement
-    fixed with X": the partner after "to" or "with" (on the noun, or on a verb said of it), the other
-    one the noun's "my" / "X's" / "his", else whom its clause is said of."""
+    fixed with X": the partner after "to" (on the noun, or on a verb of announcing it), or after "with"
+    on a verb of arranging it; the other one the noun's "my" / "X's" / "his" / "her" (the subject of
+    the verb of announcing), else the writer of a note that opens with it. Not a speaking or social
+    engagement, an appointment with someone, one said to have ended, nor one of a list."""
     data = frames()
     head = noun.head if noun.dep_ != "ROOT" else noun
     around = [*noun.children, head, *head.children, *noun.ancestors]
     if any(t.lemma_.lower() in data.blocked | _DOUBTED or t.lower_ in data.modifiers for t in around) or any(
-            t.lemma_.lower() in _PARTNERSHIP_ENDS for t in (*noun.children, *head.subtree) if t.i != noun.i) or any(
-            t.lower_ in _PARTNERSHIP_WAS for t in noun.children):
+            t.lemma_.lower() in _PARTNERSHIP_ENDS or t.lower_ in _PARTNERSHIP_ENDS
+            for t in (*noun.children, *head.subtree) if t.i != noun.i) or any(
+            t.lower_ in _PARTNERSHIP_WAS or t.dep_ in ("compound", "amod", "nmod") for t in noun.children) or (
+            head is not noun and any(c.lower_ in _PARTNERSHIP_WAS for c in head.children)):  # "... was short"
         return []
-    preps = [c for c in noun.children if c.dep_ == "prep" and c.lower_ in ("to", "with")]
-    preps += [p for c in noun.children if c.dep_ == "acl" for p in c.children if p.dep_ == "prep"
-              and p.lower_ == "with"]  # "Engagement fixed with X"
+    preps = [c for c in noun.children if c.dep_ == "prep" and c.lower_ == "to"]
     if noun.dep_ == "dobj" and head.lemma_.lower() in _ANNOUNCING:  # "to announce his marriage to X"
         preps += [c for c in head.children if c.dep_ == "prep" and c.lower_ == "to"]
-    if noun.dep_ in _SUBJECTS and head.pos_ == "VERB":  # "Engagement finally fixed with X"
-        preps += [c for c in head.children if c.dep_ == "prep" and c.lower_ == "with"]
+    # "Engagement fixed with X", "our engagement was arranged with X"
+    arranged = [c for c in noun.children if c.dep_ == "acl"] + ([head] if noun.dep_ in _SUBJECTS else [])
+    with_arranged = [p for v in arranged if v.lemma_.lower() in _ARRANGING for p in v.children
+                     if p.dep_ == "prep" and p.lower_ == "with"]
+    preps += with_arranged
+    if any(t.dep_ == "prep" and t.lower_ == "as" for p in preps for t in p.head.children):
+        return []  # "my engagement with X as her assistant": a post
     # the name itself, or hung on the post said after it ("to Ms. X, staff nurse at Y", read as X's nurse)
-    partners = [_named(g, ids) if g.i in ids or _named(g, ids) is not None
-                else next((ids[c.i] for c in g.children if c.dep_ == "nmod" and c.i in ids), None)
-                for p in preps for g in p.children if g.dep_ == "pobj"]
+    objects = [g for p in preps for g in p.children if g.dep_ == "pobj"]
+    if any(c.dep_ == "conj" for g in objects for c in g.children):
+        return []  # "fixed with X and Y": two people, no one partner
+    partners = [_named(g, ids) if _named(g, ids) is not None
+                else next((ids[c.i] for c in g.children if c.dep_ == "nmod" and c.i in ids), None) for g in objects]
     partners = [p for p in partners if p is not None and types[p] == "person"]
     if len(partners) != 1:
         return []
     owner = next((c for c in noun.children if c.dep_ == "poss"), None)
     if owner is not None:
         owners = [ids[owner.i]] if owner.i in ids else (
-            _subjects(head, ids, _elided_subject(sentence)) if owner.lower_ in ("his", "her") and _is_verb(head)
-            else [])
+            [o for o in _subjects(head, ids, _elided_subject(sentence)) if not _of_other_sex(o, owner, ids)]
+            if owner.lower_ in ("his", "her") and head.lemma_.lower() in _ANNOUNCING else [])
     else:  # "Engagement fixed with X": the writer's, said as a note; not "the engagement with X"
-        owners = [_elided_subject(sentence)] if noun.dep_ == "ROOT" or noun.i == 0 else []
+        owners = [_elided_subject(sentence)] if with_arranged and (noun.dep_ == "ROOT" or noun.i == 0) else []
     rel = _PARTNER_NOUNS[noun.lower_]
     return [(o, rel, partners[0]) for o in owners[:1] if o != partners[0] and (o == SPEAKER or types[o] == "person")]
+
+
+def _of_other_sex(entity: int, pronoun, ids: dict[int, int]) -> bool:
+    """"Maria announced his engagement": a given name of one sex only, and the pronoun of the other."""
+    first = next((t.lower_ for t in pronoun.doc if ids.get(t.i) == entity and t.is_alpha), "")
+    only = (FEMALE_NAMES - MALE_NAMES) if pronoun.lower_ == "his" else (MALE_NAMES - FEMALE_NAMES)
+    return first in only
+
+
+def _said_married_now(adjective) -> bool:
+    """"(On 12 May) I was married to X", "I'm engaged to X", "(I hereby inform the board) that I was
+    married to X": the adjective said plainly of the sentence's subject, with at most the day it
+    happened; not "I wish I was married to X", "if only ...", "it feels like I'm married to X", "from
+    2001 to 2010 I was married to X"."""
+    copula = adjective.head
+    told = copula.dep_ == "ccomp" and copula.head.lemma_.lower() in _ANNOUNCING | {"inform", "notify"}
+    return (adjective.dep_ == "acomp" and copula.lemma_ == "be" and (copula.dep_ == "ROOT" or told)
+            and all(c.i == adjective.i or c.dep_ in ("nsubj", "nsubjpass", "punct") or c.dep_ == "prep"
+                    and c.lower_ == "on" or told and c.dep_ == "mark" and c.lower_ == "that" for c in copula.children)
+            and all(c.dep_ in ("prep", "punct") for c in adjective.children))
 
 
 _ACCEPTED = re.compile(r"\b(?:said\s+yes|accepted)\b|\b(?:engaged|engagement)\b", re.I)

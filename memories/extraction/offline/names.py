@@ -1219,7 +1219,7 @@ def _run_to_mention(sentence: str, tokens: list, run: list[int], ctx: NameContex
         if run[0] == 0 and first == 0 and len(run) > 1 and (_opening_verb(words[0])
                                                              or _opens_as_imperative(sentence, words[0])) and not (
                 words[0].lower().endswith("ing") and words[-1].lower() in ORG_SUFFIXES
-                and not _opens_as_a_verb(sentence)):  # "Building Trust Inc"; not "Joining Kestrel Labs"
+                and not _opens_as_a_verb(sentence, words)):  # "Building Trust Inc"; not "Joining Kestrel Labs"
             first = 1
     last = len(run)
     while last > first and words[last - 1].lower() in STOP_CAPS:
@@ -1302,9 +1302,12 @@ def _opening_verb(word: str) -> bool:
                                                      or low[-4] == low[-5] and verb_lemma(low[:-4])))
 
 
-def _opens_as_a_verb(sentence: str) -> bool:
-    """The parser reads the sentence's first word as its main verb in -ing, with no subject
-    ("Joining Kestrel Labs next week"; not "Training Ground Labs hired me")."""
+def _opens_as_a_verb(sentence: str, words: list[str]) -> bool:
+    """The parser reads the sentence's first word as its main verb in -ing, with no subject, and
+    what follows holds a word of a name no dictionary has ("Joining Kestrel Labs next week"; not
+    "Training Ground Labs hired me", "Walking Football Club tonight", "Reading FC away at Leeds")."""
+    if words[0].lower() in PLACES or not any(not is_dictionary_word(w.lower()) for w in words[1:-1]):
+        return False
     first = parse(sentence)[0]
     return first.tag_ == "VBG" and first.dep_ == "ROOT"
 
