@@ -123,17 +123,6 @@ def club_words_after_the(message: str) -> set[str]:
             and _ENDS_THE.search(message, 0, m.start("word") - 4)}
 
 
-def generic_organization_words(message: str) -> set[str]:
-    """Words that end organizations' names said capitalized and alone inside a sentence: "the
-    Society", "Institute staff" (not a sentence's first word, nor part of a longer name: "the Bank of
-    Ghana")."""
-    return {w for m in _GENERIC_SAID.finditer(message) if (w := m.group("word")).lower() in ORGANIZATION_TAILS}
-
-
-_GENERIC_SAID = re.compile(rf"(?<![\w'’-])(?:[a-z]+|[a-z]*,)\s(?P<word>[{_UP}][a-z]+)(?![\w'’-])"
-                           rf"(?!\s+(?:[{_UP}]|(?:of|for|and|in|at)\b))")
-
-
 def words_after_the(message: str) -> set[str]:
     """The words said so ("hornets", "Polytechnic"), as written: not function words, places, nor
     the generic words of organizations ("the council", "the bakery": any one of them)."""

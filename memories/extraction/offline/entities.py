@@ -234,10 +234,6 @@ class Registry:
             entity.aliases.append(alias)
         self._index.setdefault(alias.lower(), idx)
 
-    def refer(self, idx: int, word: str) -> None:
-        """`word` stands for entity `idx` in this message without being one of its names."""
-        self._index.setdefault(word.lower(), idx)
-
     def merge(self, idx: int, into: int) -> None:
         """`idx` was another name of `into`: its names become aliases of `into`."""
         gone = self.entities[idx]
@@ -297,17 +293,6 @@ def _canonical_map(sentences: list[Sentence], speaker: str, known_names: Sequenc
                     continue  # "leeds" is the city, not "Leeds Grammar School"; "living in Cambridge" too
                 canon[key] = full
     _short_forms_said(sentences, canon, speaker, by_first)
-    # "the Society", "Institute staff": an organization's generic last word, said alone, is the one
-    # organization named here or known whose name ends with it
-    by_last: dict[str, set[str]] = {}
-    for name in full_names:
-        if name.split()[-1].lower() in ORG_SUFFIXES:
-            by_last.setdefault(name.split()[-1].lower(), set()).add(canon.get(name.lower(), name))
-    for sentence in sentences:
-        for mention in sentence.mentions:
-            key = mention.text.lower()
-            if key not in canon and key in ORG_SUFFIXES and len(by_last.get(key, ())) == 1:
-                canon[key] = next(iter(by_last[key]))
     people = {canon.get(n.lower(), n) for n in full_names if n.split()[0].lower() not in HONORIFICS}
     # no one titles themselves: "Mr. Rahman" from Nadia Rahman is someone else
     _titled_surnames(sentences, canon, people - {speaker, canon.get(speaker.lower(), speaker)})
@@ -804,10 +789,7 @@ def _vote_parser(entity: MessageEntity, mention: Mention, labels: list[tuple[int
 def _register(registry: Registry, canon: dict[str, str], mention: Mention) -> int:
     name = canon.get(mention.text.lower(), mention.text)
     idx = registry.ensure(name)
-    if mention.text.lower() in ORG_SUFFIXES and name.lower() != mention.text.lower():
-        registry.refer(idx, mention.text)  # "the Society": no name of its own to keep
-    else:
-        registry.add_alias(idx, mention.text)
+    registry.add_alias(idx, mention.text)
     return idx
 
 

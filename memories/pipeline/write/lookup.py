@@ -94,11 +94,6 @@ def _organizations_by_a_word(message: Message, known: Known, matched: set[str]) 
     for word, entity in entity_selectors.organizations_by_inner_word(agent=message.agent, words=words).items():
         if mentions.heads_its_phrase(message.text, word):  # not "a guy from the surf shop"
             known.add(entity, word)
-    # "the Society", "Institute staff": the one organization known whose name ends with that word
-    generic = [w for w in mentions.generic_organization_words(message.text) if normalize_alias(w) not in held]
-    for word, entity in entity_selectors.organizations_by_last_word(agent=message.agent, words=generic).items():
-        known.add(entity, word)
-        known.kin_words.add(word.lower())
     # "gave up the choir": the one choir the agent knows stands for it here, a word that is no name of it
     clubs = [w for w in mentions.club_words_after_the(message.text) if normalize_alias(w) not in held]
     for word, entity in entity_selectors.organizations_by_last_word(agent=message.agent, words=clubs).items():
