@@ -195,13 +195,15 @@ def _two_for_to(match: re.Match) -> str:
     if word in ("more", "of", "or", "and") or word.endswith("s") and is_word_form(word):
         return match.group()
     return f"{match.group(1)} to "
-# "my sisters bf", "his moms dog": a relative's, its apostrophe left out (not "my sisters and I",
-# "my parents dog": a word said in the plural as often; not "my kids pet the cat": a verb after it)
+# "my sisters bf", "his moms dog", "my wifes sister": a relative's, its apostrophe left out (not "my
+# sisters and I", "my parents dog": a word said in the plural as often; not "my kids pet the cat", "my
+# sisters boss him around": a word after it that is also a verb, but for a partner's)
 _FAMILY = ("spouse_of", "partner_of", "parent_of", "sibling_of", "cousin_of", "grandparent_of", "aunt_or_uncle_of",
            "friend_of", "roommate_of")
 _OWNERS_OF = [w for w, (rel, _) in KINSHIP.items() if rel in _FAMILY and " " not in w and w.isalpha()
               and w not in ("parent", "grandparent", "kid", "child")]
-_OWNED = [w for w, (rel, _) in KINSHIP.items() if rel in ("spouse_of", "partner_of", "former_partner_of")] + [
+_OWNED = [w for w, (rel, _) in KINSHIP.items() if rel in ("spouse_of", "partner_of", "former_partner_of")
+          or " " not in w and not verb_lemma(w)] + [
     w for w in PET_TERMS if w not in ("pet", "fish", "horse", "pig", "snake", "shepherd", "bird", "chicken", "pup")]
 _KIN_S_BEFORE_KIN = re.compile(
     rf"(?<![\w'’])((?i:my|his|her|our|their|your)\s+(?:{alternation(_OWNERS_OF)}))s(?=\s+(?:{alternation(_OWNED)})(?![\w'’-]))")
