@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 from memories.extraction.offline.lexicon import (
     ABBREVIATIONS,
@@ -56,7 +57,7 @@ def normalize_message(text: str) -> str:
     text = _CONTROL.sub(" ", _EMOJI.sub(" ", _EMOJI_BREAK.sub(". ", text.translate(_QUOTES))))
     text = _CHAT_FORM.sub(_chat_form, text)
     text = _TWO_FOR_TO.sub(_two_for_to, text)
-    text = _KIN_S_BEFORE_KIN.sub(r"\1's", text)
+    text = _kin_s_before_kin().sub(r"\1's", text)
     text = _LABEL_OPENING.sub("", text)
     text = _COLON_BEFORE_VERB.sub(lambda m: f"{m['pre']}. ", text)
     text = _NOTICE_OPENING.sub(lambda m: m["first"], text)
@@ -200,13 +201,20 @@ def _two_for_to(match: re.Match) -> str:
 # sisters boss him around": a word after it that is also a verb, but for a partner's)
 _FAMILY = ("spouse_of", "partner_of", "parent_of", "sibling_of", "cousin_of", "grandparent_of", "aunt_or_uncle_of",
            "friend_of", "roommate_of")
-_OWNERS_OF = [w for w, (rel, _) in KINSHIP.items() if rel in _FAMILY and " " not in w and w.isalpha()
+_NOT_OWNED_PETS = ("pet", "fish", "horse", "pig", "snake", "shepherd", "bird", "chicken", "pup")
+
+
+@cache
+def _kin_s_before_kin() -> re.Pattern:
+    """Built on first use: which kin words are also verbs is the parser's lemma table's to say."""
+    owners = [w for w, (rel, _) in KINSHIP.items() if rel in _FAMILY and " " not in w and w.isalpha()
               and w not in ("parent", "grandparent", "kid", "child")]
-_OWNED = [w for w, (rel, _) in KINSHIP.items() if rel in ("spouse_of", "partner_of", "former_partner_of")
-          or " " not in w and not verb_lemma(w)] + [
-    w for w in PET_TERMS if w not in ("pet", "fish", "horse", "pig", "snake", "shepherd", "bird", "chicken", "pup")]
-_KIN_S_BEFORE_KIN = re.compile(
-    rf"(?<![\w'’])((?i:my|his|her|our|their|your)\s+(?:{alternation(_OWNERS_OF)}))s(?=\s+(?:{alternation(_OWNED)})(?![\w'’-]))")
+    owned = [w for w, (rel, _) in KINSHIP.items() if rel in ("spouse_of", "partner_of", "former_partner_of")
+             or " " not in w and not verb_lemma(w)] + [w for w in PET_TERMS if w not in _NOT_OWNED_PETS]
+    return re.compile(rf"(?<![\w'’])((?i:my|his|her|our|their|your)\s+(?:{alternation(owners)}))s"
+                      rf"(?=\s+(?:{alternation(owned)})(?![\w'’-]))")
+
+
 _DROPPED_G = re.compile(r"(?<![\w'])([a-z]{3,})in(?:'|(?![\w']))")
 
 
