@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from memories.extraction.offline.lexicon import (
+    CLUB_WORDS,
     FIRST_NAMES,
     HONORIFICS_AFTER_WORD,
     KIN_TITLES,
@@ -73,8 +74,10 @@ _MY_PARENTS = re.compile(rf"\b(?i:my|our)\s+parents\b(?![’']|\s*,?\s*\(?[{_UP}
 # "left Brackenbury's", "quit brackenbury's": a name said in the possessive that owns nothing a person
 # would (a relative, a pet) — how a business called after its owner is named for short
 _PETS_ALT = "|".join(sorted((re.escape(p) for p in PET_TERMS), key=len, reverse=True))
+# verbs and prepositions that put someone in or out of an organization ("at", "quit", "joined")
+_BELONGING = r"at|from|for|with|to|into|in|quit(?:s|ting)?|left|leaves?|leaving|join(?:s|ed|ing)?"
 _POSSESSIVE_NAME = re.compile(
-    r"\b(?:at|from|for|with|to|into|in|quit(?:s|ting)?|left|leaves?|leaving|join(?:s|ed|ing)?)\s+"
+    rf"\b(?:{_BELONGING})\s+"
     rf"(?P<name>[^\W\d_][\w-]{{2,}})['’]s(?![\w'’])(?!\s+(?:{_KIN_WORDS}|{_PETS_ALT})s?\b)", re.I)
 
 
@@ -104,16 +107,13 @@ _WHEN = frozenset({"today", "yesterday", "tonight", "week", "month", "year", "ni
 # "quit the hornets", "transferred from the Polytechnic": a word of an organization's name after "the",
 # where a verb or a preposition of belonging puts it
 _THE_WORD = re.compile(
-    r"\b(?P<how>at|from|for|with|to|into|in|of|up|join(?:s|ed|ing)?|left|leaves?|leaving|quit(?:s|ting)?)\s+the\s+"
+    rf"\b(?:{_BELONGING}|of|up)\s+the\s+"
     r"(?P<word>[^\W\d_][\w-]{3,})(?![\w'’-])"
     # not "the Quillon in Wexley", "the team at ⟨firm⟩", "the club at her new school": another one, said where
     r"(?!\s+(?:in|at|of|from|near|on|for)\s)", re.I)
 # what ends a belonging said of "the choir", "the club" ("gave up the choir", "quit the team")
 _ENDS_THE = re.compile(r"\b(?:quit(?:s|ting)?|left|leaves?|leaving|(?:gave|given|give|giving)\s+up|"
                        r"(?:dropped|drop|dropping)\s+out\s+of|(?:resigned|withdrew|withdrawn)\s+from)\s+$", re.I)
-# what a club is ("gave up the choir"): the one club of that kind the agent knows, for this message only
-CLUB_WORDS = frozenset({"choir", "chorus", "club", "band", "orchestra", "team", "squad", "society", "league",
-                        "ensemble", "troupe", "guild"})
 
 
 def club_words_after_the(message: str) -> set[str]:

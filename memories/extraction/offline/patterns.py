@@ -13,6 +13,7 @@ from memories.extraction.offline.clauses import opens_clause
 from memories.extraction.offline.entities import KIN_ALT, MOD_ALT, PET_ALT, Registry
 from memories.extraction.offline.grammar import is_past
 from memories.extraction.offline.lexicon import (
+    CLUB_WORDS,
     GRANDPARENT_NAMES,
     HONORIFICS,
     KIN_MODIFIERS,
@@ -552,9 +553,10 @@ _MEMBERS_END = re.compile(r"\b(?:runners|riders|ramblers|harriers|striders|rover
 
 # "joined the ⟨Lisnaskea Hornets⟩, an under-12 football team": what the name is, said after it
 _CLUB_SAID_AFTER = re.compile(
-    r"\s*[,(—–]\s*(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?(?:club|choir|chorus|league|society|"
-    r"orchestra|band|troupe|ensemble|guild|(?:football|rugby|netball|hockey|cricket|basketball|volleyball|baseball|"
-    r"softball|darts|quiz|running|cycling|rowing|swimming|sports?|five-a-side|under-\d+)\s+(?:team|squad|side))s?\b",
+    r"\s*[,(—–]\s*(?:an?|the|our|my|his|her|their)\s+(?:[\w-]+\s+){0,3}?(?:"
+    + alternation(CLUB_WORDS - {"team", "squad"})
+    + r"|(?:football|rugby|netball|hockey|cricket|basketball|volleyball|baseball|softball|darts|quiz|running|"
+    r"cycling|rowing|swimming|sports?|five-a-side|under-\d+)\s+(?:team|squad|side))s?\b",
     re.I)
 
 

@@ -54,6 +54,7 @@ ORG_PREFIXES = _W["org_prefixes"]
 PLACE_SUFFIXES = _W["place_suffixes"]
 STREET_WORDS = PLACE_SUFFIXES | _W["street_words"]
 PET_GOODS = _W["pet_goods"]
+CLUB_WORDS = _W["club_words"]
 PLACE_PREFIXES = _W["place_prefixes"]
 PERSONS_OCCASIONS = _W["persons_occasions"]
 
