@@ -522,7 +522,9 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                 _vote_been_at(entity, sentence.text, mention)
                 if names_a_pet(sentence.text, mention.start, mention.end) or _named_after_a_pet(
                         sentences, sentence, mention):
-                    entity.vote("pet", 100)  # "Meet Haru, our new dog", "called him Sultan": said outright
+                    # "Meet Haru, our new dog", "called him Sultan": said outright, over a given name's
+                    # shape and its place as a subject ("our two dogs, Quince and Zora, are …")
+                    entity.vote("pet", 130)
                 if entity.name.lower() in stored and not entity.scores.get("known"):
                     entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
                     entity.scores["known"] = 0

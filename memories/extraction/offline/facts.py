@@ -27,6 +27,7 @@ from memories.extraction.offline.frames import (
     partner_links,
     pet_endings,
     pet_links,
+    pet_moves,
 )
 from memories.extraction.offline.frames import links as frame_links
 from memories.extraction.offline.grammar import is_adverb, is_past, rewrite_first_person
@@ -359,10 +360,11 @@ def _clauses_of_their_own(clauses: list[tuple[Clause | None, list[RuleMatch]]], 
 
 _ACQUIRED_PET = re.compile(
     # the owners said, or none at the start of a chat sentence ("adopted a kitten!!"): the writer
-    rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:just\s+|finally\s+)?)"
+    # ("guess who got a puppy?": chat's way to say the writer did)
+    rf"(?:(?P<owners>{PH}(?:\s*(?:,|and|&)\s*\x02\d+\x03)*)\s+(?:\w+\s+){{0,2}}?|^\W*(?:guess\s+who\s+)?(?:just\s+|finally\s+)?)"
     rf"(?:adopted|adopts?|adopting|got|have|has|"
     # not "still got the plush toy rabbit from grandma": a toy
-    rf"rescued|bought|brought\s+home|took\s+(?:in|on)|taken\s+(?:in|on)|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
+    rf"rescued|bought|brought(?:\s+home)?|took\s+(?:in|on)|taken\s+(?:in|on)|welcomed)\s+(?:an?|another|our|two|three|\w+)\s+"
     rf"(?:(?!(?:stuffed|toy|plush|soft|cuddly|robot|robotic|fake|ceramic|wooden|inflatable)\b)[\w-]+\s+){{0,2}}?"
     rf"(?:{PET_ALT})s?\b(?!\s*(?:,\s*)?(?:named|called)\b(?!\s+(?:him|her|it)\b))",
     re.I,
@@ -400,14 +402,15 @@ def _pets_named(text: str, start: int, owners: list[int], out: Collector) -> Non
     """The names given from `start` on to the animal just adopted are a pet's (not a name the
     sentence already settled, as "my sister Ana")."""
     for named in _PET_NAMED.finditer(text, start):
-        idx = int(named.group("pet"))
+        idx = int(named.group("pet") or named.group("alone"))
         entity = out.registry.entities[idx]
-        if not entity.forced and entity.type in ("person", "concept") and idx not in owners:
+        if not entity.forced and idx not in owners:  # "Meet Biscotti", a word a bakery could be named
             entity.forced = "pet"
 
 
 # a name given to the animal just adopted: "Meet ⟨1⟩", "her name is ⟨1⟩", "named him ⟨1⟩", "called ⟨1⟩"
 _PET_NAMED = re.compile(
+    r"^\W*\x02(?P<alone>\d+)\x03\W*$|"  # the name alone: "…and took her in. Pumpkin!"
     r"(?:^\W*meet|\b(?:his|her|its)\s+name(?:\s+is|'s)|^\W*name\s+is|\bnamed(?:\s+(?:him|her|it))?|"
     r"\bcalled\s+(?:him|her|it)|\b(?:he|she|it)(?:'s|\s+is)\s+called)\s+\x02(?P<pet>\d+)\x03",
     re.I)  # not "Tom called ⟨Priya⟩"
@@ -917,6 +920,14 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
         for who in [owner] if owner is not None else owned or [SPEAKER]:
             out.unlink(who, "has_pet", pet)
             out.relation(who, "former_owner_of", pet, method="frame")
+    # "Zora has gone to live with ⟨Pilar⟩": whoever had her no longer does, the one she lives with does
+    for pet, keeper in pet_moves(sentence, types):
+        owned = [s for s, r, t in out.relations if r == "has_pet" and t == pet and s != keeper]
+        for who in owned or [SPEAKER]:
+            out.unlink(who, "has_pet", pet)
+            out.relation(who, "former_owner_of", pet, method="frame")
+        if keeper is not None and keeper != SPEAKER:
+            out.relation(keeper, "has_pet", pet, method="frame")
     # "moved from ⟨Infosys⟩ to ⟨Thoughtworks⟩": one job left, another taken
     for who, left, joined in job_moves(sentence, types):
         for rel_type in ("works_at", "lives_in", "studies_at"):

@@ -1001,6 +1001,8 @@ def _named_pet_tokens(doc) -> list[tuple[object, object]]:
             if child.dep_ in ("appos", "compound") and child.pos_ == "PROPN" and not (
                     breed and child.dep_ == "compound" and child.i < token.i):
                 pairs.append((child, token))
+                if child.dep_ == "appos" and token.tag_ == "NNS":  # "our two spaniels, Hazel and Pickle"
+                    pairs += [(c, token) for c in child.conjuncts if c.pos_ == "PROPN"]
         if token.dep_ in ("appos", "compound") and token.head.pos_ == "PROPN":
             pairs.append((token.head, token))
         if token.dep_ == "attr":
@@ -1062,7 +1064,10 @@ def pet_links(sentence, types: Sequence[str]) -> list[tuple[int, int]]:
             t is not noun.head or c.pos_ != "PRON" or ids[c.i] in _said_of_in(doc, ids))]
         if not owners:
             verb = noun.head if noun.dep_ in ("dobj", "attr") else name.head
-            owners = [ids[c.i] for c in verb.children if c.dep_ in _SUBJECTS and c.i in ids]
+            # "Mum got me a hamster", "bought Dad a budgie": an animal got for someone is theirs
+            given = [ids[c.i] for c in verb.children if c.dep_ == "dative" and c.i in ids] if (
+                noun.dep_ == "dobj" and _taken_in(verb)) else []
+            owners = given or [ids[c.i] for c in verb.children if c.dep_ in _SUBJECTS and c.i in ids]
             opening = verb.dep_ == "ROOT" or verb.i == 0
             if not owners and opening and (_taken_in(verb) or verb.lemma_.lower() in _NAMING_VERBS) and not any(
                     c.dep_ in _SUBJECTS for c in verb.children):
@@ -1119,6 +1124,30 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
         owner = owners[0] if owners and types[owners[0]] == "person" else None
         if (owner, pet) not in out:
             out.append((owner, pet))
+    return out
+
+
+def pet_moves(sentence, types: Sequence[str]) -> list[tuple[int, int | None]]:
+    """(pet, new keeper) of each pet the sentence says went to live with someone else ("Zora has gone
+    to live with Pilar", "the cat went to live with my aunt"): its owner no longer has it, the one it
+    lives with now does (None when unnamed)."""
+    if not any(i is not None and types[i] == "pet" for i in sentence.ids):
+        return []
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence)
+    out = []
+    for token in doc:
+        pet = ids.get(token.i)
+        if pet is None or types[pet] != "pet" or token.dep_ != "nsubj" or (
+                token.head.lemma_.lower() not in ("go", "move")):
+            continue
+        for live in token.head.children:
+            if live.dep_ in ("advcl", "xcomp") and live.lemma_.lower() == "live":
+                withs = [c for c in live.children if c.dep_ == "prep" and c.lower_ == "with"]
+                if withs:
+                    keepers = [ids[g.i] for w in withs for g in w.children if g.dep_ == "pobj" and g.i in ids]
+                    keeper = keepers[0] if keepers and types[keepers[0]] == "person" else None
+                    out.append((pet, keeper))
     return out
 
 
