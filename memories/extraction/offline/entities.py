@@ -99,7 +99,8 @@ def _phrases_before(phrases: str) -> re.Pattern:
 _ORG_STRONG = _phrases_before(
     "offer from,job offer from,offer at,works at,work at,working at,worked at,works for,work for,working for,"
     "worked for,employed by,employed at,"
-    "hired by,job at,job with,intern at,internship at,position at,post at,role at,interview at,interview with,"
+    "hired by,job at,job with,intern at,internship at,internship with,apprenticeship at,apprenticeship with,"
+    "traineeship at,traineeship with,position at,post at,role at,interview at,interview with,"
     "studies at,study at,studying at,student at,enrolled at,graduated from,phd at,degree at,masters at,"
     "master's at,doctorate at,mba at,joined,join,joining,founded,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"

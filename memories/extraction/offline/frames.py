@@ -91,6 +91,7 @@ class Candidate:
     durative: bool = False  # "have been at X since May": the object right under the verb, over a span
     habitual: bool = False  # "goes to X every week", "have been going to X": the verb says a habit
     purpose: bool = False  # the way's verb is what one leaves to do ("left to join X in Y"): no ending of it
+    carries: bool = False  # the verb has an object of its own ("transferred the money to X")
 
 
 @dataclass(frozen=True, eq=False)  # one object per frame: compared and hashed as itself
@@ -108,6 +109,7 @@ class Frame:
     weak: frozenset[str]  # triggers too general to override a rule ("be", "go")
     sure: frozenset[str]  # triggers that fire whatever the object's name ("enrolled at X")
     trigger_preps: dict  # trigger → the prepositions it needs right below it ("based in")
+    prep_triggers: dict  # a preposition outside `prepositions` → the triggers it counts under ("transferred to")
     endings: frozenset[str]  # lemmas that end the state ("graduated from X", "quit the choir")
     ending_fact: str  # the fact of an ending of a frame without a slot
     ending_relation: str  # the closing relation an ending states ("former_employee_of")
@@ -180,6 +182,7 @@ def frames() -> Frames:
                   fact=f.get("fact", ""), settlements=f.get("settlements", True),
                   overrides=frozenset(f.get("overrides", ())), weak=frozenset(f.get("weak", ())),
                   sure=frozenset(f.get("sure", ())), trigger_preps=dict(f.get("trigger_preps", {})),
+                  prep_triggers=dict(f.get("prep_triggers", {})),
                   endings=frozenset(f.get("endings", ())),
                   ending_fact=f.get("ending_fact", ""), ending_relation=f.get("ending_relation", ""),
                   ends_from=frozenset(f.get("ends_from", ())), past=f.get("past", ""),
@@ -440,6 +443,8 @@ def _blocked(way, chain, data: Frames) -> bool:
         if token.lemma_.lower() in data.named_home and any(c.dep_ in ("dobj", "oprd") and c.lower_ == "home"
                                                            for c in token.children):
             continue  # "calls Tamsk home": a verb of speech naming where one lives
+        if token.lemma_.lower() == "wish" and any(t.lower_ == "luck" for c in token.children for t in (c, *c.children)):
+            continue  # "starting at X on Monday, wish me luck": a greeting, no wish for the state
         if token.lemma_.lower() in data.blocked or token.lower_ in data.blocked or any(
                 f"{token.lemma_.lower()} {c.lower_}" in data.blocked for c in token.children if c.dep_ == "prt"):
             return True  # "visited X", "stepped down as chair of X"
@@ -621,11 +626,26 @@ def _pair_candidates(doc, ids, types, linked, token, way, target: int, elided: i
             for subject in subjects if subject != target and types[subject] == "person"]
 
 
+_COUNTERFACTUAL = frozenset({"wish", "dream", "imagine", "pretend"})
+
+
+def _lemmas_of(token) -> tuple[str, ...]:
+    """The token's lemma, and for a gerund the parser read as a noun ("first week teaching at X") the
+    verb's: the stem with and without a final "e" ("teach", "mak(e)"), undoubled ("run" of "running")."""
+    lemma = token.lemma_.lower()
+    if token.pos_ != "NOUN" or not lemma.endswith("ing") or len(lemma) < 6:
+        return (lemma,)
+    stem = lemma[:-3]
+    return lemma, stem, stem + "e", *((stem[:-1],) if stem[-1] == stem[-2] else ())
+
+
 def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, data: Frames) -> Candidate:
     """What the frames read of one (subject, object) pair."""
     verb = way[-1]
     chain = [*way, *_verb_chain(verb)]
-    blocked = _blocked(way, chain, data)
+    # "I wish I worked at X", "I dreamt I lived in Y": what one wishes is not so, now or then
+    wished = chain[-1].dep_ == "ccomp" and chain[-1].head.lemma_.lower() in _COUNTERFACTUAL
+    blocked = wished or _blocked(way, chain, data)
     keep = {t.i for t in way} | {token.i}
     words = []
     for t in _clause(verb, keep):
@@ -642,9 +662,9 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
             words.append(t.lower_)
     name_words = " ".join(t.lower_ for t in doc if ids.get(t.i) == target)
     # the way, and what the verb takes as its object ("signed the lease on a place in X")
-    lemmas = frozenset(t.lemma_.lower() for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
-                                                          and ids.get(c.i) != target)]
-                       if not _someone_else(t, ids, subject))
+    lemmas = frozenset(lemma for t in [*way, *(c for c in verb.children if c.dep_ == "dobj"
+                                                and ids.get(c.i) != target)]
+                       if not _someone_else(t, ids, subject) for lemma in _lemmas_of(t))
     if (verb.dep_ == "ROOT" and verb.lower_ in _YEAR_OF_STUDY and verb.i and _ORDINAL.fullmatch(doc[verb.i - 1].lower_)
             and re.fullmatch(r"[a-z]{2,5}", name_words) and "works_at" not in linked(subject, target)):
         lemmas |= {"year_of_study"}  # "final year at TUM", "my 2nd yr at dcu": said without a verb, a school's initials
@@ -658,11 +678,12 @@ def _candidate(doc, ids, types, linked, token, way, subject: int, target: int, d
     of_noun = prep == "of" and len(way) > 1 and (way[1].pos_ == "NOUN" or (
         way[1].i in ids and types[ids[way[1].i]] == "concept"))
     said = _chain_words(chain)
-    past = _was(verb, said, data)
+    past = not wished and _was(verb, said, data)
     return Candidate(subject, target, types[target], lemmas, prep, name_words, settlement,
                      " ".join(words), linked(subject, target), blocked, said, below, of_noun,
                      past, past and _job_said_with_be(verb), len(way) == 2 and _durative(verb, data),
-                     _habitual(verb, data), _left_to_do(verb))
+                     _habitual(verb, data), _left_to_do(verb),
+                     any(c.dep_ == "dobj" and ids.get(c.i) != target for c in verb.children))
 
 
 def _left_to_do(verb) -> bool:
@@ -778,13 +799,22 @@ def _frame_named(name: str) -> Frame:
     return next(f for f in frames().frames if f.name == name)
 
 
+def _takes_prep(frame: Frame, candidate: Candidate) -> bool:
+    """The frame takes the object's preposition: one of its own, "of" after a noun, or one it takes
+    right below a trigger of `prep_triggers` with no object of the verb's own ("transferred to X")."""
+    if not frame.prepositions or not candidate.prep or candidate.prep in frame.prepositions or candidate.of_noun:
+        return True
+    below = candidate.below or {}
+    return not candidate.carries and any(below.get(t) == candidate.prep
+                                         for t in frame.prep_triggers.get(candidate.prep, ()))
+
+
 def frame_for(candidate: Candidate) -> Frame | None:
     """The first frame whose trigger is on the way and whose object the pair's is."""
     for frame in frames().frames:
         if not frame.admits(candidate):
             continue
-        if frame.prepositions and candidate.prep and candidate.prep not in frame.prepositions and not (
-                candidate.of_noun):
+        if not _takes_prep(frame, candidate):
             continue
         triggers = (frame.triggers | (frame.durative if candidate.durative else frozenset())
                     | (frame.habitual if candidate.habitual else frozenset()))
@@ -1138,14 +1168,17 @@ def pet_moves(sentence, types: Sequence[str]) -> list[tuple[int, int | None]]:
     out = []
     for token in doc:
         pet = ids.get(token.i)
-        if pet is None or types[pet] != "pet" or token.dep_ != "nsubj" or (
-                token.head.lemma_.lower() not in ("go", "move")):
+        if pet is None or types[pet] != "pet":
             continue
-        for live in token.head.children:
+        role = token.head if token.dep_ in ("appos", "compound") and _pet_noun(token.head) else token  # "our dog, X,"
+        if role.dep_ != "nsubj" or role.head.lemma_.lower() not in ("go", "move"):
+            continue
+        for live in role.head.children:
             if live.dep_ in ("advcl", "xcomp") and live.lemma_.lower() == "live":
                 withs = [c for c in live.children if c.dep_ == "prep" and c.lower_ == "with"]
                 if withs:
-                    keepers = [ids[g.i] for w in withs for g in w.children if g.dep_ == "pobj" and g.i in ids]
+                    keepers = [ids[n.i] for w in withs for g in w.children if g.dep_ == "pobj"  # "her son Mirek"
+                               for n in (g, *(c for c in g.children if c.dep_ in ("appos", "compound"))) if n.i in ids]
                     keeper = keepers[0] if keepers and types[keepers[0]] == "person" else None
                     out.append((pet, keeper))
     return out
