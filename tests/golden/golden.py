@@ -41,7 +41,7 @@ PAST_FORMS = {
     "engaged_to": ("former_partner_of",),
     "spouse_of": ("former_spouse_of",),
 }
-STATES = ("current", "ended", "absent")
+STATES = ("current", "ended", "absent", "never")  # absent: not current; never: no edge, current or past
 # the relations a case may expect: the frames' own, and each role's (roles.py)
 RELATIONS = frozenset({
     "lives_in", "works_at", "studies_at", "member_of", "has_pet", "parent_of", "grandparent_of",
@@ -215,6 +215,8 @@ def _check_relationship(stored: Stored, want: dict, misses: list[str]) -> None:
         misses.append(f"{said}: stored as current")
     elif state == "ended" and not rows and not past:
         misses.append(f"{said}: no past link stored")
+    elif state == "never" and (rows or past):
+        misses.append(f"{said}: a link is stored (ended)")
 
 
 def _words(value) -> list[str]:
