@@ -1405,6 +1405,12 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
         if verb.lower_ in _PARTNER_NOUNS and verb.pos_ in ("NOUN", "PROPN"):
             out += _partnership_named(verb, ids, types, sentence)
             continue
+        if (dating := _dating(verb, ids, types)) is not None:
+            # "been seeing X, he's lovely": an opening clause without a subject is the writer's
+            who = [_elided_subject(sentence)] if _opens_without_subject(verb) else _subjects(
+                verb, ids, _elided_subject(sentence))
+            out += [(s, "partner_of", dating) for s in who if s != dating and (s == SPEAKER or types[s] == "person")]
+            continue
         rel = _PARTNERING.get(verb.lemma_.lower()) or (
             _PARTNERED.get(verb.lower_) if verb.pos_ == "ADJ" and _said_married_now(verb) else None)
         if rel is None or verb.pos_ not in ("VERB", "ADJ") or any(
@@ -1423,6 +1429,36 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
                 if subject != partner and (subject == SPEAKER or types[subject] == "person"):
                     out.append((subject, rel, partner))
     return out
+
+
+# "been seeing X", "met someone new, X": a couple begun, said without a word of partners
+_WHEN_WORDS = frozenset({"tomorrow", "tonight", "today", "later", "next", "soon", "weekend", "monday", "tuesday",
+                         "wednesday", "thursday", "friday", "saturday", "sunday", "morning", "afternoon", "evening"})
+
+
+def _dating(verb, ids: dict[int, int], types: Sequence[str]) -> int | None:
+    """The person the verb says someone is going out with: the object of "be seeing" with no day
+    said ("is seeing a guy named X", "been seeing this lad X"; not "seeing Ana tomorrow", "seeing my
+    sister", "seeing Dr. Lee"), or the someone of "met someone (new), X" / "met someone: X"."""
+    lemma = verb.lemma_.lower()
+    if verb.pos_ != "VERB" or lemma not in ("see", "meet") or any(
+            c.dep_ in ("neg", "aux", "advmod", "mark") and c.lower_ in frames().modifiers for c in verb.children):
+        return None
+    objects = [c for c in verb.children if c.dep_ == "dobj"]
+    if lemma == "see":
+        if verb.tag_ != "VBG" or not any(c.dep_ == "aux" and c.lemma_ == "be" for c in verb.children) or any(
+                t.lower_ in _WHEN_WORDS for t in verb.subtree):
+            return None
+        named = [p for p in (_partner_named(o, ids) for o in objects if o.lemma_.lower() not in KINSHIP and not (
+            o.lemma_.lower() in OCCUPATIONS or any(c.lower_.rstrip(".") in ("dr", "doctor") for c in o.subtree)))
+                 if p is not None]
+    else:
+        someone = [o for o in objects if o.lower_ in ("someone", "somebody")]
+        named = [ids[c.i] for o in someone for c in o.children if c.dep_ == "appos" and c.i in ids]
+        doc = verb.doc
+        after = [o.i + 1 + (o.i + 1 < len(doc) and doc[o.i + 1].lower_ == "new") for o in someone]
+        named += [ids[k + 1] for k in after if k + 1 < len(doc) and doc[k].lower_ in (":", ",") and k + 1 in ids]
+    return next((p for p in named if types[p] == "person"), None)
 
 
 def _partnership_named(noun, ids: dict[int, int], types: Sequence[str], sentence) -> list[tuple[int, str, int]]:
