@@ -37,6 +37,7 @@ from memories.extraction.offline.facts import (
     linked_by_frames,
     pet_kind_facts,
     process_sentence,
+    relatives_named_after,
     signed_post,
 )
 from memories.extraction.offline.frames import Embed
@@ -123,6 +124,7 @@ def extract_offline(
             carry_subject(sentence, sentences[k - 1] if k else None, registry)
             _read_sentence(sentence, out, embed)
     adopted_pets(sentences, out)
+    relatives_named_after(sentences, out)
     pet_kind_facts(out, " ".join(s.tagged for s in sentences))
     _other_names_of_known(sentences, out)
     _addressed_known(sentences, registry, out, {n.lower() for n in people}, people)

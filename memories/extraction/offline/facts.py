@@ -24,6 +24,7 @@ from memories.extraction.offline.frames import (
     job_moves,
     kin_links,
     moved_out,
+    named_after,
     partner_links,
     pet_endings,
     pet_links,
@@ -585,6 +586,16 @@ def _writer_left_out(sentence: Sentence, text: str) -> bool:
 def _kinship(text: str, out: Collector) -> None:
     """Kinship and pets: ⟨0⟩'s wife ⟨2⟩ → ⟨0⟩ spouse_of ⟨2⟩ plus the fact "Ana is Rafael's wife"."""
     _kin_hits(scan_kinship(text), out)
+
+
+def relatives_named_after(sentences: list[Sentence], out: Collector) -> None:
+    """"I have a younger sister. Her name is ⟨1⟩.": the relative named a clause or sentence after it
+    was brought up."""
+    types = [e.type for e in out.registry.entities]
+    for k, sentence in enumerate(sentences):
+        _kin_hits([kinship_match(owner, name, kin, mods) for owner, name, kin, mods
+                   in named_after(sentences[k - 1] if k else None, sentence, types)
+                   if not out.linked(owner, name)], out)
 
 
 def _kin_hits(hits, out: Collector) -> None:

@@ -37,11 +37,13 @@ from types import MappingProxyType
 import numpy as np
 
 from memories.extraction.offline.lexicon import (
+    FEMALE_KIN,
     FEMALE_NAMES,
     FRAME_DATA,
     KIN_MODIFIERS,
     KIN_TITLES,
     KINSHIP,
+    MALE_KIN,
     MALE_NAMES,
     MOVED_BY,
     OCCUPATIONS,
@@ -1347,6 +1349,44 @@ def kin_links(sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[
                     and types[ids.get(c.head.i, ids[c.i])] != "person")):
                 add(_kin_owner(token, ids), ids[name.i], token)
     return out
+
+
+def named_after(before, sentence, types: Sequence[str]) -> list[tuple[int, int, str, list[str]]]:
+    """(owner, person, kin word, its modifiers): a relative brought up without a name ("I have a
+    younger sister", "X has a new boyfriend") and named by the next clause or sentence ("her name is
+    Y", "his name's Y"). The kin word is the last unnamed one before the naming."""
+    doc = parse(sentence.text)
+    ids = _token_ids(sentence)
+    naming = next((t for t in doc if t.lemma_.lower() == "name" and t.dep_ == "nsubj" and t.head.lemma_ == "be"
+                   and any(c.dep_ == "poss" and c.lower_ in ("his", "her") for c in t.children)), None)
+    if naming is None:
+        return []
+    other_sex = MALE_KIN if any(c.lower_ == "her" for c in naming.children) else FEMALE_KIN
+    name = next((ids[c.i] for c in naming.head.children if c.dep_ in ("attr", "acomp", "dobj", "oprd")
+                 and c.i in ids and types[ids[c.i]] == "person"), None)
+    if name is None:
+        return []
+    for said, upto in ((sentence, naming.i), (before, None)):
+        if said is None:
+            continue
+        said_doc, said_ids = parse(said.text), _token_ids(said)
+        # "I have a brother and a sister. Her name is …": the last one the pronoun fits
+        nouns = [t for t in said_doc[:upto] if _kin_noun(t) and t.lemma_.lower() not in other_sex
+                 and (object_ := t.head if t.dep_ == "conj" else t).dep_ == "dobj"
+                 and object_.head.lemma_ in ("have", "get")
+                 and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in t.children)
+                 and not any(c.i in said_ids for c in t.subtree)]
+        if nouns:
+            noun = nouns[-1]
+            verb = noun.head.head if noun.dep_ == "conj" else noun.head
+            owner = next(iter(_subjects(verb, said_ids, _elided_subject(said))), None)
+            if owner is None or owner == name or owner != SPEAKER and types[owner] != "person" or any(
+                    c.dep_ == "neg" for c in verb.children):
+                return []
+            mods = [c.lower_.rstrip("-") for c in noun.children if c.dep_ in ("amod", "compound", "nmod")
+                    and c.lower_.rstrip("-") in KIN_MODIFIERS]
+            return [(owner, name, noun.lemma_.lower(), mods)]
+    return []
 
 
 # "got married to", "engaged to", "married X": the partner, whatever stands between
