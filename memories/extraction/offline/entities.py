@@ -525,7 +525,8 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
                         sentences, sentence, mention):
                     # "Meet Haru, our new dog", "called him Sultan": said outright, over a given name's
                     # shape and its place as a subject ("our two dogs, Quince and Zora, are …")
-                    entity.vote("pet", 130)
+                    # (not over a person the agent knows: "took the dogs, Hollis and Pia, to the beach")
+                    entity.vote("pet", 100 if stored.get(entity.name.lower()) == "person" else 130)
                 if entity.name.lower() in stored and not entity.scores.get("known"):
                     entity.vote(stored[entity.name.lower()], KNOWN_TYPE_VOTES[stored[entity.name.lower()]])
                     entity.scores["known"] = 0

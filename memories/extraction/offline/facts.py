@@ -380,6 +380,7 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
     owners: list[int] = []
     owned = {target for (_, rel, target) in out.relations if rel == "has_pet"}
     since = 0  # sentences since the adoption
+    guessed = False  # the adoption was asked as "guess who …?"
     for sentence in sentences:
         text, _ = rewrite_first_person(sentence.tagged)
         after = list(sentence.ids)
@@ -389,6 +390,12 @@ def adopted_pets(sentences: list[Sentence], out: Collector) -> None:
             after = [int(i) for i in re.findall(r"\x02(\d+)\x03", text[match.end():])]  # "..., her name is X"
             _pets_named(text, match.end(), owners, out)
             since = 0
+            guessed = re.match(r"\W*guess\s+who\b", text, re.I) is not None
+        elif owners and since == 1 and guessed and (answer := re.fullmatch(r"\W*\x02(\d+)\x03\W*", text)):
+            # "Guess who got a puppy? Marisol!": the answer is who got it, not the pet
+            owners, after = [int(answer.group(1))], []
+            if out.registry.entities[owners[0]].type == "pet" and not out.registry.entities[owners[0]].forced:
+                out.registry.entities[owners[0]].forced = "person"
         elif owners and since == 1:
             _pets_named(text, 0, owners, out)  # "We adopted a terrier! Meet Bobby."
         if owners:
@@ -405,7 +412,8 @@ def _pets_named(text: str, start: int, owners: list[int], out: Collector) -> Non
     for named in _PET_NAMED.finditer(text, start):
         idx = int(named.group("pet") or named.group("alone"))
         entity = out.registry.entities[idx]
-        if not entity.forced and idx not in owners:  # "Meet Biscotti", a word a bakery could be named
+        # "Meet Biscotti", a word a bakery could be named (not "Meet Greenhollow Park, our new walk")
+        if not entity.forced and idx not in owners and entity.type != "place":
             entity.forced = "pet"
 
 
@@ -933,8 +941,11 @@ def linked_by_frames(sentence: Sentence, out: Collector, embed: Embed | None = N
             out.relation(who, "former_owner_of", pet, method="frame")
     # "Zora has gone to live with ⟨Pilar⟩": whoever had her no longer does, the one she lives with does
     for pet, keeper in pet_moves(sentence, types):
+        if keeper == SPEAKER:  # "our cat went to live with us when Grandma died": ours now
+            out.relation(SPEAKER, "has_pet", pet, method="frame")
+            continue
         owned = [s for s, r, t in out.relations if r == "has_pet" and t == pet and s != keeper]
-        for who in owned or [SPEAKER]:
+        for who in owned or [SPEAKER]:  # said by one who never held it, it ends every holder's
             out.unlink(who, "has_pet", pet)
             out.relation(who, "former_owner_of", pet, method="frame")
         if keeper is not None and keeper != SPEAKER:

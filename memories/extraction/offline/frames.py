@@ -1161,8 +1161,9 @@ def pet_endings(sentence, types: Sequence[str]) -> list[tuple[int | None, int]]:
 
 def pet_moves(sentence, types: Sequence[str]) -> list[tuple[int, int | None]]:
     """(pet, new keeper) of each pet the sentence says went to live with someone else ("Zora has gone
-    to live with Pilar", "the cat went to live with my aunt"): its owner no longer has it, the one it
-    lives with now does (None when unnamed)."""
+    to live with Pilar", "our cat went to live with my aunt"): its owner no longer
+    has it, the one it lives with now does (None when unnamed). Not a move denied or only planned ("is
+    not going to live with"), nor a stay ("for two weeks", "while we are away")."""
     if not any(i is not None and types[i] == "pet" for i in sentence.ids):
         return []
     doc = parse(sentence.text)
@@ -1173,10 +1174,11 @@ def pet_moves(sentence, types: Sequence[str]) -> list[tuple[int, int | None]]:
         if pet is None or types[pet] != "pet":
             continue
         role = token.head if token.dep_ in ("appos", "compound") and _pet_noun(token.head) else token  # "our dog, X,"
-        if role.dep_ != "nsubj" or role.head.lemma_.lower() not in ("go", "move"):
+        if role.dep_ != "nsubj" or role.head.lemma_.lower() not in ("go", "move") or any(
+                c.dep_ in ("neg", "aux") and c.lower_ in frames().modifiers for c in role.head.children):
             continue
         for live in role.head.children:
-            if live.dep_ in ("advcl", "xcomp") and live.lemma_.lower() == "live":
+            if live.dep_ in ("advcl", "xcomp") and live.lemma_.lower() == "live" and not _a_stay(role.head):
                 withs = [c for c in live.children if c.dep_ == "prep" and c.lower_ == "with"]
                 if withs:
                     keepers = [ids[n.i] for w in withs for g in w.children if g.dep_ == "pobj"  # "her son Mirek"
@@ -1184,6 +1186,15 @@ def pet_moves(sentence, types: Sequence[str]) -> list[tuple[int, int | None]]:
                     keeper = keepers[0] if keepers and types[keepers[0]] == "person" else None
                     out.append((pet, keeper))
     return out
+
+
+_SPANS = frozenset({"day", "week", "weekend", "month", "night", "while", "summer", "holiday", "holidays"})
+
+
+def _a_stay(verb) -> bool:
+    """A stay, not a move: "for two weeks", "while we are in Spain", "until I'm back"."""
+    return any(t.lower_ in ("while", "until", "till") or t.lemma_.lower() in _SPANS and t.head.lower_ == "for"
+               or t.lemma_.lower() in _SPANS and t.head.head.lower_ == "for" for t in verb.subtree)
 
 
 def moved_out(sentence, types: Sequence[str]) -> list[int]:
@@ -1361,6 +1372,9 @@ def named_after(before, sentence, types: Sequence[str]) -> list[tuple[int, int, 
                    and any(c.dep_ == "poss" and c.lower_ in ("his", "her") for c in t.children)), None)
     if naming is None:
         return []
+    if any(t.pos_ == "NOUN" and any(c.dep_ == "poss" and c.lower_ in ("his", "her") for c in t.children)
+           for t in doc[:naming.i]):
+        return []  # "I have a son. His best friend is always over, his name is X": the friend's name
     other_sex = MALE_KIN if any(c.lower_ == "her" for c in naming.children) else FEMALE_KIN
     name = next((ids[c.i] for c in naming.head.children if c.dep_ in ("attr", "acomp", "dobj", "oprd")
                  and c.i in ids and types[ids[c.i]] == "person"), None)
@@ -1487,8 +1501,9 @@ def _dating(verb, ids: dict[int, int], types: Sequence[str]) -> int | None:
     objects = [c for c in verb.children if c.dep_ == "dobj"]
     if lemma == "see":
         if verb.tag_ != "VBG" or not any(c.dep_ == "aux" and c.lemma_ == "be" for c in verb.children) or any(
-                t.lower_ in _WHEN_WORDS for t in verb.subtree):
-            return None
+                t.lower_ in _WHEN_WORDS or t.like_num or t.dep_ == "prep" and t.lower_ not in ("from", "since")
+                and not _a_span(t) for t in verb.subtree):
+            return None  # not "seeing X at 7", "about the flat", "for dinner" (but "for a few weeks")
         named = [p for p in (_partner_named(o, ids) for o in objects if o.lemma_.lower() not in KINSHIP and not (
             o.lemma_.lower() in OCCUPATIONS or any(c.lower_.rstrip(".") in ("dr", "doctor") for c in o.subtree)))
                  if p is not None]
@@ -1498,7 +1513,15 @@ def _dating(verb, ids: dict[int, int], types: Sequence[str]) -> int | None:
         doc = verb.doc
         after = [o.i + 1 + (o.i + 1 < len(doc) and doc[o.i + 1].lower_ == "new") for o in someone]
         named += [ids[k + 1] for k in after if k + 1 < len(doc) and doc[k].lower_ in (":", ",") and k + 1 in ids]
+    if any(t.dep_ == "relcl" for t in verb.subtree):
+        return None  # "met someone, X, who can fix our boiler": someone described, not a partner
     return next((p for p in named if types[p] == "person"), None)
+
+
+def _a_span(prep) -> bool:
+    """"for a few weeks", "for months": a preposition that says how long."""
+    return prep.lower_ == "for" and any(t.lemma_.lower() in ("week", "month", "year", "while", "day", "ages")
+                                        for t in prep.subtree)
 
 
 def _partnership_named(noun, ids: dict[int, int], types: Sequence[str], sentence) -> list[tuple[int, str, int]]:
