@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Full names and the abbreviations that are not also English words ("sat", "sun" are).
 _WEEKDAY_INDEX = {
-    **{name: i for i, name in enumerate(_WEEKDAYS)},
+    **{name: i for i, name in enumerate(WEEKDAYS)},
     **dict.fromkeys(("mon",), 0),
     **dict.fromkeys(("tue", "tues"), 1),
     **dict.fromkeys(("wed",), 2),

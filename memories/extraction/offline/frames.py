@@ -36,6 +36,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from memories.extraction.offline.dates import WEEKDAYS
 from memories.extraction.offline.lexicon import (
     FEMALE_KIN,
     FEMALE_NAMES,
@@ -1193,8 +1194,8 @@ _SPANS = frozenset({"day", "week", "weekend", "month", "night", "while", "summer
 
 def _a_stay(verb) -> bool:
     """A stay, not a move: "for two weeks", "while we are in Spain", "until I'm back"."""
-    return any(t.lower_ in ("while", "until", "till") or t.lemma_.lower() in _SPANS and t.head.lower_ == "for"
-               or t.lemma_.lower() in _SPANS and t.head.head.lower_ == "for" for t in verb.subtree)
+    return any(t.lower_ in ("while", "until", "till")
+               or t.lemma_.lower() in _SPANS and "for" in (t.head.lower_, t.head.head.lower_) for t in verb.subtree)
 
 
 def moved_out(sentence, types: Sequence[str]) -> list[int]:
@@ -1486,8 +1487,8 @@ def partner_links(sentence, types: Sequence[str]) -> list[tuple[int, str, int]]:
 
 
 # "been seeing X", "met someone new, X": a couple begun, said without a word of partners
-_WHEN_WORDS = frozenset({"tomorrow", "tonight", "today", "later", "next", "soon", "weekend", "monday", "tuesday",
-                         "wednesday", "thursday", "friday", "saturday", "sunday", "morning", "afternoon", "evening"})
+_WHEN_WORDS = frozenset({"tomorrow", "tonight", "today", "later", "next", "soon", "weekend", "morning", "afternoon",
+                         "evening", *WEEKDAYS})
 
 
 def _dating(verb, ids: dict[int, int], types: Sequence[str]) -> int | None:
