@@ -480,6 +480,13 @@ def titles_differ(a: str, b: str) -> bool:
     return a != b and any(a in kind and b in kind for kind in _TITLE_KINDS)
 
 
+def title_sex(name: str) -> str:
+    """"m" for "Mr Tolland", "f" for "Mrs Lee", "Ms. Harwick" or "Miss Yeo"; "" for any other title or none."""
+    title = _HONORIFICS.match(name.strip())
+    said = title.group(1).lower() if title else ""
+    return "m" if said in _MAN else "f" if said in _WOMAN else ""
+
+
 def titled_surname(name: str) -> str:
     """"Dr. Fisher", "Doctor Okafor", "Mrs Lee", "Tanaka-san" → the normalized surname; "" for
     anything else."""

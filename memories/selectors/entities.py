@@ -14,9 +14,18 @@ from django.db.models import OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
-from memories.extraction.offline.lexicon import CHAT_FORMS, CHAT_WORDS, FIRST_NAMES, KINSHIP, SAME_KIN, sexes_cross
+from memories.extraction.offline.lexicon import (
+    CHAT_FORMS,
+    CHAT_WORDS,
+    FEMALE_NAMES,
+    FIRST_NAMES,
+    KINSHIP,
+    MALE_NAMES,
+    SAME_KIN,
+    sexes_cross,
+)
 from memories.extraction.offline.parse import is_word_form
-from memories.models import Agent, Entity, EntityAlias, Relationship
+from memories.models import Agent, Entity, EntityAlias, Event, Relationship
 from memories.naming import (
     clipped_family_name,
     diminutive_stems,
@@ -36,15 +45,18 @@ from memories.naming import (
     strip_accents,
     surname_of,
     title_of,
+    title_sex,
     titled_surname,
     titles_differ,
 )
 
 
-def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = "") -> tuple[Entity | None, str]:
+def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = "",
+                  greeted: bool = False) -> tuple[Entity | None, str]:
     """Phase 1: alias table, key slug, display name, then person-name prefix (≥ 3 chars). The
     person-name step never reads a title with a surname ("Dr. Rahimi") as `writer`, who does not
-    title themselves."""
+    title themselves; a title a letter greets (`greeted`: "Dear Mrs Harwick,") that several people can
+    bear is the one of them who writes to the agent."""
     norm = normalize_alias(name)
     alias = (EntityAlias.objects.filter(agent=agent, alias=norm).select_related("entity")
              .defer("entity__name_embedding").first())
@@ -60,6 +72,8 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = ""
         return by_name.survivor(), "display_name"
     if _may_be_person_name(name, entity_type):
         matches = resolve_person_name(agent=agent, name=name, writer=writer)
+        if len(matches) > 1 and titled_surname(name) and greeted:
+            matches = _writers_among(agent, matches) or matches
         if len(matches) == 1:
             return matches[0], "nickname"
     if _may_be_acronym(name, entity_type):
@@ -68,6 +82,15 @@ def resolve_exact(*, agent: Agent, name: str, entity_type: str, writer: str = ""
             return matches[0], "acronym"
     return None, ""
 
+
+
+def _writers_among(agent: Agent, people: list[Entity]) -> list[Entity]:
+    """Those of `people` who have written to the agent themselves: "Dear Mrs Harwick," in a letter someone
+    else sent is to the Harwick who writes here, not to her baby daughter (one query, by exact name)."""
+    names = {e.display_name: e for e in people}
+    said = set(Event.objects.filter(agent=agent, speaker__in=list(names)).values_list("speaker", flat=True)
+               .distinct()[:len(names)])
+    return [e for n, e in names.items() if n in said]
 
 
 def entity_for_other_name(*, agent: Agent, name: str, writer: str = "") -> Entity | None:
@@ -431,6 +454,16 @@ def _people_with_surname(agent: Agent, surname: str, limit: int, asked: str = ""
     return _titled_alike(asked, found, names, strict_titles) if asked else found
 
 
+def _given_name_of_other_sex(asked: str, name: str) -> bool:
+    """"Mrs Harwick" is not Oliver Harwick, nor "Mr Harwick" Rebecca Harwick: a title that says a sex
+    against a given name that says the other."""
+    sex = title_sex(asked)
+    given = normalize_alias(name.split()[0]) if len(name.split()) > 1 and not title_of(name) else ""
+    other = MALE_NAMES if sex == "f" else FEMALE_NAMES if sex == "m" else frozenset()
+    same = FEMALE_NAMES if sex == "f" else MALE_NAMES
+    return bool(given) and given in other and given not in same
+
+
 def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]],
                   strict: bool = False) -> list[Entity]:
     """The people of one surname `asked` ("Mrs. Rahimi") can be: never one known by a man's title for a
@@ -440,7 +473,8 @@ def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]],
     beside a known Prof. Tamsalu is her husband, named in the same note)."""
     title = title_of(asked)
     titles = {e.id: {t for n in names[e.id] if (t := title_of(n))} for e in people}
-    people = [e for e in people if not any(genders_differ(title, t) for t in titles[e.id])]
+    people = [e for e in people if not any(genders_differ(title, t) for t in titles[e.id])
+              and not _given_name_of_other_sex(asked, e.display_name)]
     if len(people) < 2 and not strict:
         return people
     same = [e for e in people if title and title in titles[e.id]]

@@ -15,7 +15,7 @@ from memories import prompts
 from memories.extraction.mentions import message_sentences
 from memories.extraction.offline.entities import says_a_name_changed
 from memories.extraction.offline.lexicon import FEMALE_KIN, FEMALE_NAMES, MALE_KIN, MALE_NAMES
-from memories.models import Agent, Entity, EntityAlias, Fact
+from memories.models import Agent, Entity, EntityAlias, Event, Fact
 from memories.naming import (
     RELATIONSHIP_TERMS,
     entity_key,
@@ -26,6 +26,7 @@ from memories.naming import (
     person_names_compatible,
     person_words,
     surname_of,
+    title_sex,
     titled_surname,
 )
 from memories.providers.llm import LLMClient, LLMError
@@ -75,11 +76,36 @@ def _speaker_entity(agent: Agent, speaker: str, embed, message: str = "") -> Ent
         # message names: "Chris forgot to feed the cat", by Christine)
         entity = known
         _shown_by(agent, entity, speaker, embed([speaker])[0])
+    if entity is None and (entity := _known_by_title_alone(agent, speaker, message)) is not None:
+        _shown_by(agent, entity, speaker, embed([speaker])[0])
     if entity is None:
         entity = entity_get_or_create(agent=agent, name=speaker, entity_type="person",
                                       name_embedding=embed([speaker])[0])
     alias_register(agent=agent, entity=entity, names=[speaker])
     return entity
+
+
+def _known_by_title_alone(agent: Agent, speaker: str, message: str) -> Entity | None:
+    """Orrin Lydgate writing for the first time, where letters to "Mr Lydgate" were stored before: the
+    one person the agent knows only by a title and the writer's family name, of a title that fits the
+    writer's given name when it says a sex (not "Mrs Lydgate" for Orrin), and to whom letters the agent
+    holds were addressed, is the writer. Not one his own message names: "Dear Mrs. Mould, …" from Kezia
+    Mould is to someone else."""
+    surname = surname_of(speaker)
+    if not surname:
+        return None
+    given = normalize_alias(speaker.split()[0])
+    sex = "f" if given in FEMALE_NAMES and given not in MALE_NAMES else (
+        "m" if given in MALE_NAMES and given not in FEMALE_NAMES else "")
+    rows = [e for e in Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
+                                             display_name__iendswith=surname).defer("name_embedding")[:20]
+            if titled_surname(e.display_name) == surname]
+    if len(rows) != 1 or sex and title_sex(rows[0].display_name) not in ("", sex) or (
+            f" {normalize_alias(rows[0].display_name)} " in f" {normalize_alias(message)} "):
+        return None
+    # only one letters were addressed to ("Dear Mr Lydgate,"): not "my dentist Dr Lydgate", said of someone
+    greeted = rf"^\W*dear\s+{re.escape(rows[0].display_name)}\M"
+    return rows[0] if Event.objects.filter(agent=agent, text__iregex=greeted).exists() else None
 
 
 
@@ -142,8 +168,10 @@ def entity_resolve(
             alias_register(agent=agent, entity=entity, names=[a for a in aliases if not is_speaker_reference(a)])
             return Resolution(name, entity, "speaker")
         return Resolution(name, known.entity.survivor(), "alias")
+    greeted = re.match(rf"\W*dear\s+{re.escape(name)}\s*[,:\n]", message or "", re.I) is not None
     for candidate_name in [name, *aliases]:
-        entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type, writer=speaker)
+        entity, method = resolve_exact(agent=agent, name=candidate_name, entity_type=entity_type, writer=speaker,
+                                       greeted=greeted and candidate_name == name)
         if entity and titled_surname(name) and entity.id in named_apart:
             break
         if entity and titled_surname(candidate_name) and not titled_surname(name) and not titled_surname(

@@ -41,7 +41,7 @@ from memories.extraction.offline.facts import (
     signed_post,
 )
 from memories.extraction.offline.frames import Embed
-from memories.extraction.offline.grammar import rewrite_second_person
+from memories.extraction.offline.grammar import rewrite_first_person, rewrite_second_person
 from memories.extraction.offline.lexicon import FIRST_NAMES, KINSHIP, PARENT_NAMES, PLACE_OTHER_NAMES, sexes_cross
 from memories.extraction.offline.parse import cessations, deaths, is_dictionary_word, parse_soon, studies_over
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
@@ -94,12 +94,25 @@ def extract_offline(
     out = Collector(registry, day)
     corrections: list[ExtractedCorrection] = []
     denials: set[int] = set()
-    listener = _addressee(sentences, registry)
+    listener = _addressee(sentences, registry, sorted(people), text)
+    letter = bool(sentences) and re.match(r"\W*dear\b", sentences[0].text, re.I) is not None
+    # a letter to the writer that someone signs: its "I" and "we" are the signer's, not the writer's
+    signer = letter_signer(text, registry) if listener == SPEAKER else None
+    # the lines under the signature ("Head of Lettings, ⟨org⟩", an address) are the signer's, never the
+    # writer's: skipped up to a next letter's "Dear"
+    letter_end = _letter_end(sentences) if listener == SPEAKER else len(sentences)
+    under_signature = _under_signature(sentences, letter_end)
     for k, sentence in enumerate(sentences):
-        if k in denials:
+        if k in denials or k in under_signature:
             continue  # the "Not Braga." of "It's Porto. Not Braga."
+        in_letter = k <= letter_end  # what the writer says after a letter they pasted is their own again
+        if in_letter and listener == SPEAKER and signer is None and _SAID_IN_FIRST_PERSON.search(sentence.text):
+            continue  # a letter to the writer that no one we can name signs: its "I" is no one we know
         plain = tag_sentence(sentence, state)
-        addressed = rewrite_second_person(plain, listener) if listener is not None else plain
+        if signer is not None and in_letter:
+            plain, _ = rewrite_first_person(plain, signer)
+        addressed = rewrite_second_person(plain, listener) if listener is not None and (
+            in_letter or listener != SPEAKER) else plain
         sentence.tagged = addressed
         carry_subject(sentence, sentences[k - 1] if k else None, registry)
         pair = correction_in(sentence.tagged)
@@ -117,12 +130,19 @@ def extract_offline(
         kept = copy.deepcopy((out.facts, out.relations, out.used, out.implied, out.people_before, out.engaged)) if (
             addressed != plain) else None
         _read_sentence(sentence, out, embed)
-        if kept is not None and not _said_of(out, listener, kept[0], kept[1]):
+        if kept is not None and not _said_of(out, listener, kept[0], kept[1], letter):
             # the listener's "you" gave no state of theirs ("Good to see you"): read as it was said
             out.facts, out.relations, out.used, out.implied, out.people_before, out.engaged = kept
             sentence.tagged = plain
             carry_subject(sentence, sentences[k - 1] if k else None, registry)
             _read_sentence(sentence, out, embed)
+    if listener != SPEAKER:  # "Dear Ruth, … Dr P. Brisco": her father's letter to her, not her own
+        _own_signature(text, registry)
+    _greeted_in_full(sentences, registry, out)
+    if registry.entities[SPEAKER].aliases:
+        # a name of the writer's this message gives ("Mr Tolland" of a letter, "Dr N. Kellaway" signed, "my name
+        # is now …") is kept, though the message says nothing else of them
+        out.used.add(SPEAKER)
     adopted_pets(sentences, out)
     relatives_named_after(sentences, out)
     pet_kind_facts(out, " ".join(s.tagged for s in sentences))
@@ -147,17 +167,21 @@ _YOU = re.compile(r"\b(?:you|your|yours)\b", re.I)
 _ANOTHER_AFTER = re.compile(r"\s*(?:and|&|,\s*[A-Z])")
 
 
-def _addressee(sentences, registry) -> int | None:
+def _addressee(sentences, registry, others: Sequence[str] = (), written: str = "") -> int | None:
     """The one person a letter ("Dear Ms. Abbott, your lease …") or a message of congratulations
     ("Hi Tom, congrats on your new job at …") is addressed to by name: "you" and "your" in it are
     theirs. None for several ("Dear Ana and Rui"), or for a greeting that brings no news of them
     ("Hi Lou! So nice to catch up")."""
-    text = " ".join(s.text for s in sentences)
+    text = written or " ".join(s.text for s in sentences)
     if not sentences or not _LETTER_OR_NEWS.search(" ".join(s.text for s in sentences[:2])) or not _YOU.search(text):
         return None
     first = sentences[0]
     greeted = [m for m, idx in zip(first.mentions, first.ids, strict=True)
                if (idx is None and m.vocative or idx is not None and m.known) and _GREETED.match(first.text[:m.start])]
+    writer = registry.entities[SPEAKER].name
+    if len(greeted) == 1 and not _ANOTHER_AFTER.match(first.text, greeted[0].end) and _own_name_greeted(
+            greeted[0].known or greeted[0].text.strip(), writer, text, others):
+        return SPEAKER
     # one person, by a given name or a title ("Dear Team", "Dear Customer" are no one; "Hi Tom, Ana," two)
     if len(greeted) != 1 or _ANOTHER_AFTER.match(first.text, greeted[0].end) or not (
             greeted[0].honorific or " " in greeted[0].text.strip() or greeted[0].text.lower() in FIRST_NAMES
@@ -165,7 +189,8 @@ def _addressee(sentences, registry) -> int | None:
         return None
     mention = greeted[0]
     name = mention.known or mention.text.strip()
-    if _to_the_writer(name, registry.entities[SPEAKER].name, text):
+    if _to_the_writer(name, writer, text):
+        registry.add_alias(SPEAKER, name)  # "Dear Mr Tolland" pasted by Oliver Tolland: his name in letters
         return SPEAKER
     idx = registry.lookup(name)
     if idx is None:
@@ -176,14 +201,17 @@ def _addressee(sentences, registry) -> int | None:
 
 # "Yours sincerely, Daniel Okoro": who signs a letter
 _SIGNED = re.compile(
-    rf"\b(?:{LETTER_CLOSINGS})\s*,\s*(?:(?:mr|mrs|ms|miss|dr|prof)\.?\s+)?"
-    rf"(?P<name>[{UPPER_LETTERS}][\w.'’-]*(?:\s+[{UPPER_LETTERS}][\w'’-]*)*)", re.I)
+    rf"\b(?i:(?:{LETTER_CLOSINGS})\s*,\s*|(?:best|cheers|thanks|love|warmly|all\s+the\s+best)\s*,?[ \t]*\n\s*)"
+    rf"(?P<title>(?i:mr|mrs|ms|miss|dr|prof)\.?\s+)?(?P<name>[{UPPER_LETTERS}][\w.'’-]*(?:\s+[{UPPER_LETTERS}][\w'’-]*)*)"
+    )  # an e-mail's "Best,\nDan" too, on a line of its own; a name in capitals
 _TITLE = re.compile(r"^(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+", re.I)
 
 
 def _to_the_writer(name: str, writer: str, text: str) -> bool:
     """"Dear Ms. Mould, … Yours sincerely, Daniel Okoro" pasted by Kezia Mould: a letter to the writer,
-    by her title and family name, signed by someone else. Its "you" and "your" are hers."""
+    by her title and family name, signed by someone else. Its "you" and "your" are hers.
+    Not "Dear Mr. Mould" from a writer whose given name is a woman's (or of no sex we know), nor a letter
+    she signs herself."""
     bare = _TITLE.sub("", name).strip()
     family = writer.split()[1:]
     title = _TITLE.match(name)
@@ -192,11 +220,137 @@ def _to_the_writer(name: str, writer: str, text: str) -> bool:
     said = title.group().strip(" .").lower()
     sex = gender_of(writer.split()[0].lower())
     if said in ("mr", "mrs", "ms", "miss") and sex != ("m" if said == "mr" else "f"):
-        return False  # "Dear Mr. Mould" pasted by Hannah Mould: her husband's letter, perhaps
+        return False  # "Dear Mr. Mould" pasted by Hannah Mould (or by Sam Mould, of either sex): another's letter
+    return _SIGNED.search(text) is not None and not _signed_by_the_writer(writer, text)
+
+
+def _signed_by_the_writer(writer: str, text: str) -> bool:
+    """A letter the writer signs: after a closing ("Yours, Kezia Mould"), or by her given name as
+    its last words ("… Love, Kezia", "… — Kez")."""
     signed = _SIGNED.search(text)
-    return signed is not None and not any(
-        w.lower() in writer.lower().split() or first_names_compatible(w, writer.split()[0], either_way=False)
-        for w in signed["name"].split())  # "Love, Kez": her own
+    last = re.split(r"[,\n—–]", text.strip().rstrip(".!x "))[-1].split()
+    names = signed["name"].split("\n")[0].split() if signed is not None else last if len(last) <= 2 else []
+    if not names:
+        return False
+    given, family = writer.split()[0], writer.split()[1:]
+    if len(names) > 1 and family and names[-1].lower() != family[-1].lower():
+        return False  # "Marta Ilves": someone else
+    said = names[0].rstrip(".")
+    # "Kezia", "Kez", "K. Mould" (not "Dr P. Brisco" to Ruth Brisco, her father)
+    return said.lower() == given.lower() or first_names_compatible(said, given, either_way=False) or (
+        len(said) == 1 and len(names) > 1 and said.lower() == given[0].lower())
+
+
+def _own_name_greeted(name: str, writer: str, text: str, others: Sequence[str] = ()) -> bool:
+    """"Dear Oliver, … Best wishes, Marta Ilves" pasted by Oliver Tolland: a letter to the writer by his
+    own given name or full name, signed by someone else (no one writes "Dear Oliver" to himself). Not
+    "Dear Sarah, … Lots of love" (no one signs: a letter to a friend of her name, perhaps), nor by a given
+    name another person the agent knows has too (`others`)."""
+    words = [w.lower() for w in writer.split()]
+    if not words or [w.lower() for w in name.split()] not in (words[:1], words) or _signed_by_the_writer(writer, text):
+        return False
+    return _SIGNED.search(text) is not None and (len(name.split()) > 1 or not any(
+        o.lower() != writer.lower() and o.split()[0].lower() == words[0] for o in others))
+
+
+_SALUTATION = re.compile(r"\W*dear\s+(?P<who>[^,:\n]{3,120})(?:[,:\n]|$)", re.I)
+
+
+def _greeted_in_full(sentences, registry, out: Collector) -> None:
+    """"Dear Mrs Wenonah Dunstable and Mr Orrin Dunstable, …": the people a letter greets by their full
+    names are kept, with the titles they are greeted by ("Mrs Dunstable"), though it says nothing else
+    of them: later letters name them so."""
+    first = sentences[0] if sentences else None
+    greeting = _SALUTATION.match(first.text) if first is not None else None
+    if greeting is None:
+        return
+    for mention, idx in zip(first.mentions, first.ids, strict=True):
+        if idx is None or idx == SPEAKER or mention.start >= greeting.end("who") or not registry.is_person(idx):
+            continue
+        if len(_TITLE.sub("", registry.entities[idx].name).split()) >= 2:
+            out.used.add(idx)
+
+
+def _own_signature(text: str, registry) -> None:
+    """"Yours sincerely, Dr N. Kellaway" signed by Norah Kellaway: the form she signs with (a title, an
+    initial for her given name) is a name of hers."""
+    signed = _SIGNED.search(text)
+    writer = registry.entities[SPEAKER].name.split()
+    if signed is None or len(writer) < 2:
+        return
+    said = ((signed["title"] or "") + signed["name"]).split("\n")[0].strip()
+    words = _TITLE.sub("", said).split()
+    if len(words) != 2 or words[1].lower() != writer[-1].lower() or said.lower() == " ".join(writer).lower():
+        return
+    if _signs_as(" ".join(writer), " ".join(words), signed["title"] or ""):  # not her husband's "Mr A. Brown"
+        registry.add_alias(SPEAKER, said)
+
+
+_SAID_IN_FIRST_PERSON = re.compile(
+    r"\b(?:I|I'm|I've|I'll|I'd|[Mm]e|[Mm]y|[Mm]ine|[Ww]e|[Ww]e're|[Ww]e've|[Uu]s|[Oo]urs?)\b")  # not "the US"
+_CLOSING = re.compile(_SIGNED.pattern.split("(?P<title>")[0])
+
+
+def _letter_end(sentences) -> int:
+    """The sentence of a letter's signature: the closing with the name, or the name after the closing."""
+    for k, sentence in enumerate(sentences):
+        if _SIGNED.search(sentence.text):
+            return k
+        if _CLOSING.search(sentence.text + "\n"):
+            return k + 1
+    return len(sentences)
+
+
+def _under_signature(sentences, end: int) -> set[int]:
+    """The short lines under a letter's signature ("Head of Lettings, ⟨org⟩", an address): not what
+    the writer goes on to say after the letter ("So happy!! My sister …"), nor a next letter."""
+    out = set()
+    for k in range(end + 1, len(sentences)):
+        text = sentences[k].text
+        if len(text.split()) > 8 or _SAID_IN_FIRST_PERSON.search(text) or re.match(r"\W*dear\b", text, re.I):
+            break
+        out.add(k)
+    return out
+
+
+def letter_signer(text: str, registry) -> int | None:
+    """Who signs a letter ("Yours sincerely, Dr N. Kellaway"): the person of the message by that name."""
+    signed = _SIGNED.search(text)
+    if signed is None:
+        return None
+    name = signed["name"].strip().split("\n")[0].strip()  # "Mr T. Ilves\nHead of Lettings": his post below
+    idx = registry.lookup(name)
+    if idx is None:
+        idx = next((i for i, e in enumerate(registry.entities)
+                    if i != SPEAKER and registry.is_person(i) and _signs_as(e.name, name, signed["title"] or "")), None)
+    if idx is None and _like_a_signer(name):
+        # "Mr A. Keverne", whom the message names nowhere else: with his title, which no "Alice" bears
+        idx = registry.ensure(f"{signed['title'].strip()} {name}" if signed["title"] else name)
+        registry.entities[idx].forced = "person"
+    return idx if idx != SPEAKER and idx is not None and registry.is_person(idx) else None
+
+
+def _like_a_signer(name: str) -> bool:
+    """A person's name under a letter ("Mr A. Keverne", "Marta Ilves"), not "The Admissions Team"."""
+    words = name.split()
+    return 2 <= len(words) <= 3 and not any(is_dictionary_word(w.lower()) and w.lower() not in FIRST_NAMES
+                                            for w in words[1:]) and (
+        re.fullmatch(r"[^\W\d_]\.?", words[0]) is not None or words[0].lower() in FIRST_NAMES
+        or not is_dictionary_word(words[0].lower()))
+
+
+def _signs_as(person: str, signed: str, title: str) -> bool:
+    """Whether `person` ("Norah Kellaway") may sign as `signed` ("N. Kellaway", "Norah Kellaway") with
+    `title`: the same family name, the given name or its initial, and a title that fits her sex (not
+    "Mr A. Keverne" for Alice Keverne)."""
+    words, said = person.split(), signed.split()
+    if len(words) < 2 or len(said) != 2 or words[-1].lower() != said[-1].lower():
+        return False
+    given = said[0].rstrip(".").lower()
+    if given != words[0].lower() and not (len(given) == 1 and words[0][0].lower() == given):
+        return False
+    sex, titled = gender_of(words[0].lower()), title.strip(" .").lower()
+    return not (sex and titled in ("mr", "mrs", "ms", "miss") and sex != ("m" if titled == "mr" else "f"))
 
 
 def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:
@@ -211,13 +365,14 @@ def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:
     _attach_studies_over(sentence.text, out.registry, out)
 
 
-def _said_of(out: Collector, listener: int, facts_before, relations_before) -> bool:
+def _said_of(out: Collector, listener: int, facts_before, relations_before, letter: bool = False) -> bool:
     """Whether the sentence just read gave the listener a state: a relation, or a fact with a slot or
-    an ending."""
+    an ending; in a letter, also anything it says of them ("your blood tests show …", "referred you to …")."""
     name = out.registry.names()[listener]
     new_facts = [f for key, f in out.facts.items() if key not in facts_before]
     return any(listener in (s, t) for (s, _, t) in set(out.relations) - set(relations_before)) or any(
-        f.subject == name and (f.slot or f.negated or f.ends) for f in new_facts)
+        f.subject == name and (f.slot or f.negated or f.ends) for f in new_facts) or letter and any(
+        re.search(rf"(?<!\w){re.escape(name)}(?!\w)", f.text) for f in new_facts)
 
 
 _CAPITALIZED = re.compile(rf"(?<![\w'’])[{UPPER_LETTERS}][^\W\d_]{{2,}}(?![\w'’])")

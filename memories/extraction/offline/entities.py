@@ -105,7 +105,7 @@ _ORG_STRONG = _phrases_before(
     "master's at,doctorate at,mba at,joined,join,joining,founded,"
     "co-founded,cofounded,ceo of,cto of,founder of,resigned from,fired from,laid off from,retired from,"
     "employee of,started at,started working at,notice at,resignation at,engineer at,manager at,designer at,"
-    "developer at,"
+    "developer at,first day at,first week at,last day at,first shift at,"
     "teacher at,nurse at,head of engineering at,company,startup,firm,"
     # what one belongs to: a club, a team, a choir, a charity
     "plays for,play for,playing for,played for,volunteer with,volunteers with,volunteering with,"
@@ -533,11 +533,32 @@ def build_registry(message: str, speaker: str, recent: Sequence[str], known: Seq
     for entity in registry.entities:
         entity.scores.pop("known", None)
     _vote_like_the_job_left(registry, sentences)
+    _writer_renamed(registry, sentences)
     _vote_shared_first_names(registry, [n for n, t in stored.items() if t == "person"])
     _apply_declared_nicknames(registry, sentences)
     _apply_writer_nicknames(registry, sentences)
     _apply_quoted_nicknames(registry, sentences)
     return registry, sentences, ctx
+
+
+# "my name is now ⟨X⟩", "my married name is ⟨X⟩", "I am now ⟨Mrs X⟩": the writer's own new name
+_OWN_NAME_BEFORE = re.compile(
+    r"(?:\bmy\s+(?:new\s+|married\s+|legal\s+|full\s+)?(?:sur)?name\s+(?:is|'s|will\s+be)\s+(?:now\s+)?"
+    r"|(?P<now>\bI(?:\s+am|'m)\s+now\s+))$", re.I)
+
+
+def _writer_renamed(registry: Registry, sentences: list[Sentence]) -> None:
+    """"My name is now Ettie Pellow", "I am now Mrs Pellow": a name the writer gives as their own is
+    one of the writer's names (and no one else's: not the Jory Pellow a titled surname was read as)."""
+    for sentence in sentences:
+        for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
+            said = sentence.text[mention.start:mention.end].strip()
+            own = _OWN_NAME_BEFORE.search(sentence.text[:mention.start])
+            if idx is None or idx == SPEAKER or own is None or own["now"] and not title_of(said):
+                continue
+            for entity in registry.entities[1:]:
+                entity.aliases = [a for a in entity.aliases if a.lower() not in (said.lower(), mention.text.lower())]
+            registry.add_alias(SPEAKER, said if title_of(said) else mention.text)
 
 
 # "moved from ⟨Infosys⟩ to ⟨X⟩", "quit ⟨Infosys⟩ to join ⟨X⟩": a job left for another
@@ -572,8 +593,14 @@ def _titled_aliases(sentences: list[Sentence], registry: Registry) -> list[tuple
         for mention, idx in zip(sentence.mentions, sentence.ids, strict=True):
             if idx is not None and idx != SPEAKER and (titled := _titled_alias(sentence.text, mention)):
                 found.setdefault(titled, set()).add(idx)
+                said_whole = sentence.text[mention.start:mention.end]
+                if _INITIAL.fullmatch(mention.text.split()[0]) and said_whole.lower() != titled.lower():
+                    found.setdefault(said_whole, set()).add(idx)  # "Mr A. Keverne" as signed, beside "Mr Keverne"
     return [(next(iter(ids)), titled) for titled, ids in found.items()
             if len(ids) == 1 and said.get(titled.lower(), next(iter(ids))) in ids]
+
+
+_INITIAL = re.compile(r"[^\W\d_]\.")
 
 
 def _titled_alias(sentence: str, mention: Mention) -> str:
@@ -942,6 +969,12 @@ def _vote_context(entity: MessageEntity, before: str, after: str) -> None:
         entity.vote("person", 40)
     elif _BY_BEFORE.search(before):
         entity.vote("person", 20)
+    words = entity.name.lower().split()
+    if _WHO_AFTER.match(after) and not set(words) & ORG_SUFFIXES and (len(words) > 1 or words[0] in FIRST_NAMES):
+        entity.vote("person", 80)  # "I sit next to ⟨X⟩, who offered me …": a place is "where", not "who"
+
+
+_WHO_AFTER = re.compile(r"^\s*,\s*who\b")
 
 
 def gender_of(first_name: str) -> str:

@@ -214,9 +214,10 @@ _WORD = re.compile(r"\x02\d+\x03|\w+|'\w+|[^\w\s]")  # "She's" as "She" "'s", li
 
 
 def _token_ids(sentence) -> Mapping[int, int]:
-    """token index → entity index: the mentions by their spans, first-person words as the writer,
-    and the pronouns the extractor resolved (found where the tagged sentence has a placeholder in
-    place of a pronoun). Read once per sentence: each reader of the parse asks for it."""
+    """token index → entity index: the mentions by their spans, first-person words as the writer
+    (or as the signer of a letter to the writer), and the pronouns the extractor resolved (found where
+    the tagged sentence has a placeholder in place of a pronoun). Read once per sentence: each reader
+    of the parse asks for it."""
     spans = tuple((m.start, m.end, idx) for m, idx in zip(sentence.mentions, sentence.ids, strict=True)
                   if idx is not None)
     return _read_token_ids(sentence.text, sentence.tagged, spans)
@@ -230,9 +231,6 @@ def _read_token_ids(text: str, tagged: str, spans: tuple[tuple[int, int, int], .
         span = doc.char_span(start, end, alignment_mode="expand")
         for token in span or ():
             ids[token.i] = idx
-    for token in doc:
-        if token.i not in ids and token.lower_ in _FIRST_PERSON:
-            ids[token.i] = SPEAKER
     if tagged:
         said = [(m.group(), m.start()) for m in _WORD.finditer(text)]
         words = [m.group() for m in _WORD.finditer(tagged)]
@@ -246,6 +244,9 @@ def _read_token_ids(text: str, tagged: str, spans: tuple[tuple[int, int, int], .
                 token = doc.char_span(said[a0][1], said[a0][1] + len(said[a0][0]), alignment_mode="expand")
                 if token is not None and token.root.pos_ == "PRON":
                     ids.setdefault(token.root.i, int(words[b0][1:-1]))
+    for token in doc:  # the writer's, unless the tagged sentence gave them to a letter's signer
+        if token.i not in ids and token.lower_ in _FIRST_PERSON:
+            ids[token.i] = SPEAKER
     return MappingProxyType(ids)  # shared by every reader of the sentence: read-only
 
 
@@ -1038,6 +1039,13 @@ def _named_pet_tokens(doc) -> list[tuple[object, object]]:
                     pairs += [(c, token) for c in child.conjuncts if c.pos_ == "PROPN"]
         if token.dep_ in ("appos", "compound") and token.head.pos_ == "PROPN":
             pairs.append((token.head, token))
+        # "to keep a rescue whippet, Pilchard, at …": a name set off right after the pet, which the
+        # parse hangs on the verb instead of the noun
+        after = token.doc[token.i + 1: token.i + 3]
+        if (len(after) == 2 and after[0].text == "," and after[1].pos_ == "PROPN" and after[1].head in (
+                token, token.head) and after[1].dep_ in ("oprd", "appos", "npadvmod", "dobj")
+                and (token.i + 3 >= len(token.doc) or token.doc[token.i + 3].is_punct)):
+            pairs.append((after[1], token))
         if token.dep_ == "attr":
             pairs += [(_antecedent(c), token) for c in token.head.children if c.dep_ == "nsubj"]
     pets = [t for t in doc if _pet_noun(t)]

@@ -138,7 +138,8 @@ def is_past(low: str) -> bool:
 class _Rewriter:
     """One pass over the tokens of a tagged sentence."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, who: int = SPEAKER):
+        self.who = who
         text = _OF_US.sub(
             lambda m: "everyone" if m.group(1).lower() == "all" else m.group(1) + " of them", text
         )
@@ -159,10 +160,10 @@ class _Rewriter:
             return self._subject(i, base, contraction)
         if low in _POSSESSIVE:
             self.used_we = self.used_we or low in ("our", "ours")
-            return ph(SPEAKER) + "'s"
+            return ph(self.who) + "'s"
         if (tok in _OBJECT or tok in ("Me", "Us")) and not self._hyphenated(i):
             self.used_we = self.used_we or low == "us"
-            return ph(SPEAKER)
+            return ph(self.who)
         if low in ("myself", "ourselves"):
             return "themself" if low == "myself" else "themselves"
         return tok
@@ -171,10 +172,10 @@ class _Rewriter:
         self.used_we = self.used_we or base == "we"
         compound = self._is_compound(i)
         if contraction:
-            return ph(SPEAKER) + " " + self._expand(i, contraction, compound)
+            return ph(self.who) + " " + self._expand(i, contraction, compound)
         if not compound:
             self._conjugate_next(i)
-        return ph(SPEAKER)
+        return ph(self.who)
 
     def _expand(self, i: int, contraction: str, compound: bool) -> str:
         if contraction == "d":  # "I'd been" → had; "I'd love" → would
@@ -243,10 +244,11 @@ def _had_or_would(verb: str) -> str:
     return "had" if low in PAST_PARTICIPLES or is_past(low) else "would"
 
 
-def rewrite_first_person(tagged: str) -> tuple[str, bool]:
-    """I/me/my/we/our → the speaker placeholder, with verb agreement. Returns the new text and
-    whether "we/our/us" was used (a weaker, inferred attribution)."""
-    rewriter = _Rewriter(tagged)
+def rewrite_first_person(tagged: str, who: int = SPEAKER) -> tuple[str, bool]:
+    """I/me/my/we/our → the speaker placeholder (or `who`'s: the signer of a letter the writer pasted),
+    with verb agreement. Returns the new text and whether "we/our/us" was used (a weaker, inferred
+    attribution)."""
+    rewriter = _Rewriter(tagged, who)
     return rewriter.run(), rewriter.used_we
 
 

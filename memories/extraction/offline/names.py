@@ -224,6 +224,7 @@ def find_mentions(sentence: str, ctx: NameContext) -> list[Mention]:
         mentions += _lower_named_organizations(sentence, _Spans(mentions))
         mentions += _lower_short_before_full(sentence, _Spans(mentions))
         mentions += _bracketed_lower_names(sentence, mentions)
+        mentions += _lower_nick_after_full(sentence, mentions)
     mentions = [m for m in mentions if not _a_breed(sentence, m)]
     mentions.sort(key=lambda m: m.start)
     if ctx.lowercase_writer:
@@ -382,8 +383,29 @@ def _lower_short_before_full(sentence: str, taken: _Spans) -> list[Mention]:
         start, end = match.span("short")
         if (len(short) >= 2 and short != first and not taken.overlaps(start, end) and short not in STOP_CAPS
                 and not is_common_word(short) and short not in KINSHIP and first not in KINSHIP
-                and first_names_compatible(short, first, either_way=False)):
+                and first_names_compatible(short, first)):  # "tommo (tom pellow)": longer, and his
             out.append(Mention(start, end, title_case(short), person=True))
+    return out
+
+
+_NICK_IN_BRACKETS = re.compile(rf"\s*\(\s*(?P<nick>[{_LO}][{_LO}'-]{{1,14}})\s*\)")
+
+
+def _lower_nick_after_full(sentence: str, mentions: list[Mention]) -> list[Mention]:
+    """"ettie brisco (etts)": a lower-case word in brackets right after a person's full name, which
+    starts as the given name does or is a piece of it, is what she goes by (not "(lol)", "(ugh)", "(mum)",
+    "(leeds)")."""
+    out = []
+    for mention in mentions:
+        words = mention.text.lower().split()
+        if len(words) < 2 or mention.place or mention.organization or mention.title or words[0] in KINSHIP:
+            continue
+        found = _NICK_IN_BRACKETS.match(sentence, mention.end)
+        nick = found.group("nick") if found else ""
+        if not nick or nick in words or nick in STOP_CAPS or is_common_word(nick) or nick in KINSHIP or (
+                nick in PLACES or _CHAT_NOISE.search(nick)) or not (nick[0] == words[0][0] or nick[:3] in words[0]):
+            continue
+        out.append(Mention(found.start("nick"), found.end("nick"), title_case(nick), person=True))
     return out
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from memories.extraction import mentions
 from memories.models import Event
-from memories.naming import first_names_compatible, ngrams, normalize_alias, title_case
+from memories.naming import (
+    first_names_compatible,
+    ngrams,
+    normalize_alias,
+    surname_of,
+    title_case,
+    title_of,
+    titled_surname,
+)
 from memories.pipeline.trace import StepRecord
 from memories.pipeline.write.values import Known, Message
 from memories.selectors import aliases_matching
@@ -62,6 +70,10 @@ def _other_names(message: Message, known: Known, matched: set[str]) -> None:
             continue
         if " " not in norm and any(norm in r.split()[1:] for r in runs):
             continue  # "Rui Ferreira, a different Ferreira family": the message names its own Ferreira
+        if (surname := titled_surname(surface)) and any(
+                surname_of(r) == surname and title_of(r) == title_of(surface) and not titled_surname(r)
+                for r in surfaces):
+            continue  # "Dear Mr Orrin Dunstable, … Mr Dunstable now lives in X": the one the message names so
         entity = entity_selectors.entity_for_other_name(agent=message.agent, name=surface,
                                                         writer=message.speaker)
         if entity is None and mentions.may_be_short_organization_name(surface):
