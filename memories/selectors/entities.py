@@ -17,11 +17,10 @@ from pgvector.django import CosineDistance
 from memories.extraction.offline.lexicon import (
     CHAT_FORMS,
     CHAT_WORDS,
-    FEMALE_NAMES,
     FIRST_NAMES,
     KINSHIP,
-    MALE_NAMES,
     SAME_KIN,
+    sex_of,
     sexes_cross,
 )
 from memories.extraction.offline.parse import is_word_form
@@ -458,10 +457,8 @@ def _given_name_of_other_sex(asked: str, name: str) -> bool:
     """"Mrs Harwick" is not Oliver Harwick, nor "Mr Harwick" Rebecca Harwick: a title that says a sex
     against a given name that says the other."""
     sex = title_sex(asked)
-    given = normalize_alias(name.split()[0]) if len(name.split()) > 1 and not title_of(name) else ""
-    other = MALE_NAMES if sex == "f" else FEMALE_NAMES if sex == "m" else frozenset()
-    same = FEMALE_NAMES if sex == "f" else MALE_NAMES
-    return bool(given) and given in other and given not in same
+    given = sex_of(normalize_alias(name.split()[0])) if len(name.split()) > 1 and not title_of(name) else ""
+    return bool(sex and given) and given != sex
 
 
 def _titled_alike(asked: str, people: list[Entity], names: dict[int, list[str]],

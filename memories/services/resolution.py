@@ -14,7 +14,7 @@ import numpy as np
 from memories import prompts
 from memories.extraction.mentions import message_sentences
 from memories.extraction.offline.entities import says_a_name_changed
-from memories.extraction.offline.lexicon import FEMALE_KIN, FEMALE_NAMES, MALE_KIN, MALE_NAMES
+from memories.extraction.offline.lexicon import FEMALE_KIN, MALE_KIN, sex_of
 from memories.models import Agent, Entity, EntityAlias, Event, Fact
 from memories.naming import (
     RELATIONSHIP_TERMS,
@@ -94,9 +94,7 @@ def _known_by_title_alone(agent: Agent, speaker: str, message: str) -> Entity | 
     surname = surname_of(speaker)
     if not surname:
         return None
-    given = normalize_alias(speaker.split()[0])
-    sex = "f" if given in FEMALE_NAMES and given not in MALE_NAMES else (
-        "m" if given in MALE_NAMES and given not in FEMALE_NAMES else "")
+    sex = sex_of(normalize_alias(speaker.split()[0]))
     rows = [e for e in Entity.objects.filter(agent=agent, type="person", merged_into__isnull=True,
                                              display_name__iendswith=surname).defer("name_embedding")[:20]
             if titled_surname(e.display_name) == surname]
@@ -113,8 +111,8 @@ def _kin_of_other_sex(entity: Entity, given: str) -> bool:
     """The person is someone's relative by a word of the sex the given name is not: "my nephew Sam"
     is no Samantha."""
     name = normalize_alias(given)
-    words = MALE_KIN if name in FEMALE_NAMES and name not in MALE_NAMES else (
-        FEMALE_KIN if name in MALE_NAMES and name not in FEMALE_NAMES else frozenset())
+    sex = sex_of(name)
+    words = MALE_KIN if sex == "f" else FEMALE_KIN if sex == "m" else frozenset()
     if not words:
         return False
     said = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))

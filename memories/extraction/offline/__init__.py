@@ -47,7 +47,7 @@ from memories.extraction.offline.parse import cessations, deaths, is_dictionary_
 from memories.extraction.offline.pronouns import PronounState, carry_subject, tag_sentence
 from memories.extraction.offline.text import SPEAKER, normalize_message, ph, restore_possessives, split_sentences
 from memories.extraction.schema import ExtractedCorrection, ExtractedEntity, Extraction
-from memories.naming import UPPER_LETTERS, first_names_compatible, in_nickname_table, mentions
+from memories.naming import UPPER_LETTERS, first_names_compatible, in_nickname_table, mentions, title_sex
 from memories.roles import PARTNER_SLOT
 
 __all__ = ["Statement", "extract_offline", "parse_ahead", "read_statement"]
@@ -95,7 +95,7 @@ def extract_offline(
     corrections: list[ExtractedCorrection] = []
     denials: set[int] = set()
     listener = _addressee(sentences, registry, sorted(people), text)
-    letter = bool(sentences) and re.match(r"\W*dear\b", sentences[0].text, re.I) is not None
+    letter = bool(sentences) and _DEAR.match(sentences[0].text) is not None
     # a letter to the writer that someone signs: its "I" and "we" are the signer's, not the writer's
     signer = letter_signer(text, registry) if listener == SPEAKER else None
     # the lines under the signature ("Head of Lettings, ⟨org⟩", an address) are the signer's, never the
@@ -217,9 +217,8 @@ def _to_the_writer(name: str, writer: str, text: str) -> bool:
     title = _TITLE.match(name)
     if not title or " " in bare or not family or bare.lower() != family[-1].lower():
         return False
-    said = title.group().strip(" .").lower()
-    sex = gender_of(writer.split()[0].lower())
-    if said in ("mr", "mrs", "ms", "miss") and sex != ("m" if said == "mr" else "f"):
+    said = title_sex(name)
+    if said and gender_of(writer.split()[0].lower()) != said:
         return False  # "Dear Mr. Mould" pasted by Hannah Mould (or by Sam Mould, of either sex): another's letter
     return _SIGNED.search(text) is not None and not _signed_by_the_writer(writer, text)
 
@@ -253,6 +252,7 @@ def _own_name_greeted(name: str, writer: str, text: str, others: Sequence[str] =
         o.lower() != writer.lower() and o.split()[0].lower() == words[0] for o in others))
 
 
+_DEAR = re.compile(r"\W*dear\b", re.I)  # a letter's opening
 _SALUTATION = re.compile(r"\W*dear\s+(?P<who>[^,:\n]{3,120})(?:[,:\n]|$)", re.I)
 
 
@@ -307,7 +307,7 @@ def _under_signature(sentences, end: int) -> set[int]:
     out = set()
     for k in range(end + 1, len(sentences)):
         text = sentences[k].text
-        if len(text.split()) > 8 or _SAID_IN_FIRST_PERSON.search(text) or re.match(r"\W*dear\b", text, re.I):
+        if len(text.split()) > 8 or _SAID_IN_FIRST_PERSON.search(text) or _DEAR.match(text):
             break
         out.add(k)
     return out
@@ -349,8 +349,8 @@ def _signs_as(person: str, signed: str, title: str) -> bool:
     given = said[0].rstrip(".").lower()
     if given != words[0].lower() and not (len(given) == 1 and words[0][0].lower() == given):
         return False
-    sex, titled = gender_of(words[0].lower()), title.strip(" .").lower()
-    return not (sex and titled in ("mr", "mrs", "ms", "miss") and sex != ("m" if titled == "mr" else "f"))
+    sex, titled = gender_of(words[0].lower()), title_sex(f"{title.strip()} {signed}")
+    return not (sex and titled and sex != titled)
 
 
 def _read_sentence(sentence, out: Collector, embed: Embed | None) -> None:

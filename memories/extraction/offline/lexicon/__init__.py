@@ -109,6 +109,12 @@ GIVEN_NAMES = FIRST_NAMES | WORLD_GIVEN_NAMES  # every given name known: a word 
 AMBIGUOUS_NAMES = _W["ambiguous_names"]
 
 
+def sex_of(given: str) -> str:
+    """"f" or "m" for a (lower-case) given name the name lists hold for that sex only; "" otherwise."""
+    return "f" if given in FEMALE_NAMES and given not in MALE_NAMES else (
+        "m" if given in MALE_NAMES and given not in FEMALE_NAMES else "")
+
+
 def sexes_cross(short: str, full: str) -> bool:
     """"max" for Maxine, "dan" for Daniela: a (short) given name the name lists hold for one sex, beside
     a name they hold only for the other."""
